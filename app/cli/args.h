@@ -1,0 +1,40 @@
+#pragma once
+// A small command-line reader for cumulus-cli: positionals, --flag, --key VALUE and
+// --key=VALUE. Unknown options are errors so typos never pass silently.
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cumulus::cli {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Args {
+ public:
+  // `flags` take no value; `options` take one.
+  Args(const std::vector<std::string>& argv, const std::set<std::string>& flags,
+       const std::set<std::string>& options);
+  const std::vector<std::string>& positionals() const { return positionals_; }
+  bool flag(const std::string& name) const { return flags_.count(name) > 0; }
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::string get(const std::string& name, const std::string& fallback = "") const;
+  double get_double(const std::string& name, double fallback) const;
+  long long get_int(const std::string& name, long long fallback) const;
+  // Throws UsageError unless there are between min and max positionals.
+  void expect_positionals(std::size_t min, std::size_t max, const std::string& usage) const;
+
+ private:
+  std::vector<std::string> positionals_;
+  std::set<std::string> flags_;
+  std::map<std::string, std::string> values_;
+};
+
+double parse_double(const std::string& what, const std::string& text);
+long long parse_int(const std::string& what, const std::string& text);
+
+}  // namespace cumulus::cli

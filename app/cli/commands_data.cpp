@@ -1,0 +1,321 @@
+// info, convert and generate: the data-handling subcommands.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "args.h"
+#include "commands.h"
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/generate.h"
+#include "cumulus/io.h"
+#include "cumulus/projection.h"
+
+namespace cumulus::cli {
+
+namespace {
+
+const char* format_name(const std::string& path) {
+  if (is_depth_image_path(path)) return "depth-image";
+  switch (cloud_format_for(path)) {
+    case CloudFormat::Pcd:
+      return "pcd";
+    case CloudFormat::Ply:
+      return "ply";
+    case CloudFormat::KittiBin:
+      return "kitti-bin";
+    case CloudFormat::Xyz:
+      return "xyz";
+  }
+  return "unknown";
+}
+
+QJsonArray vec3(double x, double y, double z) {
+  return QJsonArray{x, y, z};
+}
+
+void print_json(std::ostream& out, const QJsonObject& obj) {
+  out << QJsonDocument(obj).toJson(QJsonDocument::Indented).toStdString();
+}
+
+RangeImageModel range_model_from(const Args& a) {
+  RangeImageModel m;
+  m.fov_up_deg = a.get_double("fov-up", m.fov_up_deg);
+  m.fov_down_deg = a.get_double("fov-down", m.fov_down_deg);
+  m.width = std::uint32_t(a.get_int("width", m.width));
+  m.height = std::uint32_t(a.get_int("height", m.height));
+  return m;
+}
+
+PinholeIntrinsics pinhole_from(const Args& a) {
+  PinholeIntrinsics k;
+  k.fx = a.get_double("fx", k.fx);
+  k.fy = a.get_double("fy", k.fy);
+  k.cx = a.get_double("cx", k.cx);
+  k.cy = a.get_double("cy", k.cy);
+  return k;
+}
+
+}  // namespace
+
+int run_info(const std::vector<std::string>& argv, std::ostream& out) {
+  const Args a(argv, {"json"}, {"scale"});
+  a.expect_positionals(1, 1, "cumulus-cli info FILE [--scale S] [--json]");
+  const std::string path = a.positionals()[0];
+  QJsonObject j;
+  j["path"] = QString::fromStdString(path);
+  j["format"] = format_name(path);
+  if (is_depth_image_path(path)) {
+    const double scale = parse_depth_scale(a.get("scale", "mm"));
+    const DepthImage img = load_depth_image(path, scale);
+    const auto [lo, hi] = img.valid_range();
+    j["kind"] = "depth-image";
+    j["width"] = int(img.width);
+    j["height"] = int(img.height);
+    j["valid_pixels"] = double(img.count_valid());
+    j["metres_per_unit"] = img.source_scale;
+    j["depth_min"] = lo;
+    j["depth_max"] = hi;
+    if (a.flag("json")) {
+      print_json(out, j);
+    } else {
+      out << path << ": depth image " << img.width << " x " << img.height << ", "
+          << img.count_valid() << " valid pixels, depth " << lo << " .. " << hi << " m ("
+          << img.source_scale << " m per unit)\n";
+    }
+    return 0;
+  }
+  const PointCloud c = load_cloud(path);
+  const Bounds b = c.local_bounds();
+  j["kind"] = "cloud";
+  j["points"] = double(c.size());
+  QJsonArray fields;
+  for (const auto& f : c.field_names())
+    fields.append(QString::fromStdString(f));
+  j["fields"] = fields;
+  j["organized"] = c.organized();
+  j["width"] = double(c.width);
+  j["height"] = double(c.height);
+  j["nan_count"] = double(c.count_non_finite());
+  j["origin"] = vec3(c.origin[0], c.origin[1], c.origin[2]);
+  if (b.valid) {
+    j["bounds_min"] = vec3(c.origin[0] + b.min.x, c.origin[1] + b.min.y, c.origin[2] + b.min.z);
+    j["bounds_max"] = vec3(c.origin[0] + b.max.x, c.origin[1] + b.max.y, c.origin[2] + b.max.z);
+  }
+  if (a.flag("json")) {
+    print_json(out, j);
+    return 0;
+  }
+  out << path << ": " << format_name(path) << " cloud, " << c.size() << " points";
+  if (c.organized()) out << " (organized " << c.width << " x " << c.height << ")";
+  out << "\n  fields:";
+  for (const auto& f : c.field_names())
+    out << ' ' << f;
+  out << "\n  non-finite points: " << c.count_non_finite() << '\n';
+  if (b.valid)
+    out << std::setprecision(10) << "  bounds: [" << c.origin[0] + b.min.x << ", "
+        << c.origin[1] + b.min.y << ", " << c.origin[2] + b.min.z << "] .. ["
+        << c.origin[0] + b.max.x << ", " << c.origin[1] + b.max.y << ", " << c.origin[2] + b.max.z
+        << "]\n";
+  if (c.origin != std::array<double, 3>{0, 0, 0})
+    out << "  local origin: [" << c.origin[0] << ", " << c.origin[1] << ", " << c.origin[2]
+        << "]\n";
+  return 0;
+}
+
+int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
+  const Args a(
+      argv, {"pinhole", "lidar", "ascii"},
+      {"scale", "fx", "fy", "cx", "cy", "fov-up", "fov-down", "width", "height", "pcd-encoding"});
+  a.expect_positionals(2, 2, "cumulus-cli convert IN OUT [options]");
+  const std::string in = a.positionals()[0], dst = a.positionals()[1];
+  const double scale = parse_depth_scale(a.get("scale", "mm"));
+  SaveOptions opts;
+  const std::string enc = a.get("pcd-encoding", a.flag("ascii") ? "ascii" : "binary");
+  if (enc == "ascii")
+    opts.pcd = PcdEncoding::Ascii;
+  else if (enc == "binary")
+    opts.pcd = PcdEncoding::Binary;
+  else if (enc == "compressed" || enc == "binary_compressed")
+    opts.pcd = PcdEncoding::BinaryCompressed;
+  else
+    throw UsageError("--pcd-encoding must be ascii, binary or compressed");
+  opts.ply_binary = !a.flag("ascii");
+  if (is_depth_image_path(in)) {
+    const DepthImage img = load_depth_image(in, scale);
+    if (is_depth_image_path(dst)) {
+      save_depth_png(dst, img, scale);
+      out << "wrote " << dst << '\n';
+      return 0;
+    }
+    if (a.flag("lidar") == a.flag("pinhole"))
+      throw UsageError(
+          "a depth image becomes a cloud with either --pinhole [--fx --fy --cx --cy] or "
+          "--lidar [--fov-up --fov-down]");
+    const PointCloud c = a.flag("lidar") ? range_image_to_cloud(img, range_model_from(a))
+                                         : depth_to_cloud(img, pinhole_from(a));
+    save_cloud(dst, c, opts);
+    out << "wrote " << dst << ": " << c.size() - c.count_non_finite() << " valid points of "
+        << c.size() << '\n';
+    return 0;
+  }
+  const PointCloud c = load_cloud(in);
+  if (is_depth_image_path(dst)) {
+    const DepthImage img = cloud_to_range_image(c, range_model_from(a));
+    save_depth_png(dst, img, scale);
+    out << "wrote " << dst << ": range image " << img.width << " x " << img.height << ", "
+        << img.count_valid() << " valid pixels\n";
+    return 0;
+  }
+  save_cloud(dst, c, opts);
+  out << "wrote " << dst << ": " << c.size() << " points\n";
+  return 0;
+}
+
+namespace {
+
+void write_pose(const std::string& path, const std::array<double, 16>& m) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) throw IoError(path, "cannot open for writing");
+  f << std::setprecision(17);
+  for (int r = 0; r < 4; ++r)
+    f << m[4 * r] << ' ' << m[4 * r + 1] << ' ' << m[4 * r + 2] << ' ' << m[4 * r + 3] << '\n';
+}
+
+}  // namespace
+
+int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
+  const Args a(argv, {}, {"out", "seed", "beams", "azimuth-steps", "samples", "yaw"});
+  a.expect_positionals(1, 1, "cumulus-cli generate sample|street|pair --out PATH [--seed N]");
+  const std::string what = a.positionals()[0];
+  if (!a.has("out")) throw UsageError("generate needs --out");
+  const std::string dst = a.get("out");
+  const auto seed = std::uint64_t(a.get_int("seed", 1));
+  namespace fs = std::filesystem;
+  auto street = [&](const std::string& cloud_path, const std::string& range_path) {
+    StreetSceneParams p;
+    p.seed = seed;
+    p.beams = int(a.get_int("beams", p.beams));
+    p.azimuth_steps = int(a.get_int("azimuth-steps", p.azimuth_steps));
+    const PointCloud c = generate_street_scene(p);
+    save_pcd(cloud_path, c, PcdEncoding::BinaryCompressed);
+    out << "wrote " << cloud_path << ": " << c.size() << " points\n";
+    if (range_path.empty()) return;
+    RangeImageModel m{p.fov_up_deg, p.fov_down_deg, std::uint32_t(p.azimuth_steps),
+                      std::uint32_t(p.beams)};
+    const DepthImage img = cloud_to_range_image(c, m);
+    save_depth_png(range_path, img, 1.0 / 500.0);
+    out << "wrote " << range_path << ": " << img.width << " x " << img.height
+        << " range image, 1/500 m per unit\n";
+  };
+  auto pair = [&](const std::string& dir) {
+    ScanPairParams p;
+    p.seed = seed;
+    p.samples = int(a.get_int("samples", p.samples));
+    p.yaw_deg = a.get_double("yaw", p.yaw_deg);
+    const ScanPair sp = generate_scan_pair(p);
+    save_ply(dir + "/object_target.ply", sp.target, true);
+    save_ply(dir + "/object_source.ply", sp.source, true);
+    write_pose(dir + "/object_pose.txt", sp.source_to_target);
+    out << "wrote " << dir << "/object_{target,source}.ply (" << sp.target.size() << ", "
+        << sp.source.size() << " points) and object_pose.txt (source -> target)\n";
+  };
+  if (what == "street") {
+    street(dst, "");
+  } else if (what == "pair") {
+    fs::create_directories(dst);
+    pair(dst);
+  } else if (what == "sample") {
+    fs::create_directories(dst);
+    street(dst + "/street_scene.pcd", dst + "/street_range.png");
+    pair(dst);
+  } else {
+    throw UsageError("generate: unknown kind '" + what + "' (sample, street or pair)");
+  }
+  return 0;
+}
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> list{
+      {"info", "describe a cloud or depth image",
+       "cumulus-cli info FILE [--scale S] [--json]\n"
+       "  Prints format, point count, fields, organized size, bounds and NaN count of a cloud\n"
+       "  (.pcd .ply .bin .xyz .txt .csv), or size, valid pixels and depth range of a depth image\n"
+       "  (.png .tif, 16-bit).\n"
+       "  --scale S   metres per depth unit: kitti (1/256), tum (1/5000), mm (1/1000, default),\n"
+       "              velodyne (1/500), or a number such as 0.002 or 1/500\n"
+       "  --json      machine-readable output\n",
+       run_info},
+      {"convert", "convert between cloud formats, depth images and range images",
+       "cumulus-cli convert IN OUT [options]\n"
+       "  cloud -> cloud        by extension (.pcd .ply .bin .xyz); --pcd-encoding "
+       "ascii|binary|compressed,\n"
+       "                        --ascii for ASCII PLY/PCD\n"
+       "  depth image -> cloud  --pinhole [--fx F --fy F --cx C --cy C] (defaults 525, 525, 319.5, "
+       "239.5)\n"
+       "                        or --lidar [--fov-up DEG --fov-down DEG] (defaults 2, -24.9)\n"
+       "  cloud -> range image  OUT.png; --width W --height H (1800 x 64) --fov-up --fov-down\n"
+       "  --scale S             metres per depth unit for reading/writing depth images (default "
+       "mm)\n",
+       run_convert},
+      {"generate", "make synthetic data (the project's sample_data)",
+       "cumulus-cli generate sample|street|pair --out PATH [--seed N]\n"
+       "  sample   PATH is a folder: street_scene.pcd, street_range.png, object_target.ply,\n"
+       "           object_source.ply and object_pose.txt (the true source -> target transform)\n"
+       "  street   PATH is a .pcd: a simulated 64-beam spinning-LiDAR street scene\n"
+       "           [--beams N] [--azimuth-steps N]\n"
+       "  pair     PATH is a folder: two partially overlapping scans of one object and their pose\n"
+       "           [--samples N] [--yaw DEG]\n"
+       "  The same seed always gives the same files.\n",
+       run_generate},
+  };
+  return list;
+}
+
+int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+  auto usage = [&](std::ostream& s) {
+    s << "Usage: cumulus-cli COMMAND [ARGS] (cumulus-cli COMMAND --help for "
+         "details)\n\nCommands:\n";
+    for (const auto& c : commands())
+      s << "  " << std::left << std::setw(10) << c.name << c.summary << '\n';
+    s << "\nGPU: " << describe(query_device()) << '\n';
+  };
+  if (argv.empty()) {
+    usage(err);
+    return 2;
+  }
+  if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
+    usage(out);
+    return 0;
+  }
+  for (const auto& c : commands()) {
+    if (argv[0] != c.name) continue;
+    std::vector<std::string> rest(argv.begin() + 1, argv.end());
+    for (const auto& r : rest)
+      if (r == "--help" || r == "-h") {
+        out << c.help;
+        return 0;
+      }
+    try {
+      return c.run(rest, out);
+    } catch (const UsageError& e) {
+      err << "cumulus-cli " << c.name << ": " << e.what() << '\n';
+      return 2;
+    } catch (const std::exception& e) {
+      err << "cumulus-cli " << c.name << ": error: " << e.what() << '\n';
+      return 1;
+    }
+  }
+  err << "cumulus-cli: unknown command '" << argv[0] << "'\n";
+  usage(err);
+  return 2;
+}
+
+}  // namespace cumulus::cli

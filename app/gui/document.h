@@ -1,0 +1,49 @@
+#pragma once
+// The document: every open dataset, as a list model that views observe.
+#include <QAbstractListModel>
+#include <QString>
+
+#include <memory>
+#include <vector>
+
+#include "cumulus/depth_image.h"
+#include "cumulus/point_cloud.h"
+
+namespace cumulus::app {
+
+struct Dataset {
+  QString name;                             // shown in the list; unique within the document
+  QString path;                             // file it came from; empty for derived datasets
+  std::shared_ptr<const PointCloud> cloud;  // exactly one of cloud and depth is set
+  std::shared_ptr<const DepthImage> depth;
+
+  bool isCloud() const { return cloud != nullptr; }
+  // A few lines describing the dataset (size, fields, bounds or depth range), as HTML.
+  QString summaryHtml() const;
+};
+
+class DocumentModel : public QAbstractListModel {
+  Q_OBJECT
+
+ public:
+  using QAbstractListModel::QAbstractListModel;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role) const override;
+
+  // Adds a dataset, making its name unique; returns its row.
+  int add(Dataset dataset);
+  void remove(int row);
+  const Dataset& at(int row) const { return datasets_.at(std::size_t(row)); }
+  int count() const { return int(datasets_.size()); }
+  // Row of the dataset loaded from `path`, or -1.
+  int findPath(const QString& path) const;
+
+ private:
+  std::vector<Dataset> datasets_;
+};
+
+// Reads a file into a dataset; throws cumulus::Error with a clear message on failure.
+Dataset loadDataset(const QString& path, double depth_metres_per_unit);
+
+}  // namespace cumulus::app

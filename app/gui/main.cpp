@@ -1,0 +1,136 @@
+// The Cumulus desktop application.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QIcon>
+#include <QSurfaceFormat>
+#include <QTimer>
+
+#include <cstdio>
+
+#include "cumulus/depth_image.h"
+#include "cumulus/error.h"
+#include "main_window.h"
+#include "vtk_cloud_view.h"
+
+namespace {
+
+void set_default_gl_format() {
+  // VTK 9.1 needs a 3.2 core context; must be set before QApplication exists.
+  QSurfaceFormat fmt;
+  fmt.setRenderableType(QSurfaceFormat::OpenGL);
+  fmt.setVersion(3, 2);
+  fmt.setProfile(QSurfaceFormat::CoreProfile);
+  fmt.setRedBufferSize(8);
+  fmt.setGreenBufferSize(8);
+  fmt.setBlueBufferSize(8);
+  fmt.setAlphaBufferSize(8);
+  fmt.setDepthBufferSize(24);
+  fmt.setStencilBufferSize(0);
+  fmt.setSamples(0);
+  QSurfaceFormat::setDefaultFormat(fmt);
+}
+
+bool parse_size(const QString& text, int* w, int* h) {
+  const auto parts = text.toLower().split('x');
+  if (parts.size() != 2) return false;
+  bool ok1 = false, ok2 = false;
+  *w = parts[0].toInt(&ok1);
+  *h = parts[1].toInt(&ok2);
+  return ok1 && ok2 && *w >= 16 && *h >= 16 && *w <= 16384 && *h <= 16384;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  set_default_gl_format();
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Cumulus");
+  QApplication::setApplicationName("Cumulus");
+  QApplication::setApplicationVersion(CUMULUS_VERSION);
+  QApplication::setWindowIcon(QIcon(":/cumulus.svg"));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      "Cumulus: point clouds and depth images, GPU algorithms beside their CPU references.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  QCommandLineOption shot("screenshot", "Open FILES, render the 3D view to OUT.png and exit.",
+                          "OUT.png");
+  QCommandLineOption shot_window("screenshot-window",
+                                 "Like --screenshot, but writes the whole window.", "OUT.png");
+  QCommandLineOption size("size", "Image size for --screenshot (default 1280x800).", "WxH",
+                          "1280x800");
+  QCommandLineOption scale(
+      "depth-scale",
+      "Metres per unit of 16-bit depth images: kitti, tum, mm, velodyne or a number "
+      "(default: the last one chosen, else mm).",
+      "S");
+  QCommandLineOption quit_after("quit-after", "Quit after MS milliseconds (scripted checks).",
+                                "MS");
+  parser.addOptions({shot, shot_window, size, scale, quit_after});
+  parser.addPositionalArgument(
+      "files", "Clouds (.pcd .ply .bin .xyz .txt .csv) and depth images (.png .tif).",
+      "[FILES...]");
+  parser.process(app);
+
+  double depth_scale = 0;
+  if (parser.isSet(scale)) {
+    try {
+      depth_scale = cumulus::parse_depth_scale(parser.value(scale).toStdString());
+    } catch (const cumulus::Error& e) {
+      std::fprintf(stderr, "cumulus: %s\n", e.what());
+      return 2;
+    }
+  }
+  QStringList files = parser.positionalArguments();
+  if (files.isEmpty()) {
+    const QString sample = cumulus::app::sampleScenePath();
+    if (!sample.isEmpty()) files << sample;
+  }
+
+  cumulus::app::MainWindow window;
+  if (parser.isSet(shot) || parser.isSet(shot_window)) {
+    int w = 0, h = 0;
+    if (!parse_size(parser.value(size), &w, &h)) {
+      std::fprintf(stderr, "cumulus: --size expects WxH between 16 and 16384, got '%s'\n",
+                   qPrintable(parser.value(size)));
+      return 2;
+    }
+    window.setProperty("scripted", true);
+    window.show();
+    const QStringList errors = window.openFilesNow(files, depth_scale);
+    for (const auto& e : errors)
+      std::fprintf(stderr, "cumulus: %s\n", qPrintable(e));
+    if (window.document()->count() == 0) {
+      std::fprintf(stderr, "cumulus: nothing to render\n");
+      return 1;
+    }
+    // Let the window map and paint once so the view has its final layout and camera.
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 300)
+      app.processEvents(QEventLoop::AllEvents, 50);
+    QString err;
+    const bool whole = parser.isSet(shot_window);
+    const QString out = whole ? parser.value(shot_window) : parser.value(shot);
+    if (whole) {
+      window.resize(w, h);
+      while (t.elapsed() < 900)
+        app.processEvents(QEventLoop::AllEvents, 50);
+    }
+    if (!(whole ? window.saveWindowScreenshot(out, &err)
+                : window.exportViewImage(out, w, h, &err))) {
+      std::fprintf(stderr, "cumulus: %s\n", qPrintable(err));
+      return 1;
+    }
+    std::printf("wrote %s (%dx%d)\n", qPrintable(out), w, h);
+    return errors.isEmpty() ? 0 : 1;
+  }
+
+  window.show();
+  if (!files.isEmpty()) window.openFiles(files, depth_scale);
+  if (parser.isSet(quit_after))
+    QTimer::singleShot(parser.value(quit_after).toInt(), &app, &QApplication::quit);
+  return app.exec();
+}

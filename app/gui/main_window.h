@@ -1,0 +1,116 @@
+#pragma once
+#include <QFutureWatcher>
+#include <QMainWindow>
+#include <QStringList>
+
+#include <memory>
+
+#include "document.h"
+
+class QAction;
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QListView;
+class QMenu;
+class QProgressBar;
+class QStackedWidget;
+class QToolButton;
+
+namespace cumulus::ui {
+class VtkCloudView;
+class DepthView;
+}  // namespace cumulus::ui
+
+namespace cumulus::app {
+
+// What a background load hands back to the UI thread.
+struct LoadResult {
+  QString path;
+  Dataset dataset;
+  QString error;  // empty on success
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  DocumentModel* document() const { return document_; }
+  ui::VtkCloudView* cloudView() const { return cloud_view_; }
+  ui::DepthView* depthView() const { return depth_view_; }
+  int currentRow() const;
+  void setCurrentRow(int row);
+
+  // Loads in the background; depth images use `depth_scale` metres per unit (0: the remembered
+  // default). Errors are reported without touching what is already open.
+  void openFiles(const QStringList& paths, double depth_scale = 0);
+  // Loads on the calling thread (scripted runs, tests); returns the error messages.
+  QStringList openFilesNow(const QStringList& paths, double depth_scale = 0);
+  bool loading() const { return !pending_.isEmpty(); }
+  void cancelLoading();
+
+  // Writes the 3D view (or the depth view, for a depth image) at width x height.
+  bool exportViewImage(const QString& path, int width, int height, QString* error = nullptr);
+  bool saveWindowScreenshot(const QString& path, QString* error = nullptr);
+  bool saveCurrentDataset(const QString& path, QString* error = nullptr);
+  QStringList recentFiles() const;
+
+ signals:
+  void datasetOpened(int row);
+  void errorReported(const QString& message);
+  void loadingFinished();
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+
+ private:
+  void buildActions();
+  void buildDocks();
+  void showDataset(int row);
+  void reportError(const QString& message);
+  void addRecent(const QString& path);
+  void rebuildRecentMenu();
+  void onLoadFinished(QFutureWatcher<LoadResult>* watcher);
+  void onPointPicked(qint64 index);
+  void updateLoadingUi();
+  double askDepthScale(bool* ok);
+  void openDialog();
+  void exportViewDialog();
+  void screenshotDialog();
+  void saveAsDialog();
+  void closeCurrent();
+  void depthToCloudDialog(bool lidar);
+  void cloudToRangeImageDialog();
+  void restoreSettings();
+  void saveSettings() const;
+
+  DocumentModel* document_ = nullptr;
+  ui::VtkCloudView* cloud_view_ = nullptr;
+  ui::DepthView* depth_view_ = nullptr;
+  QStackedWidget* stack_ = nullptr;
+  QListView* list_ = nullptr;
+  QLabel* info_label_ = nullptr;
+  QLabel* pick_label_ = nullptr;
+  QLabel* device_label_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QToolButton* cancel_button_ = nullptr;
+  QComboBox* color_combo_ = nullptr;
+  QDoubleSpinBox* point_size_ = nullptr;
+  QAction* ortho_action_ = nullptr;
+  QAction* axes_action_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QList<QFutureWatcher<LoadResult>*> pending_;
+  QString last_dir_;
+  QString depth_scale_text_ = QStringLiteral("mm");
+};
+
+// The sample scene shipped with Cumulus, or an empty string when it cannot be found.
+QString sampleScenePath();
+
+}  // namespace cumulus::app

@@ -1,0 +1,37 @@
+#pragma once
+// A depth (or range) image in metres. Invalid pixels are 0 or NaN, as in the files they come
+// from; `is_valid` is the one test for that.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cumulus {
+
+struct DepthImage {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+  std::vector<float> depth;   // row-major, metres
+  double source_scale = 1.0;  // metres per raw unit of the file it came from (1/256, 1/5000, ...)
+
+  std::size_t size() const { return depth.size(); }
+  float at(std::uint32_t row, std::uint32_t col) const {
+    return depth[std::size_t(row) * width + col];
+  }
+  static bool is_valid(float d) { return std::isfinite(d) && d > 0.0f; }
+  std::size_t count_valid() const;
+  // Smallest and largest valid depth; {0, 0} when there is none.
+  std::pair<float, float> valid_range() const;
+};
+
+// Named scales offered when a depth image is opened.
+struct DepthScalePreset {
+  const char* name;
+  const char* label;
+  double metres_per_unit;
+};
+const std::vector<DepthScalePreset>& depth_scale_presets();
+// Accepts a preset name ("kitti", "tum", "mm", "velodyne") or a number ("0.002", "1/500").
+double parse_depth_scale(const std::string& text);
+
+}  // namespace cumulus

@@ -1,0 +1,39 @@
+#pragma once
+// Errors the backend reports to its callers. Every failure that a user can cause (bad files,
+// bad parameters, no GPU, out of GPU memory) becomes one of these, never an abort.
+#include <stdexcept>
+#include <string>
+
+namespace cumulus {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A file could not be read or written; the message names the file and the problem.
+class IoError : public Error {
+ public:
+  IoError(const std::string& path, const std::string& problem)
+      : Error(path + ": " + problem), path_(path), problem_(problem) {}
+  const std::string& path() const { return path_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string path_;
+  std::string problem_;
+};
+
+// A parameter is outside what the algorithm accepts.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+// The GPU could not be used (no device, driver error, out of memory).
+class GpuError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace cumulus

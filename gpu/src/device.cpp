@@ -1,0 +1,61 @@
+#include "cumulus/device.h"
+
+#include <cstdio>
+
+#ifdef CUMULUS_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace cumulus {
+
+DeviceInfo query_device() {
+  DeviceInfo info;
+#ifdef CUMULUS_HAS_CUDA
+  info.built_with_cuda = true;
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    info.reason = std::string("CUDA reports ") + cudaGetErrorString(err) +
+                  (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice
+                       ? " (no NVIDIA GPU or driver on this machine)"
+                       : "");
+    cudaGetLastError();  // clear the sticky error so later queries start clean
+    return info;
+  }
+  if (count == 0) {
+    info.reason = "no CUDA device found";
+    return info;
+  }
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+    info.reason = "cannot read the properties of CUDA device 0";
+    cudaGetLastError();
+    return info;
+  }
+  info.available = true;
+  info.name = prop.name;
+  info.total_memory = prop.totalGlobalMem;
+  info.compute_major = prop.major;
+  info.compute_minor = prop.minor;
+  info.multiprocessors = prop.multiProcessorCount;
+  std::size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess)
+    info.free_memory = free_bytes;
+  else
+    cudaGetLastError();
+#else
+  info.reason = "this build has no CUDA support (nvcc was not found when it was configured)";
+#endif
+  return info;
+}
+
+std::string describe(const DeviceInfo& info) {
+  if (!info.available) return "No GPU: " + info.reason;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s (%.1f GiB, sm_%d%d, %d SMs)", info.name.c_str(),
+                double(info.total_memory) / (1024.0 * 1024.0 * 1024.0), info.compute_major,
+                info.compute_minor, info.multiprocessors);
+  return buf;
+}
+
+}  // namespace cumulus

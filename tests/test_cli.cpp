@@ -1,0 +1,117 @@
+// cumulus-cli: subcommands in-process, and the real binary end to end.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+
+#include <sstream>
+
+#include "commands.h"
+#include "test_support.h"
+
+namespace {
+
+struct Run {
+  int code;
+  std::string out, err;
+};
+
+Run cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = cumulus::cli::cli_main(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+}  // namespace
+
+class TestCli : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void infoJsonOnSample() {
+    const std::string path = (cumulus::test::sampleDir() + "/street_scene.pcd").toStdString();
+    const Run r = cli({"info", path, "--json"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    QCOMPARE(j["kind"].toString(), QString("cloud"));
+    QCOMPARE(j["format"].toString(), QString("pcd"));
+    QVERIFY(j["points"].toDouble() > 100000);
+    QVERIFY(j["fields"].toArray().contains(QString("ring")));
+    QCOMPARE(j["nan_count"].toDouble(), 0.0);
+    QCOMPARE(j["bounds_min"].toArray().size(), 3);
+  }
+
+  void infoOnDepthImage() {
+    const std::string path = (cumulus::test::sampleDir() + "/street_range.png").toStdString();
+    const Run r = cli({"info", path, "--scale", "velodyne", "--json"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    QCOMPARE(j["kind"].toString(), QString("depth-image"));
+    QCOMPARE(j["height"].toInt(), 64);
+    QVERIFY(j["depth_max"].toDouble() <= 80.5);
+  }
+
+  void errorsAreOneLineAndNonZero() {
+    QTemporaryDir dir;
+    const QString bad = dir.path() + "/bad.pcd";
+    cumulus::test::writeBytes(bad, "not a pcd");
+    Run r = cli({"info", bad.toStdString()});
+    QCOMPARE(r.code, 1);
+    QVERIFY(QString::fromStdString(r.err).contains(bad));
+    QCOMPARE(QString::fromStdString(r.err).count('\n'), 1);
+    QCOMPARE(cli({"info"}).code, 2);
+    QCOMPARE(cli({"info", "x.pcd", "--bogus"}).code, 2);
+    QCOMPARE(cli({"frobnicate"}).code, 2);
+    QCOMPARE(cli({}).code, 2);
+  }
+
+  void helpForEveryCommand() {
+    for (const auto& c : cumulus::cli::commands()) {
+      const Run r = cli({c.name, "--help"});
+      QCOMPARE(r.code, 0);
+      QVERIFY(r.out.find(std::string("cumulus-cli ") + c.name) != std::string::npos);
+    }
+    QCOMPARE(cli({"--help"}).code, 0);
+  }
+
+  void convertCloudAndRangeImage() {
+    QTemporaryDir dir;
+    const std::string src = (cumulus::test::sampleDir() + "/street_scene.pcd").toStdString();
+    const std::string ply = (dir.path() + "/s.ply").toStdString(),
+                      png = (dir.path() + "/r.png").toStdString();
+    const std::string back = (dir.path() + "/back.pcd").toStdString();
+    QCOMPARE(cli({"convert", src, ply}).code, 0);
+    QCOMPARE(
+        cli({"convert", src, png, "--width", "1900", "--height", "64", "--scale", "velodyne"}).code,
+        0);
+    QCOMPARE(cli({"convert", png, back, "--lidar", "--scale", "velodyne"}).code, 0);
+    const Run info = cli({"info", back, "--json"});
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(info.out)).object();
+    QVERIFY(j["organized"].toBool());
+    QCOMPARE(j["height"].toDouble(), 64.0);
+    QCOMPARE(cli({"convert", png, back}).code, 2);  // a depth image needs --pinhole or --lidar
+  }
+
+  void generateWritesSampleSet() {
+    QTemporaryDir dir;
+    const Run r = cli({"generate", "pair", "--out", dir.path().toStdString(), "--samples", "2000"});
+    QCOMPARE(r.code, 0);
+    for (const char* f : {"object_target.ply", "object_source.ply", "object_pose.txt"})
+      QVERIFY(QFileInfo::exists(dir.path() + "/" + f));
+    QCOMPARE(cli({"generate", "moon", "--out", dir.path().toStdString()}).code, 2);
+  }
+
+  void realBinaryEndToEnd() {
+    QProcess p;
+    p.start(QStringLiteral(CUMULUS_CLI_BINARY),
+            {"info", cumulus::test::sampleDir() + "/object_target.ply", "--json"});
+    QVERIFY(p.waitForFinished(30000));
+    QCOMPARE(p.exitCode(), 0);
+    const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+    QCOMPARE(j["format"].toString(), QString("ply"));
+    QVERIFY(j["points"].toDouble() > 5000);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

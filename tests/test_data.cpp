@@ -1,0 +1,160 @@
+// Projections between images and clouds, and the deterministic generators behind sample_data/.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "cumulus/error.h"
+#include "cumulus/generate.h"
+#include "cumulus/io.h"
+#include "cumulus/projection.h"
+#include "test_support.h"
+
+using namespace cumulus;
+
+class TestData : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void pinholeBackProjection() {
+    DepthImage img;
+    img.width = 3;
+    img.height = 2;
+    img.depth = {2.0f, 0.0f, 2.0f, NAN, 4.0f, 1.0f};
+    const PointCloud c = depth_to_cloud(img, {100, 200, 1, 0.5});
+    QCOMPARE(c.width, 3u);
+    QCOMPARE(c.height, 2u);
+    QCOMPARE(c.count_non_finite(), std::size_t(2));
+    QCOMPARE(c.points[0].x, -0.02f);   // (0 - 1) * 2 / 100
+    QCOMPARE(c.points[0].y, -0.005f);  // (0 - 0.5) * 2 / 200
+    QCOMPARE(c.points[4].z, 4.0f);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, depth_to_cloud(img, {0, 1, 0, 0}));
+  }
+
+  void rangeImageRoundTrip() {
+    RangeImageModel m{10.0, -20.0, 360, 16};
+    DepthImage img;
+    img.width = m.width;
+    img.height = m.height;
+    for (std::uint32_t i = 0; i < m.width * m.height; ++i)
+      img.depth.push_back(i % 11 == 0 ? 0.0f : 5.0f + (i % 17));
+    const PointCloud c = range_image_to_cloud(img, m);
+    const DepthImage back = cloud_to_range_image(c, m);
+    QCOMPARE(back.count_valid(), img.count_valid());
+    for (std::size_t i = 0; i < img.size(); ++i)
+      QVERIFY(std::abs(back.depth[i] - img.depth[i]) < 1e-4f);
+  }
+
+  void realRangeImageToCloud() {
+    CUMULUS_REQUIRE_DATA(path, "depth/scan10159.png");
+    const DepthImage img = load_depth_image(path.toStdString(), 1.0 / 500);
+    const PointCloud c = range_image_to_cloud(img, {2.0, -24.8, 0, 0});
+    QCOMPARE(c.size(), img.size());
+    QCOMPARE(c.size() - c.count_non_finite(), img.count_valid());
+  }
+
+  void badRangeModelsRejected() {
+    PointCloud c;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, cloud_to_range_image(c, {-5, 5, 100, 10}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, cloud_to_range_image(c, {5, -5, 0, 10}));
+  }
+
+  void randomIsPortable() {
+    // Fixed outputs pin the generator, so sample data is the same on every machine.
+    Random r(42);
+    const std::uint64_t first = r.next_u64();
+    Random again(42);
+    QCOMPARE(again.next_u64(), first);
+    Random other(43);
+    QVERIFY(other.next_u64() != first);
+    double sum = 0;
+    for (int i = 0; i < 20000; ++i)
+      sum += r.uniform();
+    QVERIFY(std::abs(sum / 20000 - 0.5) < 0.01);
+  }
+
+  void streetSceneLooksLikeAnHdl64Scan() {
+    const PointCloud c = generate_street_scene({});
+    QVERIFY2(c.size() > 110000 && c.size() < 125000, qPrintable(QString::number(c.size())));
+    const ExtraField* ring = c.find_extra("ring");
+    QVERIFY(ring);
+    std::set<float> rings(ring->values.begin(), ring->values.end());
+    QCOMPARE(rings.size(), std::size_t(64));
+    QVERIFY(c.has_intensity());
+    QCOMPARE(c.count_non_finite(), std::size_t(0));
+    // Ground at -1.73 m below the sensor holds many points.
+    const auto ground = std::count_if(c.points.begin(), c.points.end(), [](const Point3f& p) {
+      return std::abs(p.z + 1.73f) < 0.05f;
+    });
+    QVERIFY(ground > 20000);
+  }
+
+  void streetSceneMapsOneToOneOntoItsRangeImage() {
+    StreetSceneParams p;
+    const PointCloud c = generate_street_scene(p);
+    const DepthImage img = cloud_to_range_image(
+        c, {p.fov_up_deg, p.fov_down_deg, std::uint32_t(p.azimuth_steps), std::uint32_t(p.beams)});
+    QCOMPARE(img.count_valid(), c.size());
+  }
+
+  void generatorsAreDeterministic() {
+    const PointCloud a = generate_street_scene({}), b = generate_street_scene({});
+    QCOMPARE(a.size(), b.size());
+    QVERIFY(std::equal(
+        a.points.begin(), a.points.end(), b.points.begin(),
+        [](const Point3f& p, const Point3f& q) { return p.x == q.x && p.y == q.y && p.z == q.z; }));
+    StreetSceneParams other;
+    other.seed = 7;
+    QVERIFY(generate_street_scene(other).size() != a.size() ||
+            generate_street_scene(other).points[100].x != a.points[100].x);
+  }
+
+  void committedSampleDataIsReproducible() {
+    // sample_data/ must be exactly what the generator makes from the default seed.
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    StreetSceneParams p;
+    save_pcd(d + "/street_scene.pcd", generate_street_scene(p), PcdEncoding::BinaryCompressed);
+    const QByteArray fresh = test::readAll(dir.path() + "/street_scene.pcd");
+    const QByteArray committed = test::readAll(test::sampleDir() + "/street_scene.pcd");
+    QVERIFY(!committed.isEmpty());
+    QVERIFY2(fresh == committed,
+             "sample_data/street_scene.pcd differs from `cumulus-cli generate sample`");
+  }
+
+  void scanPairPoseAlignsTheViews() {
+    const ScanPair pair = generate_scan_pair({});
+    QVERIFY(pair.source.size() > 5000 && pair.target.size() > 5000);
+    const auto& T = pair.source_to_target;
+    // Transformed source points must lie on the target's surface where the views overlap: the
+    // median nearest-target distance of a sample is a few sample spacings.
+    std::vector<double> nearest;
+    for (std::size_t i = 0; i < pair.source.size(); i += 97) {
+      const auto& s = pair.source.points[i];
+      const double x = T[0] * s.x + T[1] * s.y + T[2] * s.z + T[3];
+      const double y = T[4] * s.x + T[5] * s.y + T[6] * s.z + T[7];
+      const double z = T[8] * s.x + T[9] * s.y + T[10] * s.z + T[11];
+      double best = 1e9;
+      for (const auto& t : pair.target.points)
+        best =
+            std::min(best, (x - t.x) * (x - t.x) + (y - t.y) * (y - t.y) + (z - t.z) * (z - t.z));
+      nearest.push_back(std::sqrt(best));
+    }
+    std::nth_element(nearest.begin(), nearest.begin() + nearest.size() / 2, nearest.end());
+    QVERIFY2(nearest[nearest.size() / 2] < 0.004,
+             qPrintable(QString::number(nearest[nearest.size() / 2])));
+    // Without the pose the views do not line up.
+    double unaligned = 0;
+    for (std::size_t i = 0; i < pair.source.size(); i += 997) {
+      const auto& s = pair.source.points[i];
+      double best = 1e9;
+      for (const auto& t : pair.target.points)
+        best = std::min(best, double((s.x - t.x) * (s.x - t.x) + (s.y - t.y) * (s.y - t.y) +
+                                     (s.z - t.z) * (s.z - t.z)));
+      unaligned = std::max(unaligned, std::sqrt(best));
+    }
+    QVERIFY(unaligned > 0.01);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestData)
+#include "test_data.moc"

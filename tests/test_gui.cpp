@@ -1,0 +1,258 @@
+// The GUI under a real X server (Xvfb): the 3D view draws, the window opens and keeps data on
+// errors, scripted screenshots work, and the running GUI maps no Qt 5 library.
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSurfaceFormat>
+
+#include "colormap.h"
+#include "cumulus/generate.h"
+#include "depth_view.h"
+#include "main_window.h"
+#include "test_support.h"
+#include "vtk_cloud_view.h"
+
+using namespace cumulus;
+
+namespace {
+
+void wait_ms(int ms) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < ms)
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+}
+
+int count_near(const QImage& img, Rgb8 c, int tol = 40) {
+  int n = 0;
+  const QImage rgb = img.convertToFormat(QImage::Format_RGB32);
+  for (int y = 0; y < rgb.height(); ++y)
+    for (int x = 0; x < rgb.width(); ++x) {
+      const QRgb p = rgb.pixel(x, y);
+      if (std::abs(qRed(p) - c.r) <= tol && std::abs(qGreen(p) - c.g) <= tol &&
+          std::abs(qBlue(p) - c.b) <= tol)
+        ++n;
+    }
+  return n;
+}
+
+std::shared_ptr<PointCloud> labelled_plane(int label) {
+  auto c = std::make_shared<PointCloud>();
+  for (int i = 0; i < 100; ++i)
+    for (int j = 0; j < 100; ++j) {
+      c->points.push_back({i * 0.01f, j * 0.01f, 0.0f});
+      c->labels.push_back(label);
+    }
+  c->width = std::uint32_t(c->points.size());
+  return c;
+}
+
+QString sample(const char* name) {
+  return test::sampleDir() + "/" + name;
+}
+
+}  // namespace
+
+class TestGui : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void init() { QSettings().clear(); }
+
+  void cloudViewDrawsLabelColours() {
+    ui::VtkCloudView view;
+    view.resize(400, 300);
+    view.setColorMode(ui::ColorMode::Label);
+    view.setPointSize(6);
+    view.setCloud(labelled_plane(3));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    wait_ms(300);
+    const QImage img = view.grabFramebuffer();
+    QCOMPARE(img.size(), QSize(400, 300) * view.devicePixelRatio());
+    const int hits = count_near(img, ui::label_color(3));
+    QVERIFY2(hits > 2000, qPrintable(QString("only %1 pixels in the label colour").arg(hits)));
+    // Switching the colouring changes what is drawn.
+    view.setColorMode(ui::ColorMode::Height);
+    wait_ms(200);
+    QVERIFY(count_near(view.grabFramebuffer(), ui::label_color(3), 10) < hits / 4);
+  }
+
+  void offscreenRenderAtChosenResolution() {
+    ui::VtkCloudView view;
+    view.resize(300, 200);
+    view.setColorMode(ui::ColorMode::Label);
+    view.setPointSize(5);
+    view.setCloud(labelled_plane(5));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QImage img = view.renderImage(1024, 640);
+    QCOMPARE(img.size(), QSize(1024, 640));
+    QVERIFY(count_near(img, ui::label_color(5)) > 5000);
+    QVERIFY(view.renderImage(0, 10).isNull());
+  }
+
+  void pickingFindsThePointUnderTheCursor() {
+    ui::VtkCloudView view;
+    view.resize(400, 400);
+    view.setPointSize(4);
+    view.setCloud(labelled_plane(1));
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    wait_ms(200);
+    const auto index = view.pickAt(QPoint(200, 200));
+    QVERIFY(index.has_value());
+    const auto p = view.cloud()->points[std::size_t(*index)];
+    QVERIFY(std::abs(p.x - 0.495f) < 0.15f && std::abs(p.y - 0.495f) < 0.15f);
+    QVERIFY(!view.pickAt(QPoint(2, 2)).has_value());
+  }
+
+  void depthViewShowsImageAndValue() {
+    auto img = std::make_shared<DepthImage>();
+    img->width = 50;
+    img->height = 20;
+    for (int i = 0; i < 1000; ++i)
+      img->depth.push_back(i % 50 < 5 ? 0.0f : 1.0f + i * 0.01f);
+    ui::DepthView view;
+    view.resize(500, 200);
+    view.setImage(img);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    int col = -1, row = -1;
+    QVERIFY(view.imagePixelAt(QPointF(view.width() / 2.0 - 35, view.height() / 2.0), &col, &row));
+    QVERIFY(col >= 0 && row >= 0);
+    const double before = view.zoom();
+    view.setZoom(before * 2, QPointF(100, 100));
+    QCOMPARE(view.zoom(), before * 2);
+  }
+
+  void windowOpensFilesAndKeepsThemOnErrors() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    QCOMPARE(w.document()->count(), 1);
+    QTemporaryDir dir;
+    const QString bad = dir.path() + "/broken.pcd";
+    test::writeBytes(bad, "VERSION 0.7\nFIELDS x y z\nPOINTS 9\nDATA binary\n\x01\x02");
+    QSignalSpy errors(&w, &app::MainWindow::errorReported);
+    const QStringList e = w.openFilesNow({bad, dir.path() + "/nope.ply"});
+    QCOMPARE(e.size(), 2);
+    QCOMPARE(errors.count(), 2);
+    QVERIFY(e[0].contains("broken.pcd"));
+    QCOMPARE(w.document()->count(), 1);
+    QCOMPARE(w.currentRow(), 0);
+    QVERIFY(w.cloudView()->cloud() != nullptr);
+    QVERIFY(w.recentFiles().contains(QFileInfo(sample("street_scene.pcd")).absoluteFilePath()));
+  }
+
+  void backgroundLoadDoesNotBlock() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QSignalSpy opened(&w, &app::MainWindow::datasetOpened);
+    w.openFiles({sample("object_target.ply"), sample("street_range.png")}, 1.0 / 500);
+    QVERIFY(w.loading());
+    QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 2, 20000);
+    QCOMPARE(w.document()->count(), 2);
+    // The depth image shows in the depth view.
+    for (int r = 0; r < w.document()->count(); ++r)
+      if (!w.document()->at(r).isCloud()) w.setCurrentRow(r);
+    QVERIFY(w.depthView()->image() != nullptr);
+    QCOMPARE(w.depthView()->image()->height, 64u);
+  }
+
+  void cancelDropsPendingLoads() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    QSignalSpy finished(&w, &app::MainWindow::loadingFinished);
+    w.openFiles({sample("street_scene.pcd")});
+    w.cancelLoading();
+    QVERIFY(!w.loading());
+    QCOMPARE(finished.count(), 1);
+    wait_ms(1500);
+    QCOMPARE(w.document()->count(), 0);
+  }
+
+  void exportsViewAndWindowImages() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    wait_ms(300);
+    QTemporaryDir dir;
+    QString err;
+    QVERIFY2(w.exportViewImage(dir.path() + "/view.png", 800, 500, &err), qPrintable(err));
+    QCOMPARE(QImage(dir.path() + "/view.png").size(), QSize(800, 500));
+    QVERIFY(w.saveWindowScreenshot(dir.path() + "/window.png", &err));
+    QVERIFY(!QImage(dir.path() + "/window.png").isNull());
+    QVERIFY(!w.exportViewImage("/nonexistent-dir/x.png", 800, 500, &err));
+    QVERIFY(err.contains("/nonexistent-dir/x.png"));
+    QVERIFY(w.saveCurrentDataset(dir.path() + "/copy.ply", &err));
+    QVERIFY(QFileInfo(dir.path() + "/copy.ply").size() > 1000);
+  }
+
+  void screenshotCommandWritesTheView() {
+    QTemporaryDir dir;
+    const QString out = dir.path() + "/shot.png";
+    QProcess p;
+    p.start(QStringLiteral(CUMULUS_GUI_BINARY),
+            {"--screenshot", out, "--size", "640x400", sample("street_scene.pcd")});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const QImage img(out);
+    QCOMPARE(img.size(), QSize(640, 400));
+    // A height-coloured street: many pixels far from the grey background.
+    int coloured = 0;
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0; x < img.width(); ++x) {
+        const QRgb c = img.pixel(x, y);
+        coloured +=
+            std::max({qRed(c), qGreen(c), qBlue(c)}) - std::min({qRed(c), qGreen(c), qBlue(c)}) >
+            80;
+      }
+    QVERIFY2(coloured > 1000, qPrintable(QString::number(coloured)));
+    QProcess bad;
+    bad.start(QStringLiteral(CUMULUS_GUI_BINARY),
+              {"--screenshot", out, dir.path() + "/missing.pcd"});
+    QVERIFY(bad.waitForFinished(60000));
+    QVERIFY(bad.exitCode() != 0);
+    QVERIFY(bad.readAllStandardError().contains("missing.pcd"));
+  }
+
+  void runningGuiMapsNoQt5() {
+    QProcess p;
+    p.start(QStringLiteral(CUMULUS_GUI_BINARY),
+            {"--quit-after", "8000", sample("street_scene.pcd")});
+    QVERIFY(p.waitForStarted(10000));
+    wait_ms(3000);  // let it load the cloud and render
+    QFile maps(QStringLiteral("/proc/%1/maps").arg(p.processId()));
+    QVERIFY(maps.open(QIODevice::ReadOnly));
+    const QByteArray text = maps.readAll();
+    QVERIFY(p.state() == QProcess::Running);
+    QVERIFY(text.contains("libQt6Widgets"));
+    QVERIFY(text.contains("libvtkRenderingOpenGL2"));
+    QVERIFY2(!text.contains("libQt5"), "a Qt 5 library is mapped into the GUI process");
+    p.kill();
+    p.waitForFinished(5000);
+  }
+};
+
+int main(int argc, char** argv) {
+  QSurfaceFormat fmt;
+  fmt.setRenderableType(QSurfaceFormat::OpenGL);
+  fmt.setVersion(3, 2);
+  fmt.setProfile(QSurfaceFormat::CoreProfile);
+  fmt.setDepthBufferSize(24);
+  fmt.setAlphaBufferSize(8);
+  fmt.setSamples(0);
+  QSurfaceFormat::setDefaultFormat(fmt);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("CumulusTest");
+  QApplication::setApplicationName("CumulusTest");
+  TestGui t;
+  return QTest::qExec(&t, argc, argv);
+}
+#include "test_gui.moc"

@@ -1,0 +1,44 @@
+#pragma once
+// Shared helpers for the Qt Test suites: where the real data lives, temporary files.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QString>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace cumulus::test {
+
+// ../shared/data beside the checkout (or $CUMULUS_DATA); empty when absent.
+inline QString sharedDataDir() {
+  const QString env = qEnvironmentVariable("CUMULUS_DATA");
+  const QString dir = env.isEmpty() ? QStringLiteral(CUMULUS_SHARED_DATA) : env;
+  return QFileInfo(dir).isDir() ? QDir(dir).absolutePath() : QString();
+}
+
+inline QString sampleDir() {
+  return QStringLiteral(CUMULUS_SAMPLE_DIR);
+}
+
+inline QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+inline void writeBytes(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  QVERIFY2(f.open(QIODevice::WriteOnly | QIODevice::Truncate), qPrintable(path));
+  f.write(bytes);
+}
+
+}  // namespace cumulus::test
+
+// Skips the test with a message when the shared real-data file is not there.
+#define CUMULUS_REQUIRE_DATA(var, rel)                                                          \
+  const QString var = cumulus::test::sharedDataDir().isEmpty()                                  \
+                          ? QString()                                                           \
+                          : cumulus::test::sharedDataDir() + "/" + QStringLiteral(rel);         \
+  if (var.isEmpty() || !QFileInfo::exists(var))                                                 \
+    QSKIP(qPrintable(QStringLiteral("real data %1 not found (expected under ../shared/data or " \
+                                    "$CUMULUS_DATA)")                                           \
+                         .arg(QStringLiteral(rel))));

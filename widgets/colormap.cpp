@@ -1,0 +1,131 @@
+#include "colormap.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cumulus::ui {
+
+Rgb8 turbo(double t) {
+  t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0);
+  // Polynomial fit of the Turbo colormap (Mikhailov, 2019), published under Apache-2.0.
+  const double r =
+      0.13572138 +
+      t * (4.61539260 +
+           t * (-42.66032258 + t * (132.13108234 + t * (-152.94239396 + t * 59.28637943))));
+  const double g =
+      0.09140261 +
+      t * (2.19418839 + t * (4.84296658 + t * (-14.18503333 + t * (4.27729857 + t * 2.82956604))));
+  const double b =
+      0.10667330 +
+      t * (12.64194608 +
+           t * (-60.58204836 + t * (110.36276771 + t * (-89.90310912 + t * 27.34824973))));
+  auto u8 = [](double v) { return std::uint8_t(std::clamp(v, 0.0, 1.0) * 255.0 + 0.5); };
+  return {u8(r), u8(g), u8(b)};
+}
+
+Rgb8 label_color(std::int32_t label) {
+  if (label < 0) return {110, 110, 110};
+  // Golden-ratio hue steps keep neighbouring labels far apart in hue.
+  const double h = std::fmod(0.13 + 0.618033988749895 * label, 1.0);
+  const double s = 0.75, v = 0.95;
+  const double i = std::floor(h * 6), f = h * 6 - i;
+  const double p = v * (1 - s), q = v * (1 - f * s), t = v * (1 - (1 - f) * s);
+  double r = 0, g = 0, b = 0;
+  switch (int(i) % 6) {
+    case 0:
+      r = v, g = t, b = p;
+      break;
+    case 1:
+      r = q, g = v, b = p;
+      break;
+    case 2:
+      r = p, g = v, b = t;
+      break;
+    case 3:
+      r = p, g = q, b = v;
+      break;
+    case 4:
+      r = t, g = p, b = v;
+      break;
+    default:
+      r = v, g = p, b = q;
+      break;
+  }
+  return {std::uint8_t(r * 255), std::uint8_t(g * 255), std::uint8_t(b * 255)};
+}
+
+bool supports(const PointCloud& cloud, ColorMode mode) {
+  switch (mode) {
+    case ColorMode::Height:
+      return true;
+    case ColorMode::Intensity:
+      return cloud.has_intensity();
+    case ColorMode::Rgb:
+      return cloud.has_rgb();
+    case ColorMode::Label:
+      return cloud.has_labels();
+  }
+  return false;
+}
+
+namespace {
+
+std::pair<float, float> robust_range(std::vector<float> values) {
+  values.erase(
+      std::remove_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); }),
+      values.end());
+  if (values.empty()) return {0, 1};
+  const std::size_t lo_i = values.size() / 100, hi_i = values.size() - 1 - values.size() / 100;
+  std::nth_element(values.begin(), values.begin() + std::ptrdiff_t(lo_i), values.end());
+  const float lo = values[lo_i];
+  std::nth_element(values.begin(), values.begin() + std::ptrdiff_t(hi_i), values.end());
+  const float hi = values[hi_i];
+  return {lo, hi > lo ? hi : lo + 1};
+}
+
+}  // namespace
+
+std::vector<Rgb8> cloud_colors(const PointCloud& cloud, ColorMode mode) {
+  if (!supports(cloud, mode)) mode = ColorMode::Height;
+  std::vector<Rgb8> out(cloud.size());
+  switch (mode) {
+    case ColorMode::Rgb:
+      return cloud.rgb;
+    case ColorMode::Label:
+      for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = label_color(cloud.labels[i]);
+      return out;
+    case ColorMode::Height:
+    case ColorMode::Intensity: {
+      std::vector<float> v(cloud.size());
+      for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = mode == ColorMode::Height ? cloud.points[i].z : cloud.intensity[i];
+      const auto [lo, hi] = robust_range(v);
+      // Turbo's darkest end is nearly black on our dark background; start a little above it.
+      for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = turbo(0.1 + 0.9 * (v[i] - lo) / (hi - lo));
+      return out;
+    }
+  }
+  return out;
+}
+
+QImage depth_to_image(const DepthImage& depth, float lo, float hi) {
+  QImage img(int(depth.width), int(depth.height), QImage::Format_RGB32);
+  const float span = hi > lo ? hi - lo : 1.0f;
+  for (std::uint32_t r = 0; r < depth.height; ++r) {
+    auto* line = reinterpret_cast<QRgb*>(img.scanLine(int(r)));
+    for (std::uint32_t c = 0; c < depth.width; ++c) {
+      const float d = depth.at(r, c);
+      if (!DepthImage::is_valid(d)) {
+        line[c] = qRgb(0, 0, 0);
+        continue;
+      }
+      const Rgb8 col = turbo((d - lo) / span);
+      line[c] = qRgb(col.r, col.g, col.b);
+    }
+  }
+  return img;
+}
+
+}  // namespace cumulus::ui

@@ -1,0 +1,26 @@
+#pragma once
+// Colouring of clouds and depth images; pure functions so they are testable without a display.
+#include <QImage>
+
+#include <vector>
+
+#include "cumulus/depth_image.h"
+#include "cumulus/point_cloud.h"
+
+namespace cumulus::ui {
+
+enum class ColorMode { Height, Intensity, Rgb, Label };
+
+// Perceptually ordered rainbow (Google's Turbo polynomial approximation), t in [0, 1].
+Rgb8 turbo(double t);
+// A stable, well-separated colour for a label; -1 (no cluster) is grey.
+Rgb8 label_color(std::int32_t label);
+// Whether `mode` can colour this cloud (intensity, RGB and labels must be present).
+bool supports(const PointCloud& cloud, ColorMode mode);
+// One colour per point. Height and intensity use the 1st..99th percentile range so that a few
+// outliers do not wash out the scale; unsupported modes fall back to height.
+std::vector<Rgb8> cloud_colors(const PointCloud& cloud, ColorMode mode);
+// Depth image as an RGB32 image: valid pixels by Turbo over [lo, hi], invalid ones black.
+QImage depth_to_image(const DepthImage& depth, float lo, float hi);
+
+}  // namespace cumulus::ui

@@ -1,0 +1,53 @@
+#pragma once
+// A colour-mapped depth image with zoom (wheel, about the cursor) and pan (drag). Reports the
+// pixel and its depth in metres under the cursor.
+#include <QImage>
+#include <QPointF>
+#include <QWidget>
+
+#include <memory>
+
+#include "cumulus/depth_image.h"
+
+namespace cumulus::ui {
+
+class DepthView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit DepthView(QWidget* parent = nullptr);
+  void setImage(std::shared_ptr<const DepthImage> image);
+  std::shared_ptr<const DepthImage> image() const { return image_; }
+  double zoom() const { return zoom_; }
+  void setZoom(double zoom, QPointF anchor);
+  void fitToWindow();
+  // Widget position -> image (col, row); false outside the image.
+  bool imagePixelAt(QPointF pos, int* col, int* row) const;
+  QSize sizeHint() const override { return {800, 400}; }
+
+ signals:
+  // col/row = -1 when the cursor leaves the image; depth 0 for invalid pixels.
+  void hovered(int col, int row, float depth_m);
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+  void wheelEvent(QWheelEvent*) override;
+  void mousePressEvent(QMouseEvent*) override;
+  void mouseMoveEvent(QMouseEvent*) override;
+  void mouseReleaseEvent(QMouseEvent*) override;
+  void mouseDoubleClickEvent(QMouseEvent*) override;
+  void resizeEvent(QResizeEvent*) override;
+
+ private:
+  std::shared_ptr<const DepthImage> image_;
+  QImage rendered_;
+  float lo_ = 0, hi_ = 1;
+  double zoom_ = 1.0;
+  QPointF offset_{0, 0};  // widget position of the image's top-left corner
+  QPointF drag_start_;
+  QPointF offset_at_drag_;
+  bool dragging_ = false;
+  bool fitted_ = true;
+};
+
+}  // namespace cumulus::ui

@@ -1,0 +1,443 @@
+#include "vtk_cloud_view.h"
+
+#include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLExtraFunctions>
+#include <QWheelEvent>
+
+#include <vtkActor.h>
+#include <vtkAxesActor.h>
+#include <vtkCallbackCommand.h>
+#include <vtkCamera.h>
+#include <vtkCellArray.h>
+#include <vtkGenericOpenGLRenderWindow.h>
+#include <vtkGenericRenderWindowInteractor.h>
+#include <vtkIdTypeArray.h>
+#include <vtkImageData.h>
+#include <vtkInteractorStyleTrackballCamera.h>
+#include <vtkOpenGLState.h>
+#include <vtkPointData.h>
+#include <vtkPointPicker.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkPolyDataMapper.h>
+#include <vtkProperty.h>
+#include <vtkRenderWindow.h>
+#include <vtkRenderer.h>
+#include <vtkUnsignedCharArray.h>
+#include <vtkWindowToImageFilter.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace cumulus::ui {
+
+namespace {
+
+// One vertex cell per point, built directly as offsets + connectivity (fast for 10^5..10^6).
+vtkSmartPointer<vtkCellArray> vertex_cells(vtkIdType n) {
+  vtkNew<vtkIdTypeArray> offsets, conn;
+  offsets->SetNumberOfValues(n + 1);
+  conn->SetNumberOfValues(n);
+  for (vtkIdType i = 0; i < n; ++i) {
+    offsets->SetValue(i, i);
+    conn->SetValue(i, i);
+  }
+  offsets->SetValue(n, n);
+  auto cells = vtkSmartPointer<vtkCellArray>::New();
+  cells->SetData(offsets, conn);
+  return cells;
+}
+
+}  // namespace
+
+VtkCloudView::VtkCloudView(QWidget* parent) : QOpenGLWidget(parent) {
+  setFocusPolicy(Qt::StrongFocus);
+  setMinimumSize(200, 150);
+  window_->SetReadyForRendering(false);
+  window_->SetFrameBlitModeToNoBlit();
+  window_->SetMultiSamples(0);
+  window_->AddRenderer(renderer_);
+  window_->AddObserver(vtkCommand::WindowMakeCurrentEvent, this, &VtkCloudView::onMakeCurrent);
+  window_->AddObserver(vtkCommand::WindowIsCurrentEvent, this, &VtkCloudView::onIsCurrent);
+  window_->AddObserver(vtkCommand::WindowFrameEvent, this, &VtkCloudView::onFrame);
+
+  interactor_->SetRenderWindow(window_);
+  vtkNew<vtkInteractorStyleTrackballCamera> style;
+  interactor_->SetInteractorStyle(style);
+  interactor_->EnableRenderOff();
+  interactor_->AddObserver(vtkCommand::RenderEvent, this, &VtkCloudView::onInteractorRender);
+  interactor_->Initialize();
+
+  renderer_->SetBackground(0.09, 0.10, 0.12);
+  renderer_->SetBackground2(0.20, 0.22, 0.26);
+  renderer_->GradientBackgroundOn();
+
+  colors_->SetNumberOfComponents(3);
+  colors_->SetName("colors");
+  mapper_->SetInputData(poly_);
+  mapper_->SetColorModeToDirectScalars();
+  mapper_->ScalarVisibilityOn();
+  actor_->SetMapper(mapper_);
+  actor_->GetProperty()->SetPointSize(float(point_size_));
+  actor_->VisibilityOff();
+  renderer_->AddActor(actor_);
+
+  vtkNew<vtkPolyDataMapper> pick_mapper;
+  pick_mapper->SetInputData(pick_poly_);
+  pick_actor_->SetMapper(pick_mapper);
+  pick_actor_->GetProperty()->SetColor(1.0, 0.95, 0.1);
+  pick_actor_->GetProperty()->SetPointSize(12);
+  pick_actor_->GetProperty()->SetRenderPointsAsSpheres(true);
+  pick_actor_->VisibilityOff();
+  renderer_->AddActor(pick_actor_);
+
+  axes_->SetVisibility(true);
+  axes_->SetAxisLabels(false);  // captions scale with the scene and swamp small clouds
+  renderer_->AddActor(axes_);
+}
+
+VtkCloudView::~VtkCloudView() {
+  // Finalize first, then stop listening to the context, or VTK frees GL objects on exit with no
+  // current context and crashes.
+  makeCurrent();
+  finalizeVtk();
+  doneCurrent();
+  if (context()) disconnect(context(), nullptr, this, nullptr);
+}
+
+void VtkCloudView::finalizeVtk() {
+  if (!vtk_ready_) return;
+  vtk_ready_ = false;
+  window_->Finalize();
+  window_->SetReadyForRendering(false);
+}
+
+void VtkCloudView::onMakeCurrent(vtkObject*, unsigned long, void*) {
+  // Only when needed: making current unconditionally rebinds Qt's framebuffer mid-render.
+  if (QOpenGLContext::currentContext() != context()) makeCurrent();
+}
+
+void VtkCloudView::onIsCurrent(vtkObject*, unsigned long, void* call_data) {
+  *static_cast<bool*>(call_data) = context() && QOpenGLContext::currentContext() == context();
+}
+
+void VtkCloudView::onFrame(vtkObject*, unsigned long, void*) {}
+
+void VtkCloudView::onInteractorRender(vtkObject*, unsigned long, void*) {
+  update();
+}
+
+void VtkCloudView::initializeGL() {
+  window_->SetOwnContext(false);
+  window_->OpenGLInitContext();
+  window_->SetReadyForRendering(true);
+  vtk_ready_ = true;
+  connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] {
+    makeCurrent();
+    finalizeVtk();
+    doneCurrent();
+  });
+}
+
+void VtkCloudView::resizeGL(int w, int h) {
+  const double dpr = devicePixelRatioF();
+  const int pw = int(std::lround(w * dpr)), ph = int(std::lround(h * dpr));
+  window_->SetSize(pw, ph);
+  interactor_->UpdateSize(pw, ph);
+}
+
+void VtkCloudView::paintGL() {
+  if (!vtk_ready_) return;
+  window_->Render();
+  auto* f = context()->extraFunctions();
+  const int w = window_->GetSize()[0], h = window_->GetSize()[1];
+  f->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
+  f->glDisable(GL_SCISSOR_TEST);
+  window_->GetState()->vtkglDisable(GL_SCISSOR_TEST);
+  window_->BlitDisplayFramebuffer(0, 0, 0, w, h, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+  // Opaque alpha, or grabbed images come out transparent.
+  f->glColorMask(GL_FALSE, GL_FALSE, GL_FALSE, GL_TRUE);
+  f->glClearColor(0, 0, 0, 1);
+  f->glClear(GL_COLOR_BUFFER_BIT);
+  f->glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
+  window_->GetState()->ResetGLClearColorState();
+  window_->GetState()->ResetGLColorMaskState();
+  emit rendered();
+}
+
+void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_camera) {
+  cloud_ = std::move(cloud);
+  picked_ = -1;
+  pick_actor_->VisibilityOff();
+  if (!cloud_ || cloud_->empty()) {
+    clearCloud();
+    return;
+  }
+  const vtkIdType n = vtkIdType(cloud_->size());
+  vtkNew<vtkPoints> pts;
+  pts->SetDataTypeToFloat();
+  pts->SetNumberOfPoints(n);
+  // Non-finite points (holes of organized clouds) go to the first finite point so VTK's bounds
+  // stay finite; their colour is irrelevant because they coincide with a real point.
+  cumulus::Point3f fallback{0, 0, 0};
+  for (const auto& p : cloud_->points)
+    if (std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z)) {
+      fallback = p;
+      break;
+    }
+  for (vtkIdType i = 0; i < n; ++i) {
+    auto p = cloud_->points[std::size_t(i)];
+    if (!(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))) p = fallback;
+    pts->SetPoint(i, p.x, p.y, p.z);
+  }
+  poly_->Initialize();
+  poly_->SetPoints(pts);
+  poly_->SetVerts(vertex_cells(n));
+  poly_->GetPointData()->SetScalars(colors_);
+  setColorMode(mode_);
+  actor_->VisibilityOn();
+  updateAxesScale();
+  if (reset_camera) resetCamera();
+  update();
+}
+
+void VtkCloudView::clearCloud() {
+  cloud_.reset();
+  picked_ = -1;
+  actor_->VisibilityOff();
+  pick_actor_->VisibilityOff();
+  update();
+}
+
+void VtkCloudView::setColorMode(ColorMode mode) {
+  mode_ = mode;
+  if (!cloud_) return;
+  setColors(cloud_colors(*cloud_, mode));
+}
+
+void VtkCloudView::setColors(const std::vector<Rgb8>& colors) {
+  if (!cloud_ || colors.size() != cloud_->size()) return;
+  colors_->SetNumberOfTuples(vtkIdType(colors.size()));
+  auto* dst = colors_->GetPointer(0);
+  for (std::size_t i = 0; i < colors.size(); ++i) {
+    dst[3 * i] = colors[i].r;
+    dst[3 * i + 1] = colors[i].g;
+    dst[3 * i + 2] = colors[i].b;
+  }
+  colors_->Modified();
+  poly_->Modified();
+  update();
+}
+
+void VtkCloudView::setPointSize(double size) {
+  point_size_ = std::clamp(size, 1.0, 20.0);
+  actor_->GetProperty()->SetPointSize(float(point_size_));
+  update();
+}
+
+void VtkCloudView::setOrthographic(bool on) {
+  renderer_->GetActiveCamera()->SetParallelProjection(on);
+  if (on) resetCamera();
+  update();
+}
+
+bool VtkCloudView::orthographic() const {
+  return renderer_->GetActiveCamera()->GetParallelProjection() != 0;
+}
+
+void VtkCloudView::setAxesVisible(bool on) {
+  axes_->SetVisibility(on);
+  update();
+}
+
+bool VtkCloudView::axesVisible() const {
+  return axes_->GetVisibility() != 0;
+}
+
+void VtkCloudView::updateAxesScale() {
+  double b[6];
+  poly_->GetBounds(b);
+  const double diag = std::sqrt((b[1] - b[0]) * (b[1] - b[0]) + (b[3] - b[2]) * (b[3] - b[2]) +
+                                (b[5] - b[4]) * (b[5] - b[4]));
+  const double len = diag > 0 ? diag * 0.08 : 1.0;
+  axes_->SetTotalLength(len, len, len);
+}
+
+void VtkCloudView::resetCamera() {
+  auto* cam = renderer_->GetActiveCamera();
+  if (actor_->GetVisibility()) {
+    double b[6];
+    poly_->GetBounds(b);
+    // Look from behind and above the cloud's centre, z up: natural for LiDAR and scans alike.
+    const double cx = 0.5 * (b[0] + b[1]), cy = 0.5 * (b[2] + b[3]), cz = 0.5 * (b[4] + b[5]);
+    cam->SetFocalPoint(cx, cy, cz);
+    cam->SetPosition(cx - 1.0, cy - 0.6, cz + 0.8);
+    cam->SetViewUp(0, 0, 1);
+    renderer_->ResetCamera(b);
+    cam->Zoom(1.5);  // the bounding sphere leaves the cloud small in the frame
+  } else {
+    renderer_->ResetCamera();
+  }
+  renderer_->ResetCameraClippingRange();
+  update();
+}
+
+std::optional<qint64> VtkCloudView::pickAt(QPoint pos) {
+  if (!cloud_ || !actor_->GetVisibility() || !vtk_ready_) return std::nullopt;
+  const double dpr = devicePixelRatioF();
+  vtkNew<vtkPointPicker> picker;
+  picker->SetTolerance(0.005);
+  picker->PickFromListOn();
+  picker->AddPickList(actor_);
+  const int y = window_->GetSize()[1] - 1 - int(pos.y() * dpr);
+  std::optional<qint64> result;
+  if (picker->Pick(pos.x() * dpr, y, 0, renderer_) && picker->GetPointId() >= 0)
+    result = qint64(picker->GetPointId());
+  return result;
+}
+
+void VtkCloudView::setPickedPoint(qint64 index) {
+  picked_ = index;
+  if (!cloud_ || index < 0 || index >= qint64(cloud_->size())) {
+    picked_ = -1;
+    pick_actor_->VisibilityOff();
+    update();
+    return;
+  }
+  const auto& p = cloud_->points[std::size_t(index)];
+  vtkNew<vtkPoints> pts;
+  pts->InsertNextPoint(p.x, p.y, p.z);
+  pick_poly_->Initialize();
+  pick_poly_->SetPoints(pts);
+  pick_poly_->SetVerts(vertex_cells(1));
+  pick_actor_->VisibilityOn();
+  update();
+}
+
+QImage VtkCloudView::renderImage(int width, int height) {
+  if (width <= 0 || height <= 0 || width > 16384 || height > 16384) return {};
+  // A separate off-screen window with its own renderer shares our actors and camera, so the
+  // export needs no resize of the on-screen widget and can have any size.
+  // Actors of its own (sharing our poly data): GL resources belong to one context, so the
+  // on-screen actors are not reused in the off-screen window.
+  vtkNew<vtkRenderer> ren;
+  ren->SetBackground(renderer_->GetBackground());
+  ren->SetBackground2(renderer_->GetBackground2());
+  ren->SetGradientBackground(renderer_->GetGradientBackground());
+  vtkNew<vtkPolyDataMapper> mapper, pick_mapper;
+  vtkNew<vtkActor> actor, pick_actor;
+  mapper->SetInputData(poly_);
+  mapper->SetColorModeToDirectScalars();
+  actor->SetMapper(mapper);
+  actor->GetProperty()->DeepCopy(actor_->GetProperty());
+  actor->SetVisibility(actor_->GetVisibility());
+  pick_mapper->SetInputData(pick_poly_);
+  pick_actor->SetMapper(pick_mapper);
+  pick_actor->GetProperty()->DeepCopy(pick_actor_->GetProperty());
+  pick_actor->SetVisibility(pick_actor_->GetVisibility());
+  vtkNew<vtkAxesActor> axes;
+  double len[3];
+  axes_->GetTotalLength(len);
+  axes->SetTotalLength(len);
+  axes->SetAxisLabels(false);
+  axes->SetVisibility(axes_->GetVisibility());
+  ren->AddActor(actor);
+  ren->AddActor(pick_actor);
+  ren->AddActor(axes);
+  vtkNew<vtkCamera> cam;
+  cam->DeepCopy(renderer_->GetActiveCamera());
+  ren->SetActiveCamera(cam);
+  vtkNew<vtkRenderWindow> off;
+  off->SetOffScreenRendering(1);
+  off->SetMultiSamples(0);
+  off->AddRenderer(ren);
+  off->SetSize(width, height);
+  ren->ResetCameraClippingRange();
+  off->Render();
+  vtkNew<vtkWindowToImageFilter> grab;
+  grab->SetInput(off);
+  grab->SetInputBufferTypeToRGB();
+  grab->ReadFrontBufferOff();
+  grab->Update();
+  vtkImageData* img = grab->GetOutput();
+  int dims[3];
+  img->GetDimensions(dims);
+  QImage out(dims[0], dims[1], QImage::Format_RGB888);
+  const auto* src = static_cast<const unsigned char*>(img->GetScalarPointer());
+  for (int y = 0; y < dims[1]; ++y)  // VTK's rows go bottom-up
+    std::memcpy(out.scanLine(dims[1] - 1 - y), src + std::size_t(y) * dims[0] * 3,
+                std::size_t(dims[0]) * 3);
+  off->Finalize();
+  return out;
+}
+
+void VtkCloudView::forwardMouse(QMouseEvent* e, unsigned long event_id) {
+  const double dpr = devicePixelRatioF();
+  const QPointF p = e->position();
+  interactor_->SetEventInformationFlipY(int(p.x() * dpr), int(p.y() * dpr),
+                                        (e->modifiers() & Qt::ControlModifier) ? 1 : 0,
+                                        (e->modifiers() & Qt::ShiftModifier) ? 1 : 0);
+  interactor_->InvokeEvent(event_id, e);
+}
+
+void VtkCloudView::mousePressEvent(QMouseEvent* e) {
+  press_pos_ = e->position().toPoint();
+  switch (e->button()) {
+    case Qt::LeftButton:
+      forwardMouse(e, vtkCommand::LeftButtonPressEvent);
+      break;
+    case Qt::RightButton:
+      forwardMouse(e, vtkCommand::RightButtonPressEvent);
+      break;
+    case Qt::MiddleButton:
+      forwardMouse(e, vtkCommand::MiddleButtonPressEvent);
+      break;
+    default:
+      break;
+  }
+}
+
+void VtkCloudView::mouseReleaseEvent(QMouseEvent* e) {
+  switch (e->button()) {
+    case Qt::LeftButton:
+      forwardMouse(e, vtkCommand::LeftButtonReleaseEvent);
+      break;
+    case Qt::RightButton:
+      forwardMouse(e, vtkCommand::RightButtonReleaseEvent);
+      break;
+    case Qt::MiddleButton:
+      forwardMouse(e, vtkCommand::MiddleButtonReleaseEvent);
+      break;
+    default:
+      break;
+  }
+  // A left click without a drag picks; a drag rotated the camera.
+  if (e->button() == Qt::LeftButton &&
+      (e->position().toPoint() - press_pos_).manhattanLength() <= 3) {
+    if (auto index = pickAt(e->position().toPoint())) {
+      setPickedPoint(*index);
+      emit pointPicked(*index);
+    }
+  }
+}
+
+void VtkCloudView::mouseMoveEvent(QMouseEvent* e) {
+  forwardMouse(e, vtkCommand::MouseMoveEvent);
+}
+
+void VtkCloudView::wheelEvent(QWheelEvent* e) {
+  const double dpr = devicePixelRatioF();
+  const QPointF p = e->position();
+  interactor_->SetEventInformationFlipY(int(p.x() * dpr), int(p.y() * dpr), 0, 0);
+  if (e->angleDelta().y() > 0)
+    interactor_->MouseWheelForwardEvent();
+  else if (e->angleDelta().y() < 0)
+    interactor_->MouseWheelBackwardEvent();
+}
+
+void VtkCloudView::mouseDoubleClickEvent(QMouseEvent*) {
+  resetCamera();
+}
+
+}  // namespace cumulus::ui

@@ -1,0 +1,102 @@
+#pragma once
+// The 3D view: VTK rendering inside a Qt 6 QOpenGLWidget. Debian's VTK Qt module is built for
+// Qt 5 and must never be loaded, so the embedding (context sharing, blit, input) is done here.
+#include <QOpenGLWidget>
+#include <QPoint>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <vtkNew.h>
+#include <vtkSmartPointer.h>
+
+#include "colormap.h"
+#include "cumulus/point_cloud.h"
+
+class vtkActor;
+class vtkAxesActor;
+class vtkGenericOpenGLRenderWindow;
+class vtkGenericRenderWindowInteractor;
+class vtkObject;
+class vtkPolyData;
+class vtkPolyDataMapper;
+class vtkRenderer;
+class vtkUnsignedCharArray;
+
+namespace cumulus::ui {
+
+class VtkCloudView : public QOpenGLWidget {
+  Q_OBJECT
+
+ public:
+  explicit VtkCloudView(QWidget* parent = nullptr);
+  ~VtkCloudView() override;
+
+  void setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_camera = true);
+  void clearCloud();
+  std::shared_ptr<const PointCloud> cloud() const { return cloud_; }
+
+  void setColorMode(ColorMode mode);
+  ColorMode colorMode() const { return mode_; }
+  // Replaces the colours of the current cloud (one per point), e.g. for highlights.
+  void setColors(const std::vector<Rgb8>& colors);
+  void setPointSize(double size);
+  double pointSize() const { return point_size_; }
+  void setOrthographic(bool on);
+  bool orthographic() const;
+  void setAxesVisible(bool on);
+  bool axesVisible() const;
+  void resetCamera();
+
+  // Point under a widget position (device-independent pixels), if any.
+  std::optional<qint64> pickAt(QPoint pos);
+  // Marks a point with a larger yellow dot; -1 clears the mark.
+  void setPickedPoint(qint64 index);
+  qint64 pickedPoint() const { return picked_; }
+
+  // Renders the current scene with the current camera at any resolution, off screen.
+  QImage renderImage(int width, int height);
+
+ signals:
+  void pointPicked(qint64 index);
+  void rendered();
+
+ protected:
+  void initializeGL() override;
+  void resizeGL(int w, int h) override;
+  void paintGL() override;
+  void mousePressEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
+
+ private:
+  void onMakeCurrent(vtkObject*, unsigned long, void*);
+  void onIsCurrent(vtkObject*, unsigned long, void* call_data);
+  void onFrame(vtkObject*, unsigned long, void*);
+  void onInteractorRender(vtkObject*, unsigned long, void*);
+  void finalizeVtk();
+  void updateAxesScale();
+  void forwardMouse(QMouseEvent* e, unsigned long event_id);
+
+  vtkNew<vtkGenericOpenGLRenderWindow> window_;
+  vtkNew<vtkRenderer> renderer_;
+  vtkNew<vtkGenericRenderWindowInteractor> interactor_;
+  vtkNew<vtkPolyData> poly_;
+  vtkNew<vtkUnsignedCharArray> colors_;
+  vtkNew<vtkPolyDataMapper> mapper_;
+  vtkNew<vtkActor> actor_;
+  vtkNew<vtkAxesActor> axes_;
+  vtkNew<vtkPolyData> pick_poly_;
+  vtkNew<vtkActor> pick_actor_;
+  std::shared_ptr<const PointCloud> cloud_;
+  ColorMode mode_ = ColorMode::Height;
+  double point_size_ = 2.0;
+  qint64 picked_ = -1;
+  QPoint press_pos_;
+  bool vtk_ready_ = false;
+};
+
+}  // namespace cumulus::ui
