@@ -16,9 +16,10 @@ struct Command {
 
 const std::vector<Command>& commands();
 
-int run_info(const std::vector<std::string>& args, std::ostream& out);
-int run_convert(const std::vector<std::string>& args, std::ostream& out);
-int run_generate(const std::vector<std::string>& args, std::ostream& out);
+// The commands of each group, in the order --help lists them.
+std::vector<Command> data_commands();     // info, convert, generate
+std::vector<Command> cluster_commands();  // cluster
+std::vector<Command> bench_commands();    // bench
 
 // Runs cumulus-cli with argv[1..]; used by main() and by the tests.
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

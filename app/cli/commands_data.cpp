@@ -192,8 +192,11 @@ void write_pose(const std::string& path, const std::array<double, 16>& m) {
 }  // namespace
 
 int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {}, {"out", "seed", "beams", "azimuth-steps", "samples", "yaw"});
-  a.expect_positionals(1, 1, "cumulus-cli generate sample|street|pair --out PATH [--seed N]");
+  const Args a(argv, {},
+               {"out", "seed", "beams", "azimuth-steps", "samples", "yaw", "size", "clusters",
+                "degree", "distance", "tolerance"});
+  a.expect_positionals(1, 1,
+                       "cumulus-cli generate sample|street|pair|clusters --out PATH [--seed N]");
   const std::string what = a.positionals()[0];
   if (!a.has("out")) throw UsageError("generate needs --out");
   const std::string dst = a.get("out");
@@ -232,18 +235,29 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
   } else if (what == "pair") {
     fs::create_directories(dst);
     pair(dst);
+  } else if (what == "clusters") {
+    ClusterCloudParams p;
+    p.seed = seed;
+    p.size = std::size_t(a.get_int("size", (long long)(p.size)));
+    p.clusters = std::size_t(a.get_int("clusters", (long long)(p.clusters)));
+    p.degree = std::size_t(a.get_int("degree", (long long)(p.degree)));
+    p.point_distance = std::size_t(a.get_int("distance", (long long)(p.point_distance)));
+    p.tolerance = float(a.get_double("tolerance", p.tolerance));
+    const PointCloud c = generate_cluster_cloud(p);
+    save_cloud(dst, c);
+    out << "wrote " << dst << ": " << c.size() << " points in " << p.clusters << " clusters\n";
   } else if (what == "sample") {
     fs::create_directories(dst);
     street(dst + "/street_scene.pcd", dst + "/street_range.png");
     pair(dst);
   } else {
-    throw UsageError("generate: unknown kind '" + what + "' (sample, street or pair)");
+    throw UsageError("generate: unknown kind '" + what + "' (sample, street, pair or clusters)");
   }
   return 0;
 }
 
-const std::vector<Command>& commands() {
-  static const std::vector<Command> list{
+std::vector<Command> data_commands() {
+  return {
       {"info", "describe a cloud or depth image",
        "cumulus-cli info FILE [--scale S] [--json]\n"
        "  Prints format, point count, fields, organized size, bounds and NaN count of a cloud\n"
@@ -266,56 +280,19 @@ const std::vector<Command>& commands() {
        "mm)\n",
        run_convert},
       {"generate", "make synthetic data (the project's sample_data)",
-       "cumulus-cli generate sample|street|pair --out PATH [--seed N]\n"
+       "cumulus-cli generate sample|street|pair|clusters --out PATH [--seed N]\n"
        "  sample   PATH is a folder: street_scene.pcd, street_range.png, object_target.ply,\n"
        "           object_source.ply and object_pose.txt (the true source -> target transform)\n"
        "  street   PATH is a .pcd: a simulated 64-beam spinning-LiDAR street scene\n"
        "           [--beams N] [--azimuth-steps N]\n"
        "  pair     PATH is a folder: two partially overlapping scans of one object and their pose\n"
        "           [--samples N] [--yaw DEG]\n"
+       "  clusters PATH is a cloud file: the clustering paper's synthetic cloud [--size N "
+       "(262144)]\n"
+       "           [--clusters K (128)] [--degree D (32)] [--distance P (4)] [--tolerance T (1)]\n"
        "  The same seed always gives the same files.\n",
        run_generate},
   };
-  return list;
-}
-
-int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-  auto usage = [&](std::ostream& s) {
-    s << "Usage: cumulus-cli COMMAND [ARGS] (cumulus-cli COMMAND --help for "
-         "details)\n\nCommands:\n";
-    for (const auto& c : commands())
-      s << "  " << std::left << std::setw(10) << c.name << c.summary << '\n';
-    s << "\nGPU: " << describe(query_device()) << '\n';
-  };
-  if (argv.empty()) {
-    usage(err);
-    return 2;
-  }
-  if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
-    usage(out);
-    return 0;
-  }
-  for (const auto& c : commands()) {
-    if (argv[0] != c.name) continue;
-    std::vector<std::string> rest(argv.begin() + 1, argv.end());
-    for (const auto& r : rest)
-      if (r == "--help" || r == "-h") {
-        out << c.help;
-        return 0;
-      }
-    try {
-      return c.run(rest, out);
-    } catch (const UsageError& e) {
-      err << "cumulus-cli " << c.name << ": " << e.what() << '\n';
-      return 2;
-    } catch (const std::exception& e) {
-      err << "cumulus-cli " << c.name << ": error: " << e.what() << '\n';
-      return 1;
-    }
-  }
-  err << "cumulus-cli: unknown command '" << argv[0] << "'\n";
-  usage(err);
-  return 2;
 }
 
 }  // namespace cumulus::cli

@@ -1,6 +1,9 @@
 #include "cumulus/device.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <thread>
 
 #ifdef CUMULUS_HAS_CUDA
 #include <cuda_runtime_api.h>
@@ -12,6 +15,8 @@ DeviceInfo query_device() {
   DeviceInfo info;
 #ifdef CUMULUS_HAS_CUDA
   info.built_with_cuda = true;
+  cudaDriverGetVersion(&info.driver_version);
+  cudaRuntimeGetVersion(&info.runtime_version);
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -55,6 +60,35 @@ std::string describe(const DeviceInfo& info) {
   std::snprintf(buf, sizeof buf, "%s (%.1f GiB, sm_%d%d, %d SMs)", info.name.c_str(),
                 double(info.total_memory) / (1024.0 * 1024.0 * 1024.0), info.compute_major,
                 info.compute_minor, info.multiprocessors);
+  return buf;
+}
+
+std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n) {
+#ifdef CUMULUS_HAS_CUDA
+  static const bool gpu = query_device().available;
+  void* p = nullptr;
+  if (gpu && cudaMallocHost(&p, std::max<std::size_t>(n, 1) * sizeof(Point3f)) == cudaSuccess)
+    return std::shared_ptr<Point3f[]>(static_cast<Point3f*>(p),
+                                      [](Point3f* q) { cudaFreeHost(q); });
+  cudaGetLastError();
+#endif
+  return std::shared_ptr<Point3f[]>(new Point3f[std::max<std::size_t>(n, 1)]);
+}
+
+std::string describe_host() {
+  std::string cpu = "unknown CPU";
+  std::ifstream f("/proc/cpuinfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  const DeviceInfo d = query_device();
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s, %u logical cores; GPU: %s; CUDA driver %d.%d, runtime %d.%d",
+                cpu.c_str(), std::thread::hardware_concurrency(), describe(d).c_str(),
+                d.driver_version / 1000, (d.driver_version % 1000) / 10, d.runtime_version / 1000,
+                (d.runtime_version % 1000) / 10);
   return buf;
 }
 

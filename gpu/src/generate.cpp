@@ -379,4 +379,40 @@ ScanPair generate_scan_pair(const ScanPairParams& p) {
   return pair;
 }
 
+// ---- The clustering paper's synthetic clouds ----------------------------------------------------
+
+PointCloud generate_cluster_cloud(const ClusterCloudParams& p) {
+  if (p.size == 0 || p.clusters == 0 || p.clusters > p.size)
+    throw InvalidArgument("cluster cloud: need 1 <= clusters <= size");
+  if (p.degree == 0 || p.degree * p.clusters > p.size)
+    throw InvalidArgument("cluster cloud: degree x clusters must not exceed size");
+  if (p.point_distance == 0 || p.point_distance > p.clusters)
+    throw InvalidArgument("cluster cloud: point distance must be 1..clusters");
+  if (!(p.tolerance > 0)) throw InvalidArgument("cluster cloud: tolerance must be positive");
+  Random rng(p.seed);
+  const std::size_t m = p.size / p.clusters;  // members per cluster; the remainder is dropped
+  // Members sit on a line at spacing s, so point j has neighbours j +- 1 .. j +- degree/2 (the
+  // strict test k s < tolerance holds for k <= degree / 2 + 0.25); lines stand 3 tolerances apart.
+  const double tol = p.tolerance;
+  const double s = tol / (double(p.degree) / 2.0 + 0.75);
+  const std::size_t grid = std::size_t(std::ceil(std::sqrt(double(p.clusters))));
+  PointCloud cloud;
+  cloud.points.resize(m * p.clusters);
+  const std::size_t D = p.point_distance;
+  for (std::size_t c = 0; c < p.clusters; ++c) {
+    const double cx = double(c % grid) * 3.0 * tol, cy = double(c / grid) * 3.0 * tol;
+    const std::size_t chunk = c / D, lane = c % D;
+    const std::size_t lanes = std::min(D, p.clusters - chunk * D);  // the last chunk may be short
+    for (std::size_t j = 0; j < m; ++j) {
+      // Clusters in a chunk of D interleave round-robin: members D (or fewer) indices apart.
+      const std::size_t index = chunk * D * m + j * lanes + lane;
+      const double jitter = 0.01 * s;
+      cloud.points[index] = {float(cx + jitter * rng.uniform(-1, 1)),
+                             float(cy + jitter * rng.uniform(-1, 1)), float(double(j) * s)};
+    }
+  }
+  cloud.width = std::uint32_t(cloud.size());
+  return cloud;
+}
+
 }  // namespace cumulus

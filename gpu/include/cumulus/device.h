@@ -1,7 +1,10 @@
 #pragma once
 // What the GPU backend can use on this machine.
 #include <cstddef>
+#include <memory>
 #include <string>
+
+#include "cumulus/point_cloud.h"
 
 namespace cumulus {
 
@@ -14,7 +17,16 @@ struct DeviceInfo {
   int multiprocessors = 0;
   std::string reason;  // why it is unavailable, when it is
   bool built_with_cuda = false;
+  int driver_version = 0;  // e.g. 13000 for CUDA 13.0; 0 when unknown
+  int runtime_version = 0;
 };
+
+// Page-locked host memory for n points, for the fastest uploads; ordinary memory where no GPU
+// can be used.
+std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n);
+
+// CPU model, logical cores, GPU, driver and runtime: one line for benchmark reports.
+std::string describe_host();
 
 // Queries device 0 once per call; never throws.
 DeviceInfo query_device();

@@ -41,6 +41,20 @@ struct ScanPair {
 // Two partially overlapping views of one object (a sphere on a box beside a cylinder).
 ScanPair generate_scan_pair(const ScanPairParams& params);
 
+// The clustering paper's synthetic clouds (Table 2): `clusters` clusters of size/clusters
+// points each; every point has about `degree` neighbours closer than `tolerance`; consecutive
+// members of a cluster lie `point_distance` indices apart (1: each cluster contiguous in the
+// array; = clusters: fully interleaved).
+struct ClusterCloudParams {
+  std::size_t size = 262144;
+  std::size_t clusters = 128;
+  std::size_t degree = 32;
+  std::size_t point_distance = 4;
+  float tolerance = 1.0f;
+  std::uint64_t seed = 1;
+};
+PointCloud generate_cluster_cloud(const ClusterCloudParams& params);
+
 // A tiny, portable random source (splitmix64-seeded xoshiro256**).
 class Random {
  public:

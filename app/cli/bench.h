@@ -1,0 +1,33 @@
+#pragma once
+// Benchmark records shared by the bench subcommands and the plotter.
+#include <string>
+#include <vector>
+
+#include "cumulus/timing.h"
+
+namespace cumulus::cli {
+
+struct BenchRow {
+  std::string sweep;  // "size", "clusters", "degree", "distance", "real"
+  std::string label;  // case name: "262144" or "kitti/000000.bin"
+  double x = 0;       // sweep value (for plots)
+  std::size_t points = 0;
+  double tolerance = 0;
+  std::string method;
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  std::size_t clusters = 0;
+  std::string agreement;  // "identical", "DIFFERENT: ...", "reference" or "error: ..."
+  StageTimes stages;      // median per stage
+};
+
+void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows);
+std::vector<BenchRow> read_bench_csv(const std::string& path);
+// Markdown tables, one per sweep: median ms per method, speed-up over cpu, agreement.
+std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string& title,
+                           const std::string& host, const std::string& command);
+// One PNG per sweep (time against the sweep value, log-log). Returns the files written; empty
+// with `why` set when this build cannot draw (headless builds have no Qt Gui).
+std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
+                                    std::string* why);
+
+}  // namespace cumulus::cli

@@ -1,0 +1,178 @@
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "bench.h"
+#include "cumulus/error.h"
+
+namespace cumulus::cli {
+
+namespace {
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        cur += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        cur += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string fmt(double v, int prec = 3) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(prec);
+  s << v;
+  return s.str();
+}
+
+}  // namespace
+
+void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) throw IoError(path, "cannot open for writing");
+  f << "sweep,case,x,points,tolerance,method,median_ms,min_ms,max_ms,clusters,agreement,stages_"
+       "ms\n";
+  for (const auto& r : rows) {
+    std::string stages;
+    for (const auto& [name, ms] : r.stages)
+      stages += (stages.empty() ? "" : ";") + name + "=" + fmt(ms, 4);
+    f << csv_field(r.sweep) << ',' << csv_field(r.label) << ',' << r.x << ',' << r.points << ','
+      << r.tolerance << ',' << csv_field(r.method) << ',' << fmt(r.median_ms, 4) << ','
+      << fmt(r.min_ms, 4) << ',' << fmt(r.max_ms, 4) << ',' << r.clusters << ','
+      << csv_field(r.agreement) << ',' << csv_field(stages) << '\n';
+  }
+  if (!f) throw IoError(path, "write failed");
+}
+
+std::vector<BenchRow> read_bench_csv(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw IoError(path, "cannot open for reading");
+  std::string line;
+  std::getline(f, line);
+  if (line.rfind("sweep,case,x,points", 0) != 0) throw IoError(path, "not a cumulus benchmark CSV");
+  std::vector<BenchRow> rows;
+  while (std::getline(f, line)) {
+    if (line.empty()) continue;
+    const auto c = split_csv_line(line);
+    if (c.size() < 12) throw IoError(path, "short row: " + line.substr(0, 60));
+    BenchRow r;
+    r.sweep = c[0];
+    r.label = c[1];
+    r.x = std::stod(c[2]);
+    r.points = std::stoull(c[3]);
+    r.tolerance = std::stod(c[4]);
+    r.method = c[5];
+    r.median_ms = std::stod(c[6]);
+    r.min_ms = std::stod(c[7]);
+    r.max_ms = std::stod(c[8]);
+    r.clusters = std::stoull(c[9]);
+    r.agreement = c[10];
+    std::istringstream st(c[11]);
+    for (std::string kv; std::getline(st, kv, ';');) {
+      const auto eq = kv.find('=');
+      if (eq != std::string::npos)
+        r.stages.emplace_back(kv.substr(0, eq), std::stod(kv.substr(eq + 1)));
+    }
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string& title,
+                           const std::string& host, const std::string& command) {
+  std::ostringstream md;
+  md << "# " << title << "\n\n- Host: " << host << "\n- Command: `" << command << "`\n"
+     << "- Times: median wall time of the whole call in ms (upload and download included for GPU "
+        "methods); "
+        "speed-up = cpu median / method median; agreement = labels identical to PCL's (cpu) for "
+        "every point.\n";
+  std::vector<std::string> sweeps, methods;
+  for (const auto& r : rows) {
+    if (std::find(sweeps.begin(), sweeps.end(), r.sweep) == sweeps.end()) sweeps.push_back(r.sweep);
+    if (std::find(methods.begin(), methods.end(), r.method) == methods.end())
+      methods.push_back(r.method);
+  }
+  for (const auto& sweep : sweeps) {
+    md << "\n## " << sweep << "\n\n| case | points |";
+    for (const auto& m : methods)
+      md << ' ' << m << " |";
+    md << "\n|---|---:|";
+    for (std::size_t i = 0; i < methods.size(); ++i)
+      md << "---:|";
+    md << '\n';
+    std::vector<std::string> cases;
+    for (const auto& r : rows)
+      if (r.sweep == sweep && std::find(cases.begin(), cases.end(), r.label) == cases.end())
+        cases.push_back(r.label);
+    for (const auto& c : cases) {
+      const BenchRow* cpu = nullptr;
+      std::size_t points = 0;
+      for (const auto& r : rows)
+        if (r.sweep == sweep && r.label == c) {
+          points = r.points;
+          if (r.method == "cpu") cpu = &r;
+        }
+      md << "| " << c << " | " << points << " |";
+      for (const auto& m : methods) {
+        const BenchRow* row = nullptr;
+        for (const auto& r : rows)
+          if (r.sweep == sweep && r.label == c && r.method == m) row = &r;
+        if (!row) {
+          md << " – |";
+        } else if (row->agreement.rfind("error", 0) == 0) {
+          md << " failed |";
+        } else {
+          md << ' ' << fmt(row->median_ms, row->median_ms < 10 ? 3 : 1);
+          if (cpu && row != cpu && row->median_ms > 0)
+            md << " (" << fmt(cpu->median_ms / row->median_ms, 0) << "x)";
+          if (row->agreement.rfind("DIFFERENT", 0) == 0) md << " **differs**";
+          md << " |";
+        }
+      }
+      md << '\n';
+    }
+  }
+  std::size_t identical = 0, compared = 0;
+  md << "\n## Agreement with PCL\n\n";
+  for (const auto& r : rows) {
+    if (r.agreement == "reference" || r.agreement.empty()) continue;
+    ++compared;
+    if (r.agreement == "identical")
+      ++identical;
+    else
+      md << "- " << r.sweep << " / " << r.label << " / " << r.method << ": " << r.agreement << '\n';
+  }
+  md << "- " << identical << " of " << compared << " GPU runs gave labels identical to PCL's.\n";
+  return md.str();
+}
+
+}  // namespace cumulus::cli

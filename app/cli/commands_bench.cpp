@@ -1,0 +1,273 @@
+// cumulus-cli bench: benchmarks of every algorithm, CSV + Markdown + PNG plots.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "args.h"
+#include "bench.h"
+#include "commands.h"
+#include "cumulus/cluster.h"
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/generate.h"
+#include "cumulus/io.h"
+
+namespace cumulus::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Case {
+  std::string sweep, label;
+  double x;
+  PointCloud cloud;
+  float tolerance;
+};
+
+std::vector<Case> synthetic_cases(bool quick) {
+  std::vector<Case> cases;
+  auto add = [&](const std::string& sweep, double x, ClusterCloudParams p) {
+    cases.push_back(
+        {sweep, std::to_string(std::size_t(x)), x, generate_cluster_cloud(p), p.tolerance});
+  };
+  const std::size_t big = quick ? 65536 : 262144;
+  // Table 2 of the paper.
+  for (std::size_t size = 4096; size <= big; size *= 2)
+    add("size", double(size), {size, 128, 32, 4, 1.0f, 1});
+  for (std::size_t k = 16; k <= (quick ? 1024 : 8192); k *= quick ? 4 : 2)
+    add("clusters", double(k), {big, k, 32, 4, 1.0f, 2});
+  for (std::size_t d = 1; d <= (quick ? 512 : 2048); d *= quick ? 4 : 2)
+    add("degree", double(d), {big, 128, d, 4, 1.0f, 3});
+  for (std::size_t D = 1; D <= 1024; D *= quick ? 4 : 2)
+    add("distance", double(D), {65536, 1024, 32, D, 1.0f, 4});
+  return cases;
+}
+
+std::vector<Case> real_cases(const std::string& data_dir, const std::string& sample_dir,
+                             float tolerance) {
+  std::vector<Case> cases;
+  std::vector<std::string> files;
+  if (!data_dir.empty())
+    for (const char* f :
+         {"kitti/000000.bin", "kitti/000001.bin", "kitti/000002.bin", "cupcl/sample.pcd",
+          "lidar-pair/251370668.pcd", "lidar-pair/251371071.pcd"})
+      if (fs::exists(fs::path(data_dir) / f)) files.push_back((fs::path(data_dir) / f).string());
+  if (!sample_dir.empty() && fs::exists(fs::path(sample_dir) / "street_scene.pcd"))
+    files.push_back((fs::path(sample_dir) / "street_scene.pcd").string());
+  for (const auto& f : files) {
+    PointCloud c = load_cloud(f);
+    const std::string label =
+        fs::path(f).parent_path().filename().string() + "/" + fs::path(f).filename().string();
+    // Labels are padded in the log; keep them short enough to stay aligned.
+    cases.push_back({"real", label, double(c.size()), std::move(c), tolerance});
+  }
+  return cases;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::string compare(const ClusterResult& ref, const ClusterResult& r) {
+  if (r.labels == ref.labels) return "identical";
+  std::size_t diff = 0;
+  for (std::size_t i = 0; i < r.labels.size() && i < ref.labels.size(); ++i)
+    diff += r.labels[i] != ref.labels[i];
+  return "DIFFERENT: " + std::to_string(diff) + " labels differ; clusters " +
+         std::to_string(r.sizes.size()) + " vs " + std::to_string(ref.sizes.size());
+}
+
+BenchRow measure(const Case& c, ClusterMethod m, int warmup, int repeat,
+                 const ClusterResult* reference, ClusterResult* keep) {
+  BenchRow row{c.sweep, c.label, c.x, c.cloud.size(), c.tolerance, method_name(m)};
+  ClusterParams p;
+  p.tolerance = c.tolerance;
+  try {
+    for (int i = 0; i < warmup; ++i)
+      euclidean_cluster(c.cloud, p, m);
+    std::vector<double> totals;
+    std::vector<StageTimes> stages;
+    ClusterResult last;
+    for (int i = 0; i < std::max(repeat, 1); ++i) {
+      last = euclidean_cluster(c.cloud, p, m);
+      totals.push_back(last.total_ms);
+      stages.push_back(last.stages);
+    }
+    row.median_ms = median(totals);
+    row.min_ms = *std::min_element(totals.begin(), totals.end());
+    row.max_ms = *std::max_element(totals.begin(), totals.end());
+    row.clusters = last.sizes.size();
+    for (std::size_t s = 0; s < last.stages.size(); ++s) {
+      std::vector<double> v;
+      for (const auto& st : stages)
+        if (s < st.size()) v.push_back(st[s].second);
+      row.stages.emplace_back(last.stages[s].first, median(v));
+    }
+    row.agreement = reference ? compare(*reference, last) : "reference";
+    if (keep) *keep = std::move(last);
+  } catch (const std::exception& e) {
+    row.agreement = std::string("error: ") + e.what();
+  }
+  return row;
+}
+
+// `gpu` on points in page-locked memory.
+BenchRow measure_points(const Case& c, const Point3f* pts, int warmup, int repeat,
+                        const ClusterResult* reference) {
+  BenchRow row{c.sweep, c.label, c.x, c.cloud.size(), c.tolerance, "gpu[pinned]"};
+  ClusterParams p;
+  p.tolerance = c.tolerance;
+  try {
+    for (int i = 0; i < warmup; ++i)
+      euclidean_cluster(pts, c.cloud.size(), p, ClusterMethod::Gpu);
+    std::vector<double> totals;
+    ClusterResult last;
+    for (int i = 0; i < std::max(repeat, 1); ++i) {
+      last = euclidean_cluster(pts, c.cloud.size(), p, ClusterMethod::Gpu);
+      totals.push_back(last.total_ms);
+    }
+    row.median_ms = median(totals);
+    row.min_ms = *std::min_element(totals.begin(), totals.end());
+    row.max_ms = *std::max_element(totals.begin(), totals.end());
+    row.clusters = last.sizes.size();
+    row.stages = last.stages;
+    row.agreement = reference ? compare(*reference, last) : "reference";
+  } catch (const std::exception& e) {
+    row.agreement = std::string("error: ") + e.what();
+  }
+  return row;
+}
+
+int run_bench_cluster(const Args& a, std::ostream& out, const std::string& command_line) {
+  const std::string dir = a.get("out", "bench-cluster");
+  fs::create_directories(dir);
+  const int repeat = int(a.get_int("repeat", 5)), warmup = int(a.get_int("warmup", 1));
+  const int pcl_repeat = int(a.get_int("pcl-repeat", 1));
+  std::vector<ClusterMethod> methods;
+  if (a.has("methods")) {
+    std::istringstream ss(a.get("methods"));
+    for (std::string name; std::getline(ss, name, ',');) {
+      auto m = parse_cluster_method(name);
+      if (!m) throw UsageError("unknown method '" + name + "'");
+      methods.push_back(*m);
+    }
+  } else {
+    methods = all_cluster_methods();
+  }
+  if (!query_device().available) {
+    methods.erase(std::remove_if(methods.begin(), methods.end(), is_gpu_method), methods.end());
+    out << "no GPU (" << query_device().reason << "): measuring cpu only\n";
+  }
+  std::vector<Case> cases;
+  const std::string sweeps = a.get("sweeps", "size,clusters,degree,distance,real");
+  if (sweeps.find("real") != std::string::npos) {
+    auto real =
+        real_cases(a.get("data", ""), a.get("sample", ""), float(a.get_double("tolerance", 0.5)));
+    for (auto& c : real)
+      cases.push_back(std::move(c));
+  }
+  for (auto& c : synthetic_cases(a.flag("quick")))
+    if (sweeps.find(c.sweep) != std::string::npos) cases.push_back(std::move(c));
+  std::vector<BenchRow> rows;
+  const bool has_cpu =
+      std::find(methods.begin(), methods.end(), ClusterMethod::Cpu) != methods.end();
+  for (const auto& c : cases) {
+    ClusterResult reference;
+    const ClusterResult* ref = nullptr;
+    if (has_cpu) {
+      rows.push_back(measure(c, ClusterMethod::Cpu, 0, pcl_repeat, nullptr, &reference));
+      ref = rows.back().agreement == "reference" ? &reference : nullptr;
+      out << std::left << std::setw(9) << c.sweep << std::setw(30) << c.label << std::setw(15)
+          << "cpu" << std::right << std::fixed << std::setprecision(3) << std::setw(12)
+          << rows.back().median_ms << " ms\n"
+          << std::flush;
+    }
+    // `gpu` once more with the frame already in page-locked memory, as a sensor driver would
+    // deliver it: the same computation, only the upload differs.
+    if (c.sweep == "real" &&
+        std::find(methods.begin(), methods.end(), ClusterMethod::Gpu) != methods.end()) {
+      auto pinned = allocate_pinned_points(c.cloud.size());
+      std::copy(c.cloud.points.begin(), c.cloud.points.end(), pinned.get());
+      rows.push_back(measure_points(c, pinned.get(), warmup, repeat, ref));
+      out << std::left << std::setw(9) << c.sweep << std::setw(30) << c.label << std::setw(15)
+          << rows.back().method << std::right << std::setw(12) << rows.back().median_ms << " ms  "
+          << rows.back().agreement.substr(0, 80) << '\n';
+    }
+    for (auto m : methods) {
+      if (m == ClusterMethod::Cpu) continue;
+      rows.push_back(measure(c, m, warmup, repeat, ref, nullptr));
+      const auto& r = rows.back();
+      out << std::left << std::setw(9) << c.sweep << std::setw(30) << c.label << std::setw(15)
+          << r.method << std::right << std::setw(12) << r.median_ms << " ms  "
+          << r.agreement.substr(0, 80) << "  [";
+      for (const auto& [name, ms] : r.stages)
+        out << ' ' << name << ' ' << std::setprecision(3) << ms;
+      out << " ]\n" << std::flush;
+    }
+  }
+  write_bench_csv(dir + "/cluster.csv", rows);
+  std::ofstream md(dir + "/cluster.md");
+  md << bench_markdown(rows, "Euclidean clustering benchmark", describe_host(), command_line);
+  std::string why;
+  const auto pngs = plot_bench(rows, dir, &why);
+  out << "wrote " << dir << "/cluster.csv, " << dir << "/cluster.md";
+  for (const auto& p : pngs)
+    out << ", " << p;
+  out << '\n';
+  if (pngs.empty()) out << "plots: " << why << '\n';
+  return 0;
+}
+
+int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
+  const Args a(argv, {"quick"},
+               {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
+                "tolerance", "csv"});
+  a.expect_positionals(1, 1, "cumulus-cli bench cluster|plot [options]");
+  std::string command_line = "cumulus-cli bench";
+  for (const auto& s : argv)
+    command_line += " " + s;
+  const std::string what = a.positionals()[0];
+  if (what == "cluster") return run_bench_cluster(a, out, command_line);
+  if (what == "plot") {
+    if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
+    const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());
+    std::string why;
+    const auto pngs = plot_bench(read_bench_csv(a.get("csv")), dir.empty() ? "." : dir, &why);
+    if (pngs.empty()) throw Error("cannot plot: " + why);
+    for (const auto& p : pngs)
+      out << "wrote " << p << '\n';
+    return 0;
+  }
+  throw UsageError("bench: unknown benchmark '" + what + "' (cluster, plot)");
+}
+
+}  // namespace
+
+std::vector<Command> bench_commands() {
+  return {
+      {"bench", "benchmarks: every method and PCL in one process; CSV, Markdown, PNG plots",
+       "cumulus-cli bench cluster [--out DIR] [--data DIR] [--sample DIR] [--repeat N] [--warmup "
+       "N]\n"
+       "                          [--pcl-repeat N] [--methods a,b,...] [--sweeps "
+       "size,clusters,degree,distance,real]\n"
+       "                          [--tolerance T] [--quick]\n"
+       "  The clustering paper's sweeps (Table 2: size, cluster number, point degree, point\n"
+       "  distance; tolerance 1) and real frames from --data (KITTI, cuPCL, LiDAR pair) and\n"
+       "  --sample (sample_data) at --tolerance (default 0.5), for PCL and every GPU method.\n"
+       "  Each GPU run is compared with PCL's labels. Times are medians of --repeat runs (default\n"
+       "  5, after --warmup 1; PCL: --pcl-repeat 1) and include upload and download.\n"
+       "  Writes DIR/cluster.csv, DIR/cluster.md and one PNG per sweep (default DIR "
+       "bench-cluster).\n"
+       "cumulus-cli bench plot --csv FILE [--out DIR]\n"
+       "  Draws the PNG plots of a CSV written elsewhere (e.g. by a headless build on a GPU "
+       "host).\n",
+       run_bench}};
+}
+
+}  // namespace cumulus::cli

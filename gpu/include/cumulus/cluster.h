@@ -1,0 +1,78 @@
+#pragma once
+// Euclidean cluster extraction with PCL's semantics: two points are neighbours when their
+// squared distance is strictly below tolerance^2; clusters are the connected components;
+// clusters outside [min_size, max_size] are dropped whole. Every method returns the same
+// canonical result, so results compare with ==.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cumulus/point_cloud.h"
+#include "cumulus/timing.h"
+
+namespace cumulus {
+
+enum class ClusterMethod {
+  Cpu,          // PCL EuclideanClusterExtraction with a kd-tree: the reference
+  Gpu,          // ours: union-find over a voxel grid, no materialised graph (default with a GPU)
+  GpuVertexEs,  // the paper's vertex-based method (adjacency list + atomicMin), exhaustive search
+  GpuVertexRs,  //   ... voxel-grid range search (Algorithm 7)
+  GpuEdgeEs,    // the paper's edge-based method (edge list + atomicMin)
+  GpuEdgeRs,
+  GpuMatrixEs,  // the paper's matrix-based method (INITIAL_EC, BUILD_MATRIX, layers, UPDATE)
+  GpuMatrixRs,
+};
+
+struct ClusterParams {
+  float tolerance = 0.5f;  // metres
+  std::size_t min_size = 1;
+  std::size_t max_size = std::numeric_limits<std::int32_t>::max();
+};
+
+struct ClusterResult {
+  // One label per input point: the cluster's rank in `sizes`, or -1 for points in dropped
+  // clusters and for non-finite points.
+  std::vector<std::int32_t> labels;
+  // Sizes of the kept clusters, largest first; equal sizes ordered by their smallest point
+  // index (PCL leaves that order unspecified; a fixed order makes results comparable).
+  std::vector<std::size_t> sizes;
+  std::size_t non_finite = 0;        // points skipped because a coordinate is NaN or Inf
+  std::size_t dropped_clusters = 0;  // clusters outside [min_size, max_size]
+  std::string method;
+  StageTimes stages;    // per-stage times in ms (upload, grid, graph, labelling, download, ...)
+  double total_ms = 0;  // wall time of the whole call, transfers included
+};
+
+const char* method_name(ClusterMethod m);
+std::optional<ClusterMethod> parse_cluster_method(const std::string& name);
+const std::vector<ClusterMethod>& all_cluster_methods();
+bool is_gpu_method(ClusterMethod m);
+// The method used when none is named: `gpu` where a GPU is usable, else `cpu`.
+ClusterMethod default_cluster_method();
+
+// Throws InvalidArgument for a tolerance that is not a positive finite number or min > max.
+void validate(const ClusterParams& params);
+
+// Runs one method. GPU methods throw GpuError when no GPU can be used, or when the matrix
+// methods' adjacency matrix would not fit in GPU memory.
+ClusterResult euclidean_cluster(const PointCloud& cloud, const ClusterParams& params,
+                                ClusterMethod method);
+
+// The same for raw points. With `points` in page-locked memory (allocate_pinned_points) the
+// upload is a direct DMA, as for frames that a sensor driver writes into such buffers.
+ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
+                                ClusterMethod method);
+
+// Turns a component id per point (any ids; -1 for skipped points) into the canonical labels,
+// sizes and drop counts of a ClusterResult. Used by the CPU methods and as the host-side
+// reference for the GPU canonicalisation.
+void canonicalize(const std::vector<std::int32_t>& component, const ClusterParams& params,
+                  ClusterResult& result);
+
+// Brute-force O(n^2) clustering for tests on small clouds: an independent reference.
+ClusterResult cluster_brute_force(const PointCloud& cloud, const ClusterParams& params);
+
+}  // namespace cumulus

@@ -1,0 +1,106 @@
+#pragma once
+// Pieces shared by the GPU clustering methods: the distance test that matches PCL bit for bit,
+// the per-process workspace, stage timing, and the canonical relabelling on the device.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cuda/buffer.cuh"
+#include "cumulus/cluster.h"
+
+namespace cumulus::cluster_cuda {
+
+// PCL (FLANN's L2_Simple) sums (dx^2 + dy^2) + dz^2 in float without fused multiply-adds; the
+// explicit rounding intrinsics keep nvcc from contracting to FMA, so borderline pairs decide
+// exactly as on the CPU.
+__device__ __forceinline__ float dist2(float3 a, float3 b) {
+  const float dx = __fsub_rn(a.x, b.x), dy = __fsub_rn(a.y, b.y), dz = __fsub_rn(a.z, b.z);
+  return __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
+}
+
+__device__ __forceinline__ bool finite3(float3 p) {
+  return isfinite(p.x) && isfinite(p.y) && isfinite(p.z);
+}
+
+// Counts a warp's flags with one atomic instead of one per thread: a counter bumped by every
+// point serialises on one address otherwise. All 32 lanes must call it.
+__device__ __forceinline__ void warp_count(int* counter, bool flag) {
+  const unsigned votes = __ballot_sync(0xffffffffu, flag);
+  if ((threadIdx.x & 31) == 0 && votes) atomicAdd(counter, __popc(votes));
+}
+
+// Adds one point (index i) to component c with one atomic pair per distinct c in the warp:
+// the points of a warp are consecutive and mostly share their component. The lowest lane of a
+// group holds its smallest index. All 32 lanes must call it; c < 0 adds nothing.
+__device__ __forceinline__ void warp_add_to_component(int c, int i, int* count, int* minidx) {
+  const unsigned peers = __match_any_sync(0xffffffffu, c);
+  if (c >= 0 && int(threadIdx.x & 31) == __ffs(peers) - 1) {
+    atomicAdd(&count[c], __popc(peers));
+    atomicMin(&minidx[c], i);
+  }
+}
+
+// PCL squares the tolerance in double and hands FLANN a float.
+inline float squared_threshold(float tolerance) {
+  return float(double(tolerance) * double(tolerance));
+}
+
+// Records CUDA events between stages on one stream; times are read after the final sync.
+class StageClock {
+ public:
+  explicit StageClock(cudaStream_t s) : stream_(s) { mark(""); }
+  void mark(const std::string& stage_that_ended) {
+    events_.push_back(std::make_unique<cuda::Event>());
+    events_.back()->record(stream_);
+    names_.push_back(stage_that_ended);
+  }
+  void collect(StageTimes& out) const {
+    for (std::size_t i = 1; i < events_.size(); ++i)
+      out.emplace_back(names_[i], events_[i]->since(*events_[i - 1]));
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<std::unique_ptr<cuda::Event>> events_;
+  std::vector<std::string> names_;
+};
+
+enum Counter { kFinite = 0, kClusters, kBig, kKept, kCounters };
+
+// Device and pinned buffers reused across calls; one GPU job at a time holds the lock.
+struct Workspace {
+  cuda::Stream stream;
+  cuda::DeviceBuffer<float3> points;
+  cuda::DeviceBuffer<int> component;  // per point: component id, or -1 for skipped points
+  cuda::DeviceBuffer<int> counters;
+  // canonical relabelling
+  cuda::DeviceBuffer<int> count, minidx, rank, vals, sorted_vals, labels, sizes;
+  cuda::DeviceBuffer<unsigned> keys, sorted_keys;
+  cuda::DeviceBuffer<unsigned char> sort_temp;
+  std::size_t sort_temp_n = 0;
+  cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
+};
+
+std::mutex& workspace_mutex();
+Workspace& workspace();  // created on first use, under the lock
+
+void upload_points(Workspace& ws, const Point3f* points, std::size_t n);
+// Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
+// method has also filled ws.count (points per id) and ws.minidx (smallest point per id), and set
+// ws.keys to 0xFFFFFFFF and ws.vals to -1, in its own kernels (fewer launches).
+enum class CanonicalInput { Components, Counted };
+void reserve_canonical(Workspace& ws, std::size_t n);
+void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
+                            CanonicalInput input);
+// Copies labels and sizes back (two syncs) and fills `out`.
+void download_result(Workspace& ws, std::size_t n, ClusterResult& out);
+
+// The methods.
+void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock);
+void run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
+               StageClock& clock);
+
+}  // namespace cumulus::cluster_cuda

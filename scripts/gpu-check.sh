@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (through the device tool) with the headless build carried in .gpu/:
+#   .gpu/bin (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
+#   they need), .gpu/data (a copy of ../shared/data). Writes logs and benchmark output to $OUT.
+#   scripts/gpu-check.sh tests|sanitize|bench|all
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-/tmp/out}
+mkdir -p /opt/deps "$out"
+[ -d /opt/deps/lib ] || tar xJf "$root/.gpu/lib.tar.xz" -C /opt/deps
+export LD_LIBRARY_PATH=/opt/deps/lib:${LD_LIBRARY_PATH:-}
+export CUMULUS_DATA=$root/.gpu/data CUMULUS_SAMPLE_DIR=$root/sample_data
+bin=$root/.gpu/bin
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
+what=${1:-all}
+
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  for t in test_device test_cluster test_io test_data; do
+    "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
+  done
+fi
+
+if [ "$what" = sanitize ] || [ "$what" = all ]; then
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  "$bin/cumulus-cli" generate clusters --out /tmp/small.pcd --size 6000 --clusters 24 --degree 16 --distance 4 >/dev/null
+  for m in gpu gpu-vertex-es gpu-vertex-rs gpu-edge-es gpu-edge-rs gpu-matrix-es gpu-matrix-rs; do
+    for tool in memcheck racecheck synccheck initcheck; do
+      printf '%-14s %-10s ' "$m" "$tool"
+      "$cs" --tool $tool --error-exitcode 9 "$bin/cumulus-cli" cluster /tmp/small.pcd --tolerance 1 --min 2 --method $m \
+        > /tmp/san.log 2>&1
+      rc=$?
+      cat /tmp/san.log >> "$out/sanitize.log"
+      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|clusters from' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
+    done
+  done
+fi
+
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  "$bin/cumulus-cli" bench cluster --out "$out/bench" --data "$CUMULUS_DATA" --sample "$root/sample_data" \
+    ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log" | tail -80
+fi

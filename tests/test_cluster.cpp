@@ -1,0 +1,290 @@
+// Euclidean clustering: PCL (the reference) against a brute-force reference, the canonical
+// result, parameter checks, and every GPU method against PCL on real and generated clouds
+// (GPU tests skip where no GPU can be used).
+#include <QHash>
+
+#include <cmath>
+#include <map>
+
+#include "cumulus/cluster.h"
+#include "cumulus/cluster_export.h"
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/generate.h"
+#include "cumulus/io.h"
+#include "test_support.h"
+
+using namespace cumulus;
+
+namespace {
+
+PointCloud random_blobs(std::uint64_t seed, int n, bool with_nans) {
+  Random rng(seed);
+  PointCloud c;
+  for (int i = 0; i < n; ++i) {
+    const int blob = int(rng.uniform() * 12);
+    c.points.push_back({float(blob % 4 * 3 + rng.normal() * 0.4),
+                        float(blob / 4 * 3 + rng.normal() * 0.4), float(rng.normal() * 0.3)});
+    if (with_nans && i % 37 == 5) c.points.back().y = NAN;
+  }
+  c.width = std::uint32_t(n);
+  return c;
+}
+
+// Points on a line at exactly the tolerance apart, and a hair closer: PCL keeps only d < t.
+PointCloud boundary_line() {
+  PointCloud c;
+  c.points = {{0, 0, 0}, {0.5f, 0, 0}, {1.0f, 0, 0}, {1.4999f, 0, 0}, {3, 0, 0}};
+  c.width = 5;
+  return c;
+}
+
+std::string why_no_gpu() {
+  return "GPU test skipped: " + describe(query_device());
+}
+
+// PCL results cached per (file, tolerance): every GPU method is compared with the same one.
+const ClusterResult& pcl_reference(const QString& key, const PointCloud& cloud,
+                                   const ClusterParams& p) {
+  static std::map<std::string, ClusterResult> cache;
+  const std::string k = key.toStdString() + "@" + std::to_string(p.tolerance) + "/" +
+                        std::to_string(p.min_size) + "/" + std::to_string(p.max_size);
+  auto it = cache.find(k);
+  if (it == cache.end())
+    it = cache.emplace(k, euclidean_cluster(cloud, p, ClusterMethod::Cpu)).first;
+  return it->second;
+}
+
+PointCloud load_case(const QString& name) {
+  if (name.startsWith("generated:")) {
+    const auto parts = name.mid(10).split(',');
+    ClusterCloudParams p;
+    p.size = parts[0].toULong();
+    p.clusters = parts[1].toULong();
+    p.degree = parts[2].toULong();
+    p.point_distance = parts[3].toULong();
+    return generate_cluster_cloud(p);
+  }
+  if (name == "blobs-with-nans") return random_blobs(9, 3000, true);
+  if (name.startsWith("sample:"))
+    return load_cloud((test::sampleDir() + "/" + name.mid(7)).toStdString());
+  return load_cloud((test::sharedDataDir() + "/" + name).toStdString());
+}
+
+}  // namespace
+
+class TestCluster : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void pclMatchesBruteForce_data() {
+    QTest::addColumn<double>("tolerance");
+    QTest::addColumn<int>("min");
+    QTest::addColumn<int>("max");
+    QTest::addColumn<bool>("nans");
+    QTest::newRow("t0.3") << 0.3 << 1 << 1000000 << false;
+    QTest::newRow("t0.6 min5") << 0.6 << 5 << 1000000 << false;
+    QTest::newRow("t1.0 min2 max300") << 1.0 << 2 << 300 << true;
+    QTest::newRow("t2.5") << 2.5 << 1 << 1000000 << true;
+  }
+
+  void pclMatchesBruteForce() {
+    QFETCH(double, tolerance);
+    QFETCH(int, min);
+    QFETCH(int, max);
+    QFETCH(bool, nans);
+    const PointCloud c = random_blobs(3, 1500, nans);
+    ClusterParams p{float(tolerance), std::size_t(min), std::size_t(max)};
+    const ClusterResult pcl = euclidean_cluster(c, p, ClusterMethod::Cpu);
+    const ClusterResult brute = cluster_brute_force(c, p);
+    QCOMPARE(pcl.sizes, brute.sizes);
+    QVERIFY(pcl.labels == brute.labels);
+    QCOMPARE(pcl.non_finite, brute.non_finite);
+    QCOMPARE(pcl.dropped_clusters, brute.dropped_clusters);
+    QCOMPARE(pcl.method, std::string("cpu"));
+  }
+
+  void neighboursNeedStrictlyLessThanTolerance() {
+    const ClusterResult r = euclidean_cluster(boundary_line(), {0.5f, 1, 100}, ClusterMethod::Cpu);
+    // 0-0.5 and 0.5-1.0 are exactly 0.5 apart: not neighbours. 1.0-1.4999 are.
+    QCOMPARE(r.sizes, (std::vector<std::size_t>{2, 1, 1, 1}));
+    QCOMPARE(r.labels[2], r.labels[3]);
+    QVERIFY(r.labels[0] != r.labels[1]);
+  }
+
+  void canonicalOrderIsSizeThenFirstIndex() {
+    // Components: {0,3} size 2, {1} size 1, {2,4,5} size 3, {6} size 1.
+    ClusterResult r;
+    canonicalize({7, 1, 2, 7, 2, 2, 6, -1}, {1.0f, 1, 100}, r);
+    QCOMPARE(r.sizes, (std::vector<std::size_t>{3, 2, 1, 1}));
+    QCOMPARE(r.labels, (std::vector<std::int32_t>{1, 2, 0, 1, 0, 0, 3, -1}));
+    canonicalize({7, 1, 2, 7, 2, 2, 6, -1}, {1.0f, 2, 2}, r);
+    QCOMPARE(r.sizes, (std::vector<std::size_t>{2}));
+    QCOMPARE(r.labels, (std::vector<std::int32_t>{0, -1, -1, 0, -1, -1, -1, -1}));
+    QCOMPARE(r.dropped_clusters, std::size_t(3));
+  }
+
+  void badParametersAreRejected() {
+    const PointCloud c = random_blobs(1, 10, false);
+    for (float t : {0.0f, -1.0f, NAN, INFINITY})
+      QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                               euclidean_cluster(c, {t, 1, 10}, ClusterMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             euclidean_cluster(c, {1.0f, 10, 5}, ClusterMethod::Cpu));
+  }
+
+  void emptyAndAllNaNClouds() {
+    PointCloud empty;
+    QVERIFY(euclidean_cluster(empty, {}, ClusterMethod::Cpu).sizes.empty());
+    PointCloud nans;
+    nans.points.assign(5, {NAN, 0, 0});
+    const ClusterResult r = euclidean_cluster(nans, {}, ClusterMethod::Cpu);
+    QCOMPARE(r.non_finite, std::size_t(5));
+    QCOMPARE(r.labels, std::vector<std::int32_t>(5, -1));
+  }
+
+  void methodNamesRoundTrip() {
+    for (auto m : all_cluster_methods())
+      QCOMPARE(parse_cluster_method(method_name(m)), std::optional(m));
+    QVERIFY(!parse_cluster_method("gpu-fast").has_value());
+    QCOMPARE(all_cluster_methods().size(), std::size_t(8));
+  }
+
+  void gpuMethodsExplainWhenNoGpu() {
+    if (query_device().available) QSKIP("this machine has a GPU");
+    try {
+      euclidean_cluster(random_blobs(1, 10, false), {}, ClusterMethod::Gpu);
+      QFAIL("expected GpuError");
+    } catch (const GpuError& e) {
+      QVERIFY(QString(e.what()).contains("needs a GPU"));
+    }
+    QCOMPARE(default_cluster_method(), ClusterMethod::Cpu);
+  }
+
+  void generatorHasTheRequestedStructure() {
+    ClusterCloudParams p{4096, 16, 8, 4, 1.0f, 5};
+    const PointCloud c = generate_cluster_cloud(p);
+    const ClusterResult r = euclidean_cluster(c, {1.0f, 1, 1u << 30}, ClusterMethod::Cpu);
+    QCOMPARE(r.sizes.size(), std::size_t(16));
+    QCOMPARE(r.sizes.front(), std::size_t(256));
+    // Point distance 4: consecutive members of a cluster are 4 indices apart.
+    QCOMPARE(r.labels[0], r.labels[4]);
+    QVERIFY(r.labels[0] != r.labels[1]);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, generate_cluster_cloud({100, 10, 20, 1, 1.0f, 1}));
+  }
+
+  void exportsSummaryAndFiles() {
+    const PointCloud c = random_blobs(4, 800, false);
+    const ClusterResult r = euclidean_cluster(c, {0.8f, 3, 100000}, ClusterMethod::Cpu);
+    QTemporaryDir dir;
+    save_cluster_csv((dir.path() + "/c.csv").toStdString(), c, r);
+    const QList<QByteArray> lines = test::readAll(dir.path() + "/c.csv").trimmed().split('\n');
+    QCOMPARE(lines.size(), int(r.sizes.size()) + 1);
+    QVERIFY(lines[1].startsWith("0," + QByteArray::number(qulonglong(r.sizes[0])) + ","));
+    save_cluster_files((dir.path() + "/parts").toStdString(), c, r, "pcd");
+    QCOMPARE(load_cloud((dir.path() + "/parts/cluster_0000.pcd").toStdString()).size(), r.sizes[0]);
+    save_cloud((dir.path() + "/labelled.pcd").toStdString(), with_labels(c, r));
+    QVERIFY(load_cloud((dir.path() + "/labelled.pcd").toStdString()).labels == r.labels);
+  }
+
+  void pclOnRealFrame() {
+    CUMULUS_REQUIRE_DATA(path, "kitti/000000.bin");
+    const PointCloud c = load_cloud(path.toStdString());
+    const ClusterResult& r = pcl_reference("kitti/000000.bin", c, {0.5f, 1, 1u << 30});
+    std::size_t total = 0;
+    for (auto s : r.sizes)
+      total += s;
+    QCOMPARE(total, c.size());
+    QVERIFY(r.sizes.size() > 100);
+  }
+
+  // ---- every GPU method equals PCL ----------------------------------------------------------
+
+  void gpuEqualsPcl_data() {
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<double>("tolerance");
+    QTest::addColumn<int>("min");
+    QTest::addColumn<int>("max");
+    QTest::addColumn<int>("method");
+    const struct {
+      const char* input;
+      double tol;
+      int min, max;
+      bool needs_data;
+    } cases[] = {
+        {"kitti/000000.bin", 0.5, 1, 1 << 30, true},
+        {"kitti/000000.bin", 0.3, 10, 5000, true},
+        {"kitti/000001.bin", 1.0, 1, 1 << 30, true},
+        {"cupcl/sample.pcd", 0.5, 1, 1 << 30, true},
+        {"lidar-pair/251370668.pcd", 0.4, 5, 1 << 30, true},
+        {"sample:street_scene.pcd", 0.5, 20, 100000, false},
+        {"generated:65536,128,32,4", 1.0, 1, 1 << 30, false},
+        {"generated:65536,1024,16,1024", 1.0, 1, 1 << 30, false},
+        {"blobs-with-nans", 0.7, 3, 400, false},
+    };
+    for (const auto& c : cases) {
+      if (c.needs_data && (test::sharedDataDir().isEmpty() ||
+                           !QFileInfo::exists(test::sharedDataDir() + "/" + c.input)))
+        continue;
+      for (auto m : all_cluster_methods()) {
+        if (!is_gpu_method(m)) continue;
+        const QString row = QString("%1 t=%2 [%3,%4] %5")
+                                .arg(c.input)
+                                .arg(c.tol)
+                                .arg(c.min)
+                                .arg(c.max)
+                                .arg(method_name(m));
+        QTest::newRow(qPrintable(row)) << QString(c.input) << c.tol << c.min << c.max << int(m);
+      }
+    }
+  }
+
+  void gpuEqualsPcl() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    QFETCH(QString, input);
+    QFETCH(double, tolerance);
+    QFETCH(int, min);
+    QFETCH(int, max);
+    QFETCH(int, method);
+    static QHash<QString, std::shared_ptr<PointCloud>> clouds;
+    if (!clouds.contains(input)) clouds[input] = std::make_shared<PointCloud>(load_case(input));
+    const PointCloud& c = *clouds[input];
+    const ClusterParams p{float(tolerance), std::size_t(min), std::size_t(max)};
+    const ClusterResult& ref = pcl_reference(input, c, p);
+    const ClusterResult r = euclidean_cluster(c, p, ClusterMethod(method));
+    QCOMPARE(r.method, std::string(method_name(ClusterMethod(method))));
+    QCOMPARE(r.non_finite, ref.non_finite);
+    QCOMPARE(r.sizes, ref.sizes);
+    QCOMPARE(r.dropped_clusters, ref.dropped_clusters);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < r.labels.size(); ++i)
+      differ += r.labels[i] != ref.labels[i];
+    QVERIFY2(differ == 0, qPrintable(QString("%1 labels differ from PCL").arg(differ)));
+    QVERIFY(!r.stages.empty());
+  }
+
+  void gpuRepeatedRunsAreStable() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    const PointCloud c = load_case("generated:65536,128,32,4");
+    const ClusterResult first = euclidean_cluster(c, {1.0f, 1, 1u << 30}, ClusterMethod::Gpu);
+    for (int i = 0; i < 20; ++i)
+      QVERIFY(euclidean_cluster(c, {1.0f, 1, 1u << 30}, ClusterMethod::Gpu).labels == first.labels);
+    // Different sizes in a row reuse and grow the buffers.
+    const PointCloud small = random_blobs(2, 100, true);
+    QVERIFY(euclidean_cluster(small, {0.5f, 1, 100}, ClusterMethod::Gpu).labels ==
+            euclidean_cluster(small, {0.5f, 1, 100}, ClusterMethod::Cpu).labels);
+    PointCloud empty;
+    QVERIFY(euclidean_cluster(empty, {}, ClusterMethod::Gpu).labels.empty());
+  }
+
+  void gpuBoundaryPairsDecideLikePcl() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    for (auto m : all_cluster_methods())
+      QVERIFY2(euclidean_cluster(boundary_line(), {0.5f, 1, 100}, m).labels ==
+                   euclidean_cluster(boundary_line(), {0.5f, 1, 100}, ClusterMethod::Cpu).labels,
+               method_name(m));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCluster)
+#include "test_cluster.moc"
