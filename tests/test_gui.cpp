@@ -6,7 +6,13 @@
 #include <QSignalSpy>
 #include <QSurfaceFormat>
 
+#include <QDoubleSpinBox>
+
+#include "cluster_panel.h"
 #include "colormap.h"
+#include "cumulus/cluster.h"
+#include "cumulus/device.h"
+#include "cumulus/error.h"
 #include "cumulus/generate.h"
 #include "depth_view.h"
 #include "main_window.h"
@@ -220,6 +226,59 @@ class TestGui : public QObject {
     QVERIFY(bad.waitForFinished(60000));
     QVERIFY(bad.exitCode() != 0);
     QVERIFY(bad.readAllStandardError().contains("missing.pcd"));
+  }
+
+  void clusteringPanelRunsLiveOffTheUiThread() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    auto* panel = w.clusterPanel();
+    panel->setMethod(ClusterMethod::Cpu);
+    panel->setParams({0.5f, 20, 1000000});
+    QSignalSpy done(&w, &app::MainWindow::clusteringFinished);
+    w.runClustering();
+    QVERIFY(w.clusteringBusy());  // the UI thread is free while PCL runs
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    QVERIFY(done.at(0).at(0).toBool());
+    const auto result = w.document()->at(0).clusters;
+    QVERIFY(result);
+    const ClusterResult direct =
+        euclidean_cluster(*w.document()->at(0).cloud, {0.5f, 20, 1000000}, ClusterMethod::Cpu);
+    QCOMPARE(result->sizes, direct.sizes);
+    QVERIFY(result->labels == direct.labels);
+    // Editing a value re-runs by itself (debounced).
+    auto* tolerance = panel->findChild<QDoubleSpinBox*>();
+    QVERIFY(tolerance);
+    tolerance->setValue(0.9);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 60000);
+    QVERIFY(w.document()->at(0).clusters->sizes != result->sizes);
+    // Selecting a cluster draws its box; the coloured view shows the cluster colours.
+    emit panel->clusterSelected(0);
+    QVERIFY(w.cloudView()->boxVisible());
+    emit panel->clusterSelected(-1);
+    QVERIFY(!w.cloudView()->boxVisible());
+  }
+
+  void clusteringErrorsKeepTheData() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
+    QSignalSpy done(&w, &app::MainWindow::clusteringFinished);
+    w.clusterPanel()->setParams({0.01f, 1, 100});
+    if (!query_device().available) {
+      // GPU methods are disabled in the panel; ask the engine directly for the message.
+      QVERIFY_THROWS_EXCEPTION(
+          GpuError, euclidean_cluster(*w.document()->at(0).cloud, {}, ClusterMethod::Gpu));
+      QCOMPARE(w.clusterPanel()->method(), ClusterMethod::Cpu);
+    }
+    w.runClustering();
+    w.cancelClustering();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.clusteringBusy(), 60000);
+    QCOMPARE(done.count(), 1);
+    QVERIFY(!done.at(0).at(0).toBool());  // cancelled: result dropped
+    QVERIFY(!w.document()->at(0).clusters);
+    QCOMPARE(w.document()->count(), 1);
   }
 
   void runningGuiMapsNoQt5() {

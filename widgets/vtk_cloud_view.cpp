@@ -16,6 +16,7 @@
 #include <vtkImageData.h>
 #include <vtkInteractorStyleTrackballCamera.h>
 #include <vtkOpenGLState.h>
+#include <vtkOutlineSource.h>
 #include <vtkPointData.h>
 #include <vtkPointPicker.h>
 #include <vtkPoints.h>
@@ -91,6 +92,14 @@ VtkCloudView::VtkCloudView(QWidget* parent) : QOpenGLWidget(parent) {
   pick_actor_->GetProperty()->SetRenderPointsAsSpheres(true);
   pick_actor_->VisibilityOff();
   renderer_->AddActor(pick_actor_);
+
+  vtkNew<vtkPolyDataMapper> box_mapper;
+  box_mapper->SetInputConnection(box_source_->GetOutputPort());
+  box_actor_->SetMapper(box_mapper);
+  box_actor_->GetProperty()->SetColor(1.0, 0.85, 0.2);
+  box_actor_->GetProperty()->SetLineWidth(2);
+  box_actor_->VisibilityOff();
+  renderer_->AddActor(box_actor_);
 
   axes_->SetVisibility(true);
   axes_->SetAxisLabels(false);  // captions scale with the scene and swamp small clouds
@@ -170,6 +179,7 @@ void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_
   cloud_ = std::move(cloud);
   picked_ = -1;
   pick_actor_->VisibilityOff();
+  box_actor_->VisibilityOff();
   if (!cloud_ || cloud_->empty()) {
     clearCloud();
     return;
@@ -205,6 +215,7 @@ void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_
 void VtkCloudView::clearCloud() {
   cloud_.reset();
   picked_ = -1;
+  box_actor_->VisibilityOff();
   actor_->VisibilityOff();
   pick_actor_->VisibilityOff();
   update();
@@ -315,6 +326,20 @@ void VtkCloudView::setPickedPoint(qint64 index) {
   update();
 }
 
+void VtkCloudView::setBox(const double* bounds) {
+  if (!bounds) {
+    box_actor_->VisibilityOff();
+  } else {
+    box_source_->SetBounds(bounds[0], bounds[1], bounds[2], bounds[3], bounds[4], bounds[5]);
+    box_actor_->VisibilityOn();
+  }
+  update();
+}
+
+bool VtkCloudView::boxVisible() const {
+  return box_actor_->GetVisibility() != 0;
+}
+
 QImage VtkCloudView::renderImage(int width, int height) {
   if (width <= 0 || height <= 0 || width > 16384 || height > 16384) return {};
   // A separate off-screen window with its own renderer shares our actors and camera, so the
@@ -342,9 +367,16 @@ QImage VtkCloudView::renderImage(int width, int height) {
   axes->SetTotalLength(len);
   axes->SetAxisLabels(false);
   axes->SetVisibility(axes_->GetVisibility());
+  vtkNew<vtkPolyDataMapper> box_mapper;
+  vtkNew<vtkActor> box;
+  box_mapper->SetInputConnection(box_source_->GetOutputPort());
+  box->SetMapper(box_mapper);
+  box->GetProperty()->DeepCopy(box_actor_->GetProperty());
+  box->SetVisibility(box_actor_->GetVisibility());
   ren->AddActor(actor);
   ren->AddActor(pick_actor);
   ren->AddActor(axes);
+  ren->AddActor(box);
   vtkNew<vtkCamera> cam;
   cam->DeepCopy(renderer_->GetActiveCamera());
   ren->SetActiveCamera(cam);

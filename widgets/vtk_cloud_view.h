@@ -19,6 +19,7 @@ class vtkAxesActor;
 class vtkGenericOpenGLRenderWindow;
 class vtkGenericRenderWindowInteractor;
 class vtkObject;
+class vtkOutlineSource;
 class vtkPolyData;
 class vtkPolyDataMapper;
 class vtkRenderer;
@@ -55,6 +56,11 @@ class VtkCloudView : public QOpenGLWidget {
   void setPickedPoint(qint64 index);
   qint64 pickedPoint() const { return picked_; }
 
+  // A wireframe box (local coordinates, xmin xmax ymin ymax zmin zmax), e.g. around a selected
+  // cluster; nullptr hides it.
+  void setBox(const double* bounds);
+  bool boxVisible() const;
+
   // Renders the current scene with the current camera at any resolution, off screen.
   QImage renderImage(int width, int height);
 
@@ -89,6 +95,8 @@ class VtkCloudView : public QOpenGLWidget {
   vtkNew<vtkPolyDataMapper> mapper_;
   vtkNew<vtkActor> actor_;
   vtkNew<vtkAxesActor> axes_;
+  vtkNew<vtkOutlineSource> box_source_;
+  vtkNew<vtkActor> box_actor_;
   vtkNew<vtkPolyData> pick_poly_;
   vtkNew<vtkActor> pick_actor_;
   std::shared_ptr<const PointCloud> cloud_;

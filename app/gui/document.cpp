@@ -99,6 +99,19 @@ void DocumentModel::remove(int row) {
   endRemoveRows();
 }
 
+void DocumentModel::setClusters(int row, std::shared_ptr<const ClusterResult> result) {
+  if (row < 0 || row >= count()) return;
+  datasets_[std::size_t(row)].clusters = std::move(result);
+  emit dataChanged(index(row), index(row));
+  emit clustersChanged(row);
+}
+
+int DocumentModel::findCloud(const PointCloud* cloud) const {
+  for (int i = 0; i < count(); ++i)
+    if (at(i).cloud.get() == cloud) return i;
+  return -1;
+}
+
 int DocumentModel::findPath(const QString& path) const {
   const QString canonical = QFileInfo(path).absoluteFilePath();
   for (int i = 0; i < count(); ++i)

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "cumulus/cluster.h"
 #include "cumulus/depth_image.h"
 #include "cumulus/point_cloud.h"
 
@@ -16,6 +17,7 @@ struct Dataset {
   QString path;                             // file it came from; empty for derived datasets
   std::shared_ptr<const PointCloud> cloud;  // exactly one of cloud and depth is set
   std::shared_ptr<const DepthImage> depth;
+  std::shared_ptr<const ClusterResult> clusters;  // latest clustering of `cloud`, if any
 
   bool isCloud() const { return cloud != nullptr; }
   // A few lines describing the dataset (size, fields, bounds or depth range), as HTML.
@@ -34,10 +36,16 @@ class DocumentModel : public QAbstractListModel {
   // Adds a dataset, making its name unique; returns its row.
   int add(Dataset dataset);
   void remove(int row);
+  void setClusters(int row, std::shared_ptr<const ClusterResult> result);
+  // Row of the dataset holding this cloud, or -1 (it may have been closed meanwhile).
+  int findCloud(const PointCloud* cloud) const;
   const Dataset& at(int row) const { return datasets_.at(std::size_t(row)); }
   int count() const { return int(datasets_.size()); }
   // Row of the dataset loaded from `path`, or -1.
   int findPath(const QString& path) const;
+
+ signals:
+  void clustersChanged(int row);
 
  private:
   std::vector<Dataset> datasets_;

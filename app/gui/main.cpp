@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "cluster_panel.h"
 #include "cumulus/depth_image.h"
 #include "cumulus/error.h"
 #include "main_window.h"
@@ -66,9 +67,12 @@ int main(int argc, char** argv) {
       "Metres per unit of 16-bit depth images: kitti, tum, mm, velodyne or a number "
       "(default: the last one chosen, else mm).",
       "S");
+  QCommandLineOption cluster(
+      "cluster", "Cluster the opened cloud with tolerance T (metres) and colour it by cluster.",
+      "T");
   QCommandLineOption quit_after("quit-after", "Quit after MS milliseconds (scripted checks).",
                                 "MS");
-  parser.addOptions({shot, shot_window, size, scale, quit_after});
+  parser.addOptions({shot, shot_window, size, scale, cluster, quit_after});
   parser.addPositionalArgument(
       "files", "Clouds (.pcd .ply .bin .xyz .txt .csv) and depth images (.png .tif).",
       "[FILES...]");
@@ -106,6 +110,23 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cumulus: nothing to render\n");
       return 1;
     }
+    if (parser.isSet(cluster)) {
+      cumulus::ClusterParams p = window.clusterPanel()->params();
+      p.tolerance = parser.value(cluster).toFloat();
+      window.clusterPanel()->setParams(p);
+      bool finished = false, ok = false;
+      QObject::connect(&window, &cumulus::app::MainWindow::clusteringFinished, [&](bool good) {
+        finished = true;
+        ok = good;
+      });
+      window.runClustering();
+      while (!finished)
+        app.processEvents(QEventLoop::AllEvents, 50);
+      if (!ok) {
+        std::fprintf(stderr, "cumulus: clustering failed\n");
+        return 1;
+      }
+    }
     // Let the window map and paint once so the view has its final layout and camera.
     QElapsedTimer t;
     t.start();
@@ -130,6 +151,13 @@ int main(int argc, char** argv) {
 
   window.show();
   if (!files.isEmpty()) window.openFiles(files, depth_scale);
+  if (parser.isSet(cluster)) {
+    cumulus::ClusterParams p = window.clusterPanel()->params();
+    p.tolerance = parser.value(cluster).toFloat();
+    window.clusterPanel()->setParams(p);
+    QObject::connect(&window, &cumulus::app::MainWindow::loadingFinished, &window,
+                     &cumulus::app::MainWindow::runClustering, Qt::SingleShotConnection);
+  }
   if (parser.isSet(quit_after))
     QTimer::singleShot(parser.value(quit_after).toInt(), &app, &QApplication::quit);
   return app.exec();

@@ -24,11 +24,14 @@
 #include <QSpinBox>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "cluster_panel.h"
+#include "colormap.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/io.h"
@@ -146,6 +149,201 @@ void MainWindow::buildDocks() {
   info_dock->setObjectName("properties");
   info_dock->setWidget(panel);
   addDockWidget(Qt::LeftDockWidgetArea, info_dock);
+
+  cluster_panel_ = new ui::ClusterPanel(this);
+  const DeviceInfo dev = query_device();
+  cluster_panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
+  cluster_panel_->setMethod(default_cluster_method());
+  auto* cluster_dock = new QDockWidget(tr("Euclidean Clustering"), this);
+  cluster_dock->setObjectName("clustering");
+  cluster_dock->setWidget(cluster_panel_);
+  addDockWidget(Qt::RightDockWidgetArea, cluster_dock);
+  // Parameter edits re-run after a short pause, so dragging a spin box does not queue a job
+  // per step.
+  cluster_debounce_ = new QTimer(this);
+  cluster_debounce_->setSingleShot(true);
+  cluster_debounce_->setInterval(250);
+  connect(cluster_debounce_, &QTimer::timeout, this, &MainWindow::runClustering);
+  connect(cluster_panel_, &ui::ClusterPanel::parametersChanged, this, [this] {
+    if (cluster_panel_->live()) cluster_debounce_->start();
+  });
+  connect(cluster_panel_, &ui::ClusterPanel::runRequested, this, &MainWindow::runClustering);
+  connect(cluster_panel_, &ui::ClusterPanel::cancelRequested, this, &MainWindow::cancelClustering);
+  connect(cluster_panel_, &ui::ClusterPanel::clusterSelected, this, &MainWindow::selectCluster);
+  connect(cluster_panel_, &ui::ClusterPanel::exportLabelsRequested, this,
+          &MainWindow::exportClusterLabels);
+  connect(cluster_panel_, &ui::ClusterPanel::exportFilesRequested, this,
+          &MainWindow::exportClusterFiles);
+  connect(cluster_panel_, &ui::ClusterPanel::exportCsvRequested, this,
+          &MainWindow::exportClusterCsv);
+}
+
+namespace {
+
+ClusterJob run_cluster_job(std::shared_ptr<const PointCloud> cloud, ClusterParams params,
+                           ClusterMethod method, quint64 generation) {
+  ClusterJob job;
+  job.cloud = cloud;
+  job.generation = generation;
+  try {
+    auto result = std::make_shared<ClusterResult>(euclidean_cluster(*cloud, params, method));
+    job.summary = summarize_clusters(*cloud, *result);
+    job.result = std::move(result);
+  } catch (const std::exception& e) {
+    job.error = QString::fromStdString(e.what());
+  }
+  return job;
+}
+
+constexpr int kClusterColourMode = 100;  // colour-combo entry handled here, not by the view
+
+}  // namespace
+
+void MainWindow::runClustering() {
+  cluster_debounce_->stop();
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).isCloud()) {
+    cluster_panel_->setError(tr("Select a point cloud to cluster."));
+    return;
+  }
+  if (cluster_watcher_) {
+    // A job cannot be interrupted; let it finish unseen and start again with the new values.
+    ++cluster_generation_;
+    cluster_rerun_ = true;
+    return;
+  }
+  cluster_rerun_ = false;
+  cluster_watcher_ = new QFutureWatcher<ClusterJob>(this);
+  connect(cluster_watcher_, &QFutureWatcher<ClusterJob>::finished, this,
+          &MainWindow::onClusterFinished);
+  cluster_panel_->setBusy(true);
+  cluster_watcher_->setFuture(QtConcurrent::run(run_cluster_job, document_->at(row).cloud,
+                                                cluster_panel_->params(), cluster_panel_->method(),
+                                                ++cluster_generation_));
+}
+
+void MainWindow::cancelClustering() {
+  ++cluster_generation_;  // the running job's result will be dropped
+  cluster_rerun_ = false;
+  cluster_panel_->setBusy(false);
+  cluster_panel_->setError(tr("Cancelled."));
+}
+
+void MainWindow::onClusterFinished() {
+  const ClusterJob job = cluster_watcher_->result();
+  cluster_watcher_->deleteLater();
+  cluster_watcher_ = nullptr;
+  const bool current = job.generation == cluster_generation_;
+  if (current && !job.error.isEmpty()) {
+    cluster_panel_->setError(job.error);
+    statusBar()->showMessage(job.error, 8000);
+  } else if (current) {
+    const int row = document_->findCloud(job.cloud.get());
+    if (row >= 0) {
+      document_->setClusters(row, job.result);
+      if (row == currentRow()) {
+        selected_cluster_ = -1;
+        cloud_view_->setBox(nullptr);
+        cluster_panel_->setResult(job.result, job.summary);
+        color_combo_->setCurrentIndex(color_combo_->findData(kClusterColourMode));
+        applyClusterColours();
+      }
+    }
+  }
+  if (cluster_rerun_) runClustering();
+  emit clusteringFinished(current && job.error.isEmpty());
+}
+
+void MainWindow::applyClusterColours() {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).isCloud() || !document_->at(row).clusters) return;
+  if (color_combo_->currentData().toInt() != kClusterColourMode) return;
+  const auto& labels = document_->at(row).clusters->labels;
+  std::vector<Rgb8> colours(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    Rgb8 c = ui::label_color(labels[i]);
+    if (selected_cluster_ >= 0 && labels[i] != selected_cluster_)  // dim the others
+      c = {std::uint8_t(40 + c.r / 5), std::uint8_t(40 + c.g / 5), std::uint8_t(40 + c.b / 5)};
+    colours[i] = c;
+  }
+  cloud_view_->setColors(colours);
+}
+
+void MainWindow::selectCluster(int id) {
+  const int row = currentRow();
+  selected_cluster_ = id;
+  if (row < 0 || !document_->at(row).isCloud() || !document_->at(row).clusters) return;
+  const auto& d = document_->at(row);
+  if (color_combo_->currentData().toInt() != kClusterColourMode)
+    color_combo_->setCurrentIndex(color_combo_->findData(kClusterColourMode));
+  applyClusterColours();
+  if (id < 0 || std::size_t(id) >= d.clusters->sizes.size()) {
+    cloud_view_->setBox(nullptr);
+    return;
+  }
+  double b[6] = {1e300, -1e300, 1e300, -1e300, 1e300, -1e300};
+  for (std::size_t i = 0; i < d.cloud->size(); ++i) {
+    if (d.clusters->labels[i] != id) continue;
+    const auto& p = d.cloud->points[i];
+    b[0] = std::min(b[0], double(p.x)), b[1] = std::max(b[1], double(p.x));
+    b[2] = std::min(b[2], double(p.y)), b[3] = std::max(b[3], double(p.y));
+    b[4] = std::min(b[4], double(p.z)), b[5] = std::max(b[5], double(p.z));
+  }
+  cloud_view_->setBox(b);
+  statusBar()->showMessage(tr("Cluster %1: %L2 points, %3 x %4 x %5 m")
+                               .arg(id)
+                               .arg(qulonglong(d.clusters->sizes[std::size_t(id)]))
+                               .arg(b[1] - b[0], 0, 'f', 2)
+                               .arg(b[3] - b[2], 0, 'f', 2)
+                               .arg(b[5] - b[4], 0, 'f', 2));
+}
+
+void MainWindow::exportClusterLabels() {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).clusters) return;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Save cloud with cluster labels"), last_dir_ + "/clusters.pcd",
+      tr("PCD (*.pcd);;PLY (*.ply);;Text (*.xyz *.csv)"));
+  if (path.isEmpty()) return;
+  try {
+    save_cloud(path.toStdString(),
+               with_labels(*document_->at(row).cloud, *document_->at(row).clusters));
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::exportClusterFiles() {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).clusters) return;
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, tr("Folder for one file per cluster"), last_dir_);
+  if (dir.isEmpty()) return;
+  try {
+    save_cluster_files(dir.toStdString(), *document_->at(row).cloud, *document_->at(row).clusters,
+                       "pcd");
+    statusBar()->showMessage(tr("Wrote %L1 cluster files to %2")
+                                 .arg(qulonglong(document_->at(row).clusters->sizes.size()))
+                                 .arg(dir),
+                             5000);
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::exportClusterCsv() {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).clusters) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save cluster summary"),
+                                                    last_dir_ + "/clusters.csv", tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  try {
+    save_cluster_csv(path.toStdString(), *document_->at(row).cloud, *document_->at(row).clusters);
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+  }
 }
 
 void MainWindow::buildActions() {
@@ -208,8 +406,13 @@ void MainWindow::buildActions() {
   color_combo_->addItem(tr("Intensity"), int(ui::ColorMode::Intensity));
   color_combo_->addItem(tr("RGB"), int(ui::ColorMode::Rgb));
   color_combo_->addItem(tr("Label"), int(ui::ColorMode::Label));
+  color_combo_->addItem(tr("Clusters"), kClusterColourMode);
   connect(color_combo_, &QComboBox::currentIndexChanged, this, [this](int i) {
-    cloud_view_->setColorMode(ui::ColorMode(color_combo_->itemData(i).toInt()));
+    const int mode = color_combo_->itemData(i).toInt();
+    if (mode == kClusterColourMode)
+      applyClusterColours();
+    else
+      cloud_view_->setColorMode(ui::ColorMode(mode));
   });
   bar->addWidget(color_combo_);
   bar->addWidget(new QLabel(tr("  Point size: "), bar));
@@ -421,6 +624,14 @@ void MainWindow::onPointPicked(qint64 index) {
   if (c.has_rgb()) {
     const auto col = c.rgb[std::size_t(index)];
     text += tr("<br>rgb %1 %2 %3").arg(col.r).arg(col.g).arg(col.b);
+  }
+  if (const auto& r = document_->at(row).clusters; r && std::size_t(index) < r->labels.size()) {
+    const int id = r->labels[std::size_t(index)];
+    text += tr("<br>cluster %1").arg(id);
+    if (id >= 0) {
+      cluster_panel_->selectCluster(id);
+      selectCluster(id);
+    }
   }
   pick_label_->setText(text);
   statusBar()->showMessage(tr("Picked point #%L1 (%2, %3, %4)")

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "cumulus/cluster_export.h"
 #include "document.h"
 
 class QAction;
@@ -17,13 +18,24 @@ class QMenu;
 class QProgressBar;
 class QStackedWidget;
 class QToolButton;
+class QTimer;
 
 namespace cumulus::ui {
 class VtkCloudView;
 class DepthView;
+class ClusterPanel;
 }  // namespace cumulus::ui
 
 namespace cumulus::app {
+
+// What a background clustering job hands back to the UI thread.
+struct ClusterJob {
+  std::shared_ptr<const PointCloud> cloud;
+  std::shared_ptr<const ClusterResult> result;
+  std::vector<ClusterSummary> summary;
+  QString error;
+  quint64 generation = 0;
+};
 
 // What a background load hands back to the UI thread.
 struct LoadResult {
@@ -42,6 +54,12 @@ class MainWindow : public QMainWindow {
   DocumentModel* document() const { return document_; }
   ui::VtkCloudView* cloudView() const { return cloud_view_; }
   ui::DepthView* depthView() const { return depth_view_; }
+  ui::ClusterPanel* clusterPanel() const { return cluster_panel_; }
+  // Starts clustering the current cloud with the panel's parameters (a running job is
+  // superseded: its result is dropped and the new one starts when it ends).
+  void runClustering();
+  void cancelClustering();
+  bool clusteringBusy() const { return cluster_watcher_ != nullptr; }
   int currentRow() const;
   void setCurrentRow(int row);
 
@@ -63,6 +81,7 @@ class MainWindow : public QMainWindow {
   void datasetOpened(int row);
   void errorReported(const QString& message);
   void loadingFinished();
+  void clusteringFinished(bool ok);
 
  protected:
   void closeEvent(QCloseEvent* e) override;
@@ -87,6 +106,12 @@ class MainWindow : public QMainWindow {
   void closeCurrent();
   void depthToCloudDialog(bool lidar);
   void cloudToRangeImageDialog();
+  void onClusterFinished();
+  void applyClusterColours();
+  void selectCluster(int id);
+  void exportClusterLabels();
+  void exportClusterFiles();
+  void exportClusterCsv();
   void restoreSettings();
   void saveSettings() const;
 
@@ -106,6 +131,12 @@ class MainWindow : public QMainWindow {
   QAction* axes_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
   QList<QFutureWatcher<LoadResult>*> pending_;
+  ui::ClusterPanel* cluster_panel_ = nullptr;
+  QTimer* cluster_debounce_ = nullptr;
+  QFutureWatcher<ClusterJob>* cluster_watcher_ = nullptr;
+  quint64 cluster_generation_ = 0;
+  bool cluster_rerun_ = false;
+  int selected_cluster_ = -1;
   QString last_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");
 };

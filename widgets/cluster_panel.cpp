@@ -1,0 +1,296 @@
+#include "cluster_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "colormap.h"
+
+namespace cumulus::ui {
+
+// Cluster sizes in powers of two (1, 2-3, 4-7, ...), as bars.
+class SizeHistogram : public QWidget {
+ public:
+  using QWidget::QWidget;
+  void setSizes(const std::vector<std::size_t>& sizes) {
+    bins_.clear();
+    for (auto s : sizes) {
+      const std::size_t b = std::size_t(std::floor(std::log2(double(std::max<std::size_t>(s, 1)))));
+      if (bins_.size() <= b) bins_.resize(b + 1, 0);
+      ++bins_[b];
+    }
+    update();
+  }
+  QSize sizeHint() const override { return {260, 110}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    if (bins_.empty()) {
+      p.drawText(rect(), Qt::AlignCenter, tr("no clusters"));
+      return;
+    }
+    const int n = int(bins_.size());
+    const double top = double(*std::max_element(bins_.begin(), bins_.end()));
+    const double w = double(width() - 10) / n, h = height() - 30;
+    for (int i = 0; i < n; ++i) {
+      const double bh = bins_[std::size_t(i)]
+                            ? std::max(2.0, h * std::log1p(bins_[std::size_t(i)]) / std::log1p(top))
+                            : 0;
+      const Rgb8 c = turbo(0.15 + 0.8 * i / std::max(1, n - 1));
+      p.fillRect(QRectF(5 + i * w + 1, 12 + h - bh, w - 2, bh), QColor(c.r, c.g, c.b));
+      p.setPen(palette().text().color());
+      if (bins_[std::size_t(i)])
+        p.drawText(QRectF(5 + i * w, 12 + h - bh - 12, w, 12), Qt::AlignHCenter | Qt::AlignBottom,
+                   QString::number(bins_[std::size_t(i)]));
+      // Label every k-th bin so that the numbers never overlap.
+      const int k = std::max(1, int(std::ceil(44.0 / w)));
+      if (i % k == 0)
+        p.drawText(QRectF(5 + i * w - 20, height() - 16, w + 40, 14), Qt::AlignHCenter,
+                   QString::number(1ull << i));
+    }
+  }
+
+ private:
+  std::vector<int> bins_;
+};
+
+ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
+  auto* lay = new QVBoxLayout(this);
+  auto* form = new QFormLayout;
+  method_ = new QComboBox(this);
+  for (auto m : all_cluster_methods())
+    method_->addItem(QString::fromUtf8(method_name(m)), int(m));
+  method_->setToolTip(
+      tr("cpu: PCL's EuclideanClusterExtraction (reference)\n"
+         "gpu: union-find over a voxel grid (ours, fastest)\n"
+         "gpu-vertex/edge/matrix-es/rs: the paper's methods with exhaustive (es)\n"
+         "or voxel-grid range search (rs)"));
+  tolerance_ = new QDoubleSpinBox(this);
+  tolerance_->setDecimals(3);
+  tolerance_->setRange(0.001, 1000);
+  tolerance_->setSingleStep(0.05);
+  tolerance_->setValue(0.5);
+  tolerance_->setSuffix(tr(" m"));
+  tolerance_->setToolTip(tr("Points closer than this (strictly) belong to the same cluster"));
+  min_ = new QSpinBox(this);
+  max_ = new QSpinBox(this);
+  min_->setRange(1, std::numeric_limits<int>::max());
+  max_->setRange(1, std::numeric_limits<int>::max());
+  min_->setValue(1);
+  max_->setValue(std::numeric_limits<int>::max());
+  min_->setToolTip(tr("Clusters with fewer points are dropped whole (label -1)"));
+  max_->setToolTip(tr("Clusters with more points are dropped whole (label -1)"));
+  form->addRow(tr("Method"), method_);
+  form->addRow(tr("Tolerance"), tolerance_);
+  form->addRow(tr("Min size"), min_);
+  form->addRow(tr("Max size"), max_);
+  lay->addLayout(form);
+  auto* buttons = new QHBoxLayout;
+  live_ = new QCheckBox(tr("Live"), this);
+  live_->setChecked(true);
+  live_->setToolTip(tr("Re-run whenever a parameter changes"));
+  run_ = new QPushButton(tr("Run"), this);
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setEnabled(false);
+  buttons->addWidget(live_);
+  buttons->addStretch();
+  buttons->addWidget(run_);
+  buttons->addWidget(cancel_);
+  lay->addLayout(buttons);
+  status_ = new QLabel(tr("Open a point cloud to cluster it."), this);
+  status_->setWordWrap(true);
+  lay->addWidget(status_);
+  histogram_ = new SizeHistogram(this);
+  histogram_->setToolTip(tr("Number of clusters by size (powers of two)"));
+  lay->addWidget(histogram_);
+  stages_ = new QTableWidget(0, 2, this);
+  stages_->setHorizontalHeaderLabels({tr("Stage"), tr("ms")});
+  stages_->horizontalHeader()->setStretchLastSection(true);
+  stages_->verticalHeader()->hide();
+  stages_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  stages_->setMaximumHeight(150);
+  lay->addWidget(stages_);
+  clusters_ = new QTableWidget(0, 3, this);
+  clusters_->setHorizontalHeaderLabels({tr("Cluster"), tr("Points"), tr("Centroid")});
+  clusters_->horizontalHeader()->setStretchLastSection(true);
+  clusters_->verticalHeader()->hide();
+  clusters_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  clusters_->setSelectionMode(QAbstractItemView::SingleSelection);
+  clusters_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  lay->addWidget(clusters_, 1);
+  auto* exports = new QHBoxLayout;
+  export_labels_ = new QPushButton(tr("Labels…"), this);
+  export_files_ = new QPushButton(tr("Per cluster…"), this);
+  export_csv_ = new QPushButton(tr("CSV…"), this);
+  export_labels_->setToolTip(tr("Save the cloud with a label field (PCD/PLY)"));
+  export_files_->setToolTip(tr("Save one file per cluster into a folder"));
+  export_csv_->setToolTip(tr("Save id, size, centroid and bounding box of each cluster"));
+  exports->addWidget(new QLabel(tr("Export:"), this));
+  exports->addWidget(export_labels_);
+  exports->addWidget(export_files_);
+  exports->addWidget(export_csv_);
+  lay->addLayout(exports);
+  for (auto* b : {export_labels_, export_files_, export_csv_})
+    b->setEnabled(false);
+
+  auto changed = [this] {
+    if (!filling_) emit parametersChanged();
+  };
+  connect(method_, &QComboBox::currentIndexChanged, this, changed);
+  connect(tolerance_, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(min_, &QSpinBox::valueChanged, this, changed);
+  connect(max_, &QSpinBox::valueChanged, this, changed);
+  connect(run_, &QPushButton::clicked, this, &ClusterPanel::runRequested);
+  connect(cancel_, &QPushButton::clicked, this, &ClusterPanel::cancelRequested);
+  connect(export_labels_, &QPushButton::clicked, this, &ClusterPanel::exportLabelsRequested);
+  connect(export_files_, &QPushButton::clicked, this, &ClusterPanel::exportFilesRequested);
+  connect(export_csv_, &QPushButton::clicked, this, &ClusterPanel::exportCsvRequested);
+  connect(clusters_, &QTableWidget::itemSelectionChanged, this, [this] {
+    if (!filling_) emit clusterSelected(selectedCluster());
+  });
+}
+
+ClusterMethod ClusterPanel::method() const {
+  return ClusterMethod(method_->currentData().toInt());
+}
+
+ClusterParams ClusterPanel::params() const {
+  ClusterParams p;
+  p.tolerance = float(tolerance_->value());
+  p.min_size = std::size_t(min_->value());
+  p.max_size = std::size_t(max_->value());
+  return p;
+}
+
+bool ClusterPanel::live() const {
+  return live_->isChecked();
+}
+
+void ClusterPanel::setMethod(ClusterMethod m) {
+  const int i = method_->findData(int(m));
+  if (i >= 0) method_->setCurrentIndex(i);
+}
+
+void ClusterPanel::setParams(const ClusterParams& p) {
+  filling_ = true;
+  tolerance_->setValue(p.tolerance);
+  min_->setValue(
+      int(std::min<std::size_t>(p.min_size, std::size_t(std::numeric_limits<int>::max()))));
+  max_->setValue(
+      int(std::min<std::size_t>(p.max_size, std::size_t(std::numeric_limits<int>::max()))));
+  filling_ = false;
+}
+
+void ClusterPanel::setGpuAvailable(bool available, const QString& reason) {
+  auto* model = qobject_cast<QStandardItemModel*>(method_->model());
+  for (int i = 0; i < method_->count(); ++i) {
+    const auto m = ClusterMethod(method_->itemData(i).toInt());
+    if (!is_gpu_method(m) || !model) continue;
+    model->item(i)->setEnabled(available);
+    model->item(i)->setToolTip(available ? QString() : tr("No GPU: %1").arg(reason));
+  }
+  if (!available && is_gpu_method(method())) setMethod(ClusterMethod::Cpu);
+}
+
+void ClusterPanel::setBusy(bool busy) {
+  cancel_->setEnabled(busy);
+  if (busy) status_->setText(tr("Clustering…"));
+}
+
+void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
+                             std::vector<ClusterSummary> summary) {
+  filling_ = true;
+  std::size_t kept_points = 0;
+  for (auto s : r->sizes)
+    kept_points += s;
+  status_->setText(
+      tr("<b>%L1 clusters</b> (%L2 points) with %3 in %4 ms%5%6")
+          .arg(qulonglong(r->sizes.size()))
+          .arg(qulonglong(kept_points))
+          .arg(QString::fromStdString(r->method))
+          .arg(r->total_ms, 0, 'f', r->total_ms < 10 ? 3 : 1)
+          .arg(r->dropped_clusters
+                   ? tr("; %L1 dropped by size").arg(qulonglong(r->dropped_clusters))
+                   : QString())
+          .arg(r->non_finite ? tr("; %L1 non-finite points skipped").arg(qulonglong(r->non_finite))
+                             : QString()));
+  histogram_->setSizes(r->sizes);
+  stages_->setRowCount(int(r->stages.size()));
+  for (int i = 0; i < int(r->stages.size()); ++i) {
+    stages_->setItem(i, 0,
+                     new QTableWidgetItem(QString::fromStdString(r->stages[std::size_t(i)].first)));
+    auto* ms = new QTableWidgetItem(QString::number(r->stages[std::size_t(i)].second, 'f', 3));
+    ms->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    stages_->setItem(i, 1, ms);
+  }
+  // The list shows the largest clusters; thousands of singletons would only slow it down.
+  const int rows = int(std::min<std::size_t>(summary.size(), 2000));
+  clusters_->clearSelection();
+  clusters_->setRowCount(rows);
+  for (int i = 0; i < rows; ++i) {
+    const auto& s = summary[std::size_t(i)];
+    auto* id = new QTableWidgetItem(QString::number(s.id));
+    const Rgb8 c = label_color(s.id);
+    id->setData(Qt::DecorationRole, QColor(c.r, c.g, c.b));
+    clusters_->setItem(i, 0, id);
+    auto* size = new QTableWidgetItem(QString::number(qulonglong(s.size)));
+    size->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    clusters_->setItem(i, 1, size);
+    clusters_->setItem(i, 2,
+                       new QTableWidgetItem(QString("%1, %2, %3")
+                                                .arg(s.centroid[0], 0, 'f', 2)
+                                                .arg(s.centroid[1], 0, 'f', 2)
+                                                .arg(s.centroid[2], 0, 'f', 2)));
+  }
+  for (auto* b : {export_labels_, export_files_, export_csv_})
+    b->setEnabled(true);
+  cancel_->setEnabled(false);
+  filling_ = false;
+}
+
+void ClusterPanel::clearResult() {
+  filling_ = true;
+  clusters_->setRowCount(0);
+  stages_->setRowCount(0);
+  histogram_->setSizes({});
+  status_->setText(tr("No result yet."));
+  for (auto* b : {export_labels_, export_files_, export_csv_})
+    b->setEnabled(false);
+  filling_ = false;
+}
+
+void ClusterPanel::setError(const QString& message) {
+  cancel_->setEnabled(false);
+  status_->setText(tr("<span style='color:#c0392b'>%1</span>").arg(message.toHtmlEscaped()));
+}
+
+void ClusterPanel::selectCluster(int id) {
+  filling_ = true;
+  clusters_->clearSelection();
+  if (id >= 0 && id < clusters_->rowCount()) {
+    clusters_->selectRow(id);
+    clusters_->scrollToItem(clusters_->item(id, 0));
+  }
+  filling_ = false;
+}
+
+int ClusterPanel::selectedCluster() const {
+  const auto rows = clusters_->selectionModel()->selectedRows();
+  return rows.isEmpty() ? -1 : rows.first().row();
+}
+
+}  // namespace cumulus::ui
