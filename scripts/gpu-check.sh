@@ -2,6 +2,7 @@
 # Runs on the GPU machine (through the device tool) with the headless build carried in .gpu/:
 #   .gpu/bin (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
 #   they need), .gpu/data (a copy of ../shared/data). Writes logs and benchmark output to $OUT.
+#   scripts/gpu-pack.sh makes .gpu/ on this machine; then, on the GPU machine:
 #   scripts/gpu-check.sh tests|sanitize|bench|all
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +24,17 @@ fi
 if [ "$what" = sanitize ] || [ "$what" = all ]; then
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
   "$bin/cumulus-cli" generate clusters --out /tmp/small.pcd --size 6000 --clusters 24 --degree 16 --distance 4 >/dev/null
+  # Hard input for the same kernels: NaNs and points far beyond the grid's reach.
+  { printf 'x y z\n'; for k in $(seq 0 99); do echo "0.$k 1 2"; echo "500000.$k 0 0"; done; echo "nan 0 0"; echo "3 inf 1"; } > /tmp/hard.xyz
+  for m in gpu gpu-edge-rs gpu-matrix-rs; do
+    for tool in memcheck racecheck synccheck initcheck; do
+      printf '%-14s %-10s ' "hard:$m" "$tool"
+      "$cs" --tool $tool --error-exitcode 9 "$bin/cumulus-cli" cluster /tmp/hard.xyz --tolerance 0.5 --method $m > /tmp/san.log 2>&1
+      rc=$?
+      cat /tmp/san.log >> "$out/sanitize.log"
+      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|clusters from' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
+    done
+  done
   for m in gpu gpu-vertex-es gpu-vertex-rs gpu-edge-es gpu-edge-rs gpu-matrix-es gpu-matrix-rs; do
     for tool in memcheck racecheck synccheck initcheck; do
       printf '%-14s %-10s ' "$m" "$tool"

@@ -66,6 +66,17 @@ PointCloud load_case(const QString& name) {
     return generate_cluster_cloud(p);
   }
   if (name == "blobs-with-nans") return random_blobs(9, 3000, true);
+  if (name == "far-points") {
+    // Points hundreds of kilometres out exceed the grid's cell coordinates and take the
+    // far-point path of `gpu`; chains of them 0.3 m apart still form clusters.
+    PointCloud c = random_blobs(11, 2000, true);
+    for (int k = 0; k < 300; ++k)
+      c.points.push_back({5.0e5f + 0.3f * float(k % 100), float(k / 100) * 2.0f, 1.0f});
+    for (int k = 0; k < 20; ++k)
+      c.points.push_back({-7.0e5f, 0.25f * float(k), -3.0f});
+    c.width = std::uint32_t(c.size());
+    return c;
+  }
   if (name.startsWith("sample:"))
     return load_cloud((test::sampleDir() + "/" + name.mid(7)).toStdString());
   return load_cloud((test::sharedDataDir() + "/" + name).toStdString());
@@ -221,6 +232,7 @@ class TestCluster : public QObject {
         {"generated:65536,128,32,4", 1.0, 1, 1 << 30, false},
         {"generated:65536,1024,16,1024", 1.0, 1, 1 << 30, false},
         {"blobs-with-nans", 0.7, 3, 400, false},
+        {"far-points", 0.5, 1, 1 << 30, false},
     };
     for (const auto& c : cases) {
       if (c.needs_data && (test::sharedDataDir().isEmpty() ||
@@ -275,6 +287,27 @@ class TestCluster : public QObject {
             euclidean_cluster(small, {0.5f, 1, 100}, ClusterMethod::Cpu).labels);
     PointCloud empty;
     QVERIFY(euclidean_cluster(empty, {}, ClusterMethod::Gpu).labels.empty());
+  }
+
+  void matrixMethodsRefuseWhatDoesNotFit() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    // Interleaved clusters leave one label per point after INITIAL_EC: a 20k x 20k matrix.
+    const PointCloud c = load_case("generated:20480,1024,8,1024");
+    set_gpu_memory_limit(64u << 20);
+    for (auto m : {ClusterMethod::GpuMatrixEs, ClusterMethod::GpuMatrixRs}) {
+      try {
+        euclidean_cluster(c, {1.0f, 1, 1u << 30}, m);
+        set_gpu_memory_limit(0);
+        QFAIL("expected GpuError");
+      } catch (const GpuError& e) {
+        QVERIFY2(QString(e.what()).contains("adjacency matrix"), e.what());
+      }
+    }
+    // The other methods are unaffected, and the matrix ones work again without the cap.
+    QVERIFY(!euclidean_cluster(c, {1.0f, 1, 1u << 30}, ClusterMethod::Gpu).sizes.empty());
+    set_gpu_memory_limit(0);
+    QCOMPARE(euclidean_cluster(c, {1.0f, 1, 1u << 30}, ClusterMethod::GpuMatrixRs).sizes.size(),
+             std::size_t(1024));
   }
 
   void gpuBoundaryPairsDecideLikePcl() {

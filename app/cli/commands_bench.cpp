@@ -238,6 +238,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
     const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());
     std::string why;
+    if (!dir.empty()) fs::create_directories(dir);
     const auto pngs = plot_bench(read_bench_csv(a.get("csv")), dir.empty() ? "." : dir, &why);
     if (pngs.empty()) throw Error("cannot plot: " + why);
     for (const auto& p : pngs)

@@ -107,10 +107,10 @@ struct CellBoxes {
   int* v[6];
 };
 
-// One launch clears the hash table and every per-point array (instead of seven memsets).
+// One launch clears the hash table and every per-point array (instead of many memsets).
 __global__ void k_init(unsigned capacity, int n, unsigned long long* keys, int* cell_count,
                        int* cell_fill, CellBoxes boxes, int* parent, int* count, int* minidx,
-                       unsigned* canon_keys, int* canon_vals, int* counters, int* fast_counters) {
+                       int* counters, int* fast_counters) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= capacity) return;
   keys[i] = kEmptyKey;
@@ -124,62 +124,84 @@ __global__ void k_init(unsigned capacity, int n, unsigned long long* keys, int* 
     parent[i] = int(i);
     count[i] = 0;
     minidx[i] = 0x7fffffff;
-    canon_keys[i] = 0xffffffffu;
-    canon_vals[i] = -1;
   }
   if (i < kCounters) counters[i] = 0;
   if (i < kFastCounters) fast_counters[i] = 0;
 }
 
+// Consecutive points of a scan mostly share a cell, so the per-cell counters are bumped once
+// per group of a warp's lanes (__match_any_sync), not once per point.
 __global__ void k_insert_points(const float3* pts, int n, double inv_cell, unsigned mask,
                                 unsigned long long* keys, int* cell_count, int* point_slot,
                                 int* far_list, int* cell_list, int* fast_counters, int* counters) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lane = int(threadIdx.x & 31);
   const float3 p = i < n ? pts[i] : make_float3(NAN, NAN, NAN);
-  warp_count(&counters[kFinite], finite3(p));
-  if (i >= n) return;
-  if (!finite3(p)) {
-    point_slot[i] = -1;
-    return;
+  const bool finite = finite3(p);
+  warp_count(&counters[kFinite], finite);
+  long long x = 0, y = 0, z = 0;
+  const bool near = finite && cell_of(p, inv_cell, x, y, z);
+  if (i < n && finite && !near) far_list[atomicAdd(&fast_counters[kFar], 1)] = i;
+  int slot = -1;
+  bool fresh = false;
+  if (near) {
+    const unsigned long long key = pack(x, y, z);
+    unsigned h = hash_key(key) & mask;
+    while (true) {
+      const unsigned long long prev = atomicCAS(&keys[h], kEmptyKey, key);
+      if (prev == kEmptyKey || prev == key) {
+        fresh = prev == kEmptyKey;
+        break;
+      }
+      h = (h + 1) & mask;
+    }
+    slot = int(h);
   }
-  long long x, y, z;
-  if (!cell_of(p, inv_cell, x, y, z)) {
-    point_slot[i] = -2;
-    far_list[atomicAdd(&fast_counters[kFar], 1)] = i;
-    return;
-  }
-  const unsigned long long key = pack(x, y, z);
-  unsigned slot = hash_key(key) & mask;
-  while (true) {
-    const unsigned long long prev = atomicCAS(&keys[slot], kEmptyKey, key);
-    if (prev == kEmptyKey) cell_list[atomicAdd(&fast_counters[kCells], 1)] = int(slot);
-    if (prev == kEmptyKey || prev == key) break;
-    slot = (slot + 1) & mask;
-  }
-  point_slot[i] = int(slot);
-  atomicAdd(&cell_count[slot], 1);
+  __syncwarp();
+  // New cells join the cell list with one atomic per warp.
+  const unsigned fresh_votes = __ballot_sync(0xffffffffu, fresh);
+  int base = 0;
+  if (lane == 0 && fresh_votes) base = atomicAdd(&fast_counters[kCells], __popc(fresh_votes));
+  base = __shfl_sync(0xffffffffu, base, 0);
+  if (fresh) cell_list[base + __popc(fresh_votes & ((1u << lane) - 1))] = slot;
+  const unsigned peers = __match_any_sync(0xffffffffu, slot);
+  if (slot >= 0 && lane == __ffs(peers) - 1) atomicAdd(&cell_count[slot], __popc(peers));
+  if (i < n) point_slot[i] = finite ? (near ? slot : -2) : -1;
 }
 
 __global__ void k_scatter_by_cell(const float3* pts, int n, const int* point_slot,
                                   const int* cell_start, int* cell_fill, float3* sorted_pts,
                                   int* sorted_idx, CellBoxes boxes) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const int slot = point_slot[i];
+  const int lane = int(threadIdx.x & 31);
+  const int slot = i < n ? point_slot[i] : -1;
+  const float3 p = slot >= 0 ? pts[i] : make_float3(0, 0, 0);
+  // Lanes of one cell take consecutive places with one atomic, and merge their bounds first.
+  const unsigned peers = __match_any_sync(0xffffffffu, slot);
+  const int leader = __ffs(peers) - 1;
+  int base = 0;
+  if (slot >= 0 && lane == leader) base = atomicAdd(&cell_fill[slot], __popc(peers));
+  base = __shfl_sync(peers, base, leader);
+  int v[6] = {ordered(p.x), ordered(p.y), ordered(p.z), ordered(p.x), ordered(p.y), ordered(p.z)};
+  for (int src = 0; src < 32; ++src) {  // fold the group's values into each member
+    if (!(peers >> src & 1u)) continue;
+    for (int k = 0; k < 6; ++k) {
+      const int o = __shfl_sync(peers, v[k], src);
+      v[k] = k < 3 ? min(v[k], o) : max(v[k], o);
+    }
+  }
   if (slot < 0) return;
-  const float3 p = pts[i];
-  const int pos = cell_start[slot] + atomicAdd(&cell_fill[slot], 1);
+  const int pos = cell_start[slot] + base + __popc(peers & ((1u << lane) - 1));
   sorted_pts[pos] = p;
   sorted_idx[pos] = i;
-  atomicMin(&boxes.v[0][slot], ordered(p.x));
-  atomicMin(&boxes.v[1][slot], ordered(p.y));
-  atomicMin(&boxes.v[2][slot], ordered(p.z));
-  atomicMax(&boxes.v[3][slot], ordered(p.x));
-  atomicMax(&boxes.v[4][slot], ordered(p.y));
-  atomicMax(&boxes.v[5][slot], ordered(p.z));
+  if (lane == leader) {
+    for (int k = 0; k < 3; ++k) {
+      atomicMin(&boxes.v[k][slot], v[k]);
+      atomicMax(&boxes.v[k + 3][slot], v[k + 3]);
+    }
+  }
 }
 
-// The union-find node of a cell is its first point (in grouped order).
 struct Box {
   float lo[3], hi[3];
 };
@@ -378,8 +400,7 @@ void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
   reserve_canonical(ws, n);
   k_init<<<cuda::blocks_for(capacity, T), T, 0, s>>>(
       capacity, int(n), b.keys.get(), b.cell_count.get(), b.cell_fill.get(), boxes, b.parent.get(),
-      ws.count.get(), ws.minidx.get(), ws.keys.get(), ws.vals.get(), ws.counters.get(),
-      b.fast_counters.get());
+      ws.count.get(), ws.minidx.get(), ws.counters.get(), b.fast_counters.get());
   CU_CHECK_LAUNCH("k_init");
   k_insert_points<<<B, T, 0, s>>>(ws.points.get(), int(n), 1.0 / cell, capacity - 1, b.keys.get(),
                                   b.cell_count.get(), b.point_slot.get(), b.far_list.get(),

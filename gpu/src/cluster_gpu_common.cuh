@@ -77,8 +77,8 @@ struct Workspace {
   cuda::DeviceBuffer<int> component;  // per point: component id, or -1 for skipped points
   cuda::DeviceBuffer<int> counters;
   // canonical relabelling
-  cuda::DeviceBuffer<int> count, minidx, rank, vals, sorted_vals, labels, sizes;
-  cuda::DeviceBuffer<unsigned> keys, sorted_keys;
+  cuda::DeviceBuffer<int> count, minidx, rank, ids, sorted_ids, labels, sizes;
+  cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;  // one per component
   cuda::DeviceBuffer<unsigned char> sort_temp;
   std::size_t sort_temp_n = 0;
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
@@ -89,8 +89,8 @@ Workspace& workspace();  // created on first use, under the lock
 
 void upload_points(Workspace& ws, const Point3f* points, std::size_t n);
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
-// method has also filled ws.count (points per id) and ws.minidx (smallest point per id), and set
-// ws.keys to 0xFFFFFFFF and ws.vals to -1, in its own kernels (fewer launches).
+// method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
+// per id) in its own kernels (fewer launches). Reads the component count back to the host.
 enum class CanonicalInput { Components, Counted };
 void reserve_canonical(Workspace& ws, std::size_t n);
 void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,

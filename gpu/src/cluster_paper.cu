@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "cluster_gpu_common.cuh"
+#include "cumulus/device.h"
 
 namespace cumulus::cluster_cuda {
 
@@ -469,6 +470,7 @@ Grid build_voxel_grid(Workspace& ws, PaperBuffers& b, int n, float tolerance) {
     g.voxels = 0;
     return g;
   }
+  CU_CHECK(cudaMemsetAsync(b.mark.get() + g.finite, 0, sizeof(int), s));  // the scan reads it
   k_mark_voxel_ends<<<blocks(g.finite), kThreads, 0, s>>>(b.vid.get(), g.finite, b.mark.get());
   CU_CHECK_LAUNCH("k_mark_voxel_ends");
   thrust::exclusive_scan(policy, thrust::device_ptr<int>(b.mark.get()),
@@ -566,6 +568,7 @@ void propagate(Workspace& ws, PaperBuffers& b, int n, long long m, bool edges) {
 void check_matrix_fits(long long R, const char* method) {
   std::size_t free_bytes = 0, total = 0;
   CU_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  if (const std::size_t cap = gpu_memory_limit(); cap > 0) free_bytes = std::min(free_bytes, cap);
   const double need = 2.0 * double(R) * double(R);  // M and its rebuilt copy
   if (need > 0.9 * double(free_bytes))
     throw GpuError(std::string(method) + ": the adjacency matrix of " + std::to_string(R) +

@@ -1,6 +1,7 @@
 #include "cumulus/device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -61,6 +62,17 @@ std::string describe(const DeviceInfo& info) {
                 double(info.total_memory) / (1024.0 * 1024.0 * 1024.0), info.compute_major,
                 info.compute_minor, info.multiprocessors);
   return buf;
+}
+
+namespace {
+std::atomic<std::size_t> g_memory_limit{0};
+}
+
+void set_gpu_memory_limit(std::size_t bytes) {
+  g_memory_limit = bytes;
+}
+std::size_t gpu_memory_limit() {
+  return g_memory_limit;
 }
 
 std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n) {

@@ -21,6 +21,11 @@ struct DeviceInfo {
   int runtime_version = 0;
 };
 
+// Caps the GPU memory that memory-hungry methods may plan to use (bytes; 0 = no cap beyond
+// what the device has free). The matrix clustering methods refuse inputs over the cap.
+void set_gpu_memory_limit(std::size_t bytes);
+std::size_t gpu_memory_limit();
+
 // Page-locked host memory for n points, for the fastest uploads; ordinary memory where no GPU
 // can be used.
 std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n);

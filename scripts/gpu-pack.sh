@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Prepares .gpu/ (git-ignored) for scripts/gpu-check.sh on a GPU machine that has the NVIDIA
+# driver and CUDA but none of our Debian libraries: a headless build with its tests, the
+# shared libraries it loads (except the C/C++ runtime, which the host has), packed with xz to
+# stay small, and a copy of the real data.
+#   scripts/gpu-pack.sh [DATA_DIR]     (default ../shared/data)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+data=${1:-$root/../shared/data}
+cd "$root"
+cmake -S . -B build-headless -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUMULUS_HEADLESS=ON -DCUMULUS_BUILD_TESTS=ON
+cmake --build build-headless -j "$(nproc)"
+rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib .gpu/data
+cp build-headless/app/cli/cumulus-cli build-headless/tests/test_{cluster,io,device,data} .gpu/bin/
+strip .gpu/bin/*
+for b in .gpu/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
+  grep -vE 'lib(c|m|stdc\+\+|gcc_s|pthread|dl|rt)\.so|ld-linux' | xargs -r -I{} cp -L {} .gpu/lib/
+tar -C .gpu -cf - lib | xz -T0 -6 > .gpu/lib.tar.xz
+rm -rf .gpu/lib
+for d in kitti cupcl lidar-pair; do [ -d "$data/$d" ] && cp -r "$data/$d" .gpu/data/; done
+du -sh .gpu
