@@ -101,6 +101,34 @@ class TestCli : public QObject {
     QCOMPARE(cli({"generate", "moon", "--out", dir.path().toStdString()}).code, 2);
   }
 
+  void benchAllWritesAReport() {
+    QTemporaryDir dir;
+    const std::string out = dir.path().toStdString();
+    const Run r = cli({"bench", "all", "--out", out, "--sweeps", "size", "--max-points", "8192",
+                       "--methods", "cpu", "--repeat", "2", "--warmup", "0"});
+    QCOMPARE(r.code, 0);
+    const QByteArray report = cumulus::test::readAll(dir.path() + "/report.md");
+    QVERIFY(report.contains("# Cumulus performance report"));
+    QVERIFY(report.contains("- Machine: "));
+    QVERIFY(report.contains("| 8192 | 8192 |"));
+    const QList<QByteArray> rows =
+        cumulus::test::readAll(dir.path() + "/cluster.csv").trimmed().split('\n');
+    QCOMPARE(rows.size(), 3);  // header, 4096, 8192
+    QVERIFY(rows[1].startsWith("size,4096,4096,4096,1,cpu,"));
+    // Drawing needs a QGuiApplication, which the real binary makes for itself.
+    QProcess plot;
+    plot.start(QStringLiteral(CUMULUS_CLI_BINARY),
+               {"bench", "plot", "--csv", dir.path() + "/cluster.csv", "--out", dir.path()});
+    QVERIFY(plot.waitForFinished(60000));
+    QCOMPARE(plot.exitCode(), 0);
+    if (plot.readAllStandardOutput().contains("wrote")) {
+      QVERIFY(cumulus::test::readAll(dir.path() + "/cluster_size.png").startsWith("\x89PNG"));
+    } else {
+      QVERIFY(plot.readAllStandardError().contains("headless"));  // headless builds cannot draw
+    }
+    QCOMPARE(cli({"bench", "fly"}).code, 2);
+  }
+
   void realBinaryEndToEnd() {
     QProcess p;
     p.start(QStringLiteral(CUMULUS_CLI_BINARY),

@@ -8,6 +8,7 @@
 
 #include "cumulus/cluster.h"
 #include "cumulus/cluster_export.h"
+#include "cumulus/compare.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/generate.h"
@@ -133,6 +134,46 @@ class TestCluster : public QObject {
     QCOMPARE(r.sizes, (std::vector<std::size_t>{2}));
     QCOMPARE(r.labels, (std::vector<std::int32_t>{0, -1, -1, 0, -1, -1, -1, -1}));
     QCOMPARE(r.dropped_clusters, std::size_t(3));
+  }
+
+  void agreementSaysIdenticalForEqualResults() {
+    const PointCloud c = random_blobs(5, 600, true);
+    const ClusterResult a = euclidean_cluster(c, {0.8f, 2, 1000}, ClusterMethod::Cpu);
+    const ClusterAgreement v = compare_clusters(a, cluster_brute_force(c, {0.8f, 2, 1000}));
+    QVERIFY(v.identical);
+    QCOMPARE(v.differing_points, std::size_t(0));
+    QVERIFY(v.reference_clusters.empty() && v.other_clusters.empty());
+    QVERIFY(QString::fromStdString(v.summary).startsWith("identical partition"));
+  }
+
+  void agreementListsWhatDiffers() {
+    // Reference: {0,1,2} {3,4} {5}; other: a point moved from cluster 0 to 1, and 5 dropped.
+    ClusterResult ref, other;
+    canonicalize({0, 0, 0, 3, 3, 5}, {1.0f, 1, 100}, ref);
+    canonicalize({0, 0, 3, 3, 3, -1}, {1.0f, 1, 100}, other);
+    const ClusterAgreement v = compare_clusters(ref, other);
+    QVERIFY(!v.identical);
+    QCOMPARE(v.reference_clusters, (std::vector<int>{0, 1, 2}));
+    QCOMPARE(v.other_clusters, (std::vector<int>{0, 1}));
+    QCOMPARE(v.differing_points, std::size_t(6));
+    // A relabelled but equal partition is identical; a merge is caught.
+    ClusterResult merged;
+    canonicalize({0, 0, 0, 0, 0, 5}, {1.0f, 1, 100}, merged);
+    const ClusterAgreement m = compare_clusters(ref, merged);
+    QVERIFY(!m.identical);
+    QCOMPARE(m.point_differs, (std::vector<bool>{true, true, true, true, true, false}));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, compare_clusters(ref, ClusterResult{}));
+  }
+
+  void timingStatistics() {
+    const TimingStats t = timing_stats({5, 1, 3, 9});
+    QCOMPARE(t.median, 4.0);
+    QCOMPARE(t.min, 1.0);
+    QCOMPARE(t.max, 9.0);
+    QCOMPARE(t.runs, std::size_t(4));
+    const StageTimes m =
+        median_stages({{{"a", 1}, {"b", 10}}, {{"a", 3}, {"b", 30}}, {{"a", 2}, {"b", 20}}});
+    QCOMPARE(m, (StageTimes{{"a", 2}, {"b", 20}}));
   }
 
   void badParametersAreRejected() {

@@ -8,15 +8,24 @@
 
 #include <QDoubleSpinBox>
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTableWidget>
+
 #include "cluster_panel.h"
 #include "colormap.h"
+#include "compare_window.h"
 #include "cumulus/cluster.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/generate.h"
 #include "depth_view.h"
+#include "history_window.h"
 #include "main_window.h"
+#include "run_history.h"
 #include "test_support.h"
+#include "timing_chart.h"
 #include "vtk_cloud_view.h"
 
 using namespace cumulus;
@@ -279,6 +288,53 @@ class TestGui : public QObject {
     QVERIFY(!done.at(0).at(0).toBool());  // cancelled: result dropped
     QVERIFY(!w.document()->at(0).clusters);
     QCOMPARE(w.document()->count(), 1);
+  }
+
+  void compareModeTimesJudgesAndRecords() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
+    w.clusterPanel()->setParams({0.01f, 5, 1000000});
+    const std::size_t before = app::RunHistory::instance().records().size();
+    std::unique_ptr<app::CompareWindow> cmp(w.openCompare());
+    QVERIFY(cmp);
+    cmp->setMethods(query_device().available
+                        ? std::vector<ClusterMethod>{ClusterMethod::Cpu, ClusterMethod::Gpu,
+                                                     ClusterMethod::GpuEdgeRs}
+                        : std::vector<ClusterMethod>{ClusterMethod::Cpu});
+    cmp->setRepeats(2);
+    cmp->show();
+    QSignalSpy finished(cmp.get(), &app::CompareWindow::finished);
+    cmp->run();
+    QVERIFY(cmp->busy());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QVERIFY(finished.at(0).at(0).toBool());
+    const auto& outcomes = cmp->outcomes();
+    QVERIFY(!outcomes.empty());
+    QCOMPARE(outcomes.front().totals.size(), std::size_t(2));
+    for (const auto& a : cmp->agreements())
+      QVERIFY(a.identical || a.summary.empty());
+    QCOMPARE(cmp->chart()->bars().size(), outcomes.size());
+    QCOMPARE(cmp->table()->rowCount(), int(outcomes.size()));
+    QCOMPARE(cmp->table()->item(0, 4)->text(), QString("reference"));
+    QCOMPARE(app::RunHistory::instance().records().size(), before + 2 * outcomes.size());
+    // The history exports with the machine and the runs.
+    QTemporaryDir dir;
+    app::RunHistory::instance().writeCsv(dir.path() + "/h.csv");
+    app::RunHistory::instance().writeJson(dir.path() + "/h.json");
+    QVERIFY(test::readAll(dir.path() + "/h.csv").startsWith("time,host,algorithm,method"));
+    const QJsonObject j = QJsonDocument::fromJson(test::readAll(dir.path() + "/h.json")).object();
+    QVERIFY(j["runs"].toArray().size() >= int(2 * outcomes.size()));
+    QVERIFY(!j["host"].toString().isEmpty());
+    app::HistoryWindow history;
+    QCOMPARE(history.table()->rowCount(), int(app::RunHistory::instance().records().size()));
+    // Cancelling stops between runs and keeps what finished.
+    cmp->setRepeats(50);
+    cmp->run();
+    cmp->cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+    QVERIFY(!finished.at(1).at(0).toBool());
   }
 
   void runningGuiMapsNoQt5() {

@@ -135,6 +135,14 @@ void VtkCloudView::onFrame(vtkObject*, unsigned long, void*) {}
 
 void VtkCloudView::onInteractorRender(vtkObject*, unsigned long, void*) {
   update();
+  emit cameraMoved();
+}
+
+void VtkCloudView::shareCameraWith(VtkCloudView* other) {
+  if (!other || other == this) return;
+  other->renderer_->SetActiveCamera(renderer_->GetActiveCamera());
+  connect(this, &VtkCloudView::cameraMoved, other, qOverload<>(&QWidget::update));
+  connect(other, &VtkCloudView::cameraMoved, this, qOverload<>(&QWidget::update));
 }
 
 void VtkCloudView::initializeGL() {
@@ -276,6 +284,7 @@ void VtkCloudView::updateAxesScale() {
 }
 
 void VtkCloudView::resetCamera() {
+  emit cameraMoved();
   auto* cam = renderer_->GetActiveCamera();
   if (actor_->GetVisibility()) {
     double b[6];

@@ -61,12 +61,17 @@ class VtkCloudView : public QOpenGLWidget {
   void setBox(const double* bounds);
   bool boxVisible() const;
 
+  // Both views look through one camera from now on (split views); each repaints when the
+  // other moves it.
+  void shareCameraWith(VtkCloudView* other);
+
   // Renders the current scene with the current camera at any resolution, off screen.
   QImage renderImage(int width, int height);
 
  signals:
   void pointPicked(qint64 index);
   void rendered();
+  void cameraMoved();
 
  protected:
   void initializeGL() override;

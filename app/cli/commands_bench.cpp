@@ -7,6 +7,9 @@
 #include <iomanip>
 #include <sstream>
 
+#include <pcl/pcl_config.h>
+#include <QtGlobal>
+
 #include "args.h"
 #include "bench.h"
 #include "commands.h"
@@ -174,6 +177,12 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
   }
   for (auto& c : synthetic_cases(a.flag("quick")))
     if (sweeps.find(c.sweep) != std::string::npos) cases.push_back(std::move(c));
+  if (a.has("max-points")) {
+    const auto cap = std::size_t(a.get_int("max-points", 0));
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [cap](const Case& c) { return c.cloud.size() > cap; }),
+                cases.end());
+  }
   std::vector<BenchRow> rows;
   const bool has_cpu =
       std::find(methods.begin(), methods.end(), ClusterMethod::Cpu) != methods.end();
@@ -224,16 +233,48 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
   return 0;
 }
 
+// Every algorithm's benchmark into one folder, and report.md with the host description.
+int run_bench_all(const Args& a, std::ostream& out, const std::string& command_line) {
+  const std::string dir = a.get("out", "bench-all");
+  fs::create_directories(dir);
+  const int rc = run_bench_cluster(a, out, command_line);
+  std::ifstream cluster_md(dir + "/cluster.md");
+  std::stringstream body;
+  body << cluster_md.rdbuf();
+  std::ofstream report(dir + "/report.md", std::ios::trunc);
+  if (!report) throw IoError(dir + "/report.md", "cannot open for writing");
+  const DeviceInfo d = query_device();
+  report << "# Cumulus performance report\n\n"
+         << "- Machine: " << describe_host() << "\n"
+         << "- GPU: " << (d.available ? describe(d) : "none (" + d.reason + ")") << "\n"
+         << "- Versions: Cumulus " << CUMULUS_VERSION << ", PCL " << PCL_VERSION_PRETTY << ", Qt "
+         << qVersion() << ", CUDA runtime " << d.runtime_version / 1000 << '.'
+         << (d.runtime_version % 1000) / 10 << "\n"
+         << "- Command: `" << command_line << "`\n"
+         << "- Method: one warm-up run, then the median, min and max of the repeats; GPU stage "
+            "times from CUDA "
+            "events, totals as wall time of the whole call with upload and download.\n\n"
+         << "Algorithms measured: Euclidean clustering (the other algorithms have no "
+            "implementation yet).\n\n";
+  // The clustering report, one heading level down.
+  std::string line;
+  while (std::getline(body, line))
+    report << (line.rfind("#", 0) == 0 ? "#" + line : line) << '\n';
+  out << "wrote " << dir << "/report.md\n";
+  return rc;
+}
+
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"quick"},
                {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
-                "tolerance", "csv"});
-  a.expect_positionals(1, 1, "cumulus-cli bench cluster|plot [options]");
+                "tolerance", "csv", "max-points"});
+  a.expect_positionals(1, 1, "cumulus-cli bench cluster|all|plot [options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
     command_line += " " + s;
   const std::string what = a.positionals()[0];
   if (what == "cluster") return run_bench_cluster(a, out, command_line);
+  if (what == "all") return run_bench_all(a, out, command_line);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
     const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());

@@ -39,6 +39,14 @@ QColor method_color(std::size_t i) {
 std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
                                     std::string* why) {
   ensure_gui_app();
+  if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
+    // Text needs fonts, and fonts need a QGuiApplication; a host program's QCoreApplication
+    // cannot be replaced.
+    if (why)
+      *why =
+          "this process runs a QCoreApplication, not a QGuiApplication; use cumulus-cli bench plot";
+    return {};
+  }
   std::vector<std::string> written;
   std::vector<std::string> sweeps, methods;
   for (const auto& r : rows) {

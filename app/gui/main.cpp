@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "cluster_panel.h"
+#include "compare_window.h"
 #include "cumulus/depth_image.h"
 #include "cumulus/error.h"
 #include "main_window.h"
@@ -30,6 +31,11 @@ void set_default_gl_format() {
   fmt.setStencilBufferSize(0);
   fmt.setSamples(0);
   QSurfaceFormat::setDefaultFormat(fmt);
+}
+
+QString whole_path(const QCommandLineParser& p, const QCommandLineOption& window,
+                   const QCommandLineOption& view) {
+  return p.isSet(window) ? p.value(window) : p.value(view);
 }
 
 bool parse_size(const QString& text, int* w, int* h) {
@@ -70,9 +76,13 @@ int main(int argc, char** argv) {
   QCommandLineOption cluster(
       "cluster", "Cluster the opened cloud with tolerance T (metres) and colour it by cluster.",
       "T");
+  QCommandLineOption compare(
+      "compare",
+      "Open the compare window for the first cloud and run it (with --screenshot-window, "
+      "the compare window is what gets written).");
   QCommandLineOption quit_after("quit-after", "Quit after MS milliseconds (scripted checks).",
                                 "MS");
-  parser.addOptions({shot, shot_window, size, scale, cluster, quit_after});
+  parser.addOptions({shot, shot_window, size, scale, cluster, compare, quit_after});
   parser.addPositionalArgument(
       "files", "Clouds (.pcd .ply .bin .xyz .txt .csv) and depth images (.png .tif).",
       "[FILES...]");
@@ -135,6 +145,28 @@ int main(int argc, char** argv) {
     QString err;
     const bool whole = parser.isSet(shot_window);
     const QString out = whole ? parser.value(shot_window) : parser.value(shot);
+    if (parser.isSet(compare)) {
+      auto* cmp = window.openCompare();
+      if (!cmp) return 1;
+      cmp->resize(w, h);
+      cmp->show();
+      bool done = false;
+      QObject::connect(cmp, &cumulus::app::CompareWindow::finished, [&](bool) { done = true; });
+      cmp->run();
+      while (!done)
+        app.processEvents(QEventLoop::AllEvents, 50);
+      QElapsedTimer settle;
+      settle.start();
+      while (settle.elapsed() < 800)
+        app.processEvents(QEventLoop::AllEvents, 50);
+      const QString out = whole_path(parser, shot_window, shot);
+      if (!cmp->grab().save(out)) {
+        std::fprintf(stderr, "cumulus: cannot write %s\n", qPrintable(out));
+        return 1;
+      }
+      std::printf("wrote %s\n", qPrintable(out));
+      return 0;
+    }
     if (whole) {
       window.resize(w, h);
       while (t.elapsed() < 900)
@@ -158,6 +190,16 @@ int main(int argc, char** argv) {
     QObject::connect(&window, &cumulus::app::MainWindow::loadingFinished, &window,
                      &cumulus::app::MainWindow::runClustering, Qt::SingleShotConnection);
   }
+  if (parser.isSet(compare))
+    QObject::connect(
+        &window, &cumulus::app::MainWindow::loadingFinished, &window,
+        [&window] {
+          if (auto* cmp = window.openCompare()) {
+            cmp->show();
+            cmp->run();
+          }
+        },
+        Qt::SingleShotConnection);
   if (parser.isSet(quit_after))
     QTimer::singleShot(parser.value(quit_after).toInt(), &app, &QApplication::quit);
   return app.exec();

@@ -32,11 +32,14 @@
 
 #include "cluster_panel.h"
 #include "colormap.h"
+#include "compare_window.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/io.h"
 #include "cumulus/projection.h"
 #include "depth_view.h"
+#include "history_window.h"
+#include "run_history.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -199,6 +202,18 @@ constexpr int kClusterColourMode = 100;  // colour-combo entry handled here, not
 
 }  // namespace
 
+CompareWindow* MainWindow::openCompare() {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).isCloud()) {
+    reportError(tr("Select a point cloud to compare methods on."));
+    return nullptr;
+  }
+  auto* w = new CompareWindow(document_->at(row).cloud, document_->at(row).name,
+                              cluster_panel_->params(), this);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  return w;
+}
+
 void MainWindow::runClustering() {
   cluster_debounce_->stop();
   const int row = currentRow();
@@ -238,6 +253,16 @@ void MainWindow::onClusterFinished() {
     cluster_panel_->setError(job.error);
     statusBar()->showMessage(job.error, 8000);
   } else if (current) {
+    RunHistory::instance().add(
+        {QDateTime::currentDateTime(), "cluster", QString::fromStdString(job.result->method),
+         QString("tolerance %1 m, size %2..%3")
+             .arg(cluster_panel_->params().tolerance)
+             .arg(qulonglong(cluster_panel_->params().min_size))
+             .arg(qulonglong(cluster_panel_->params().max_size)),
+         document_->findCloud(job.cloud.get()) >= 0
+             ? document_->at(document_->findCloud(job.cloud.get())).name
+             : QString(),
+         job.cloud->size(), job.result->total_ms, job.result->stages, QString()});
     const int row = document_->findCloud(job.cloud.get());
     if (row >= 0) {
       document_->setClusters(row, job.result);
@@ -386,6 +411,19 @@ void MainWindow::buildActions() {
                   [this] { depthToCloudDialog(false); });
   data->addAction(tr("Range Image → Cloud (&LiDAR)…"), this, [this] { depthToCloudDialog(true); });
   data->addAction(tr("Cloud → &Range Image…"), this, &MainWindow::cloudToRangeImageDialog);
+
+  auto* tools = menuBar()->addMenu(tr("&Tools"));
+  tools
+      ->addAction(tr("&Compare CPU and GPU…"), this,
+                  [this] {
+                    if (auto* w = openCompare()) w->show();
+                  })
+      ->setShortcut(tr("Ctrl+K"));
+  tools->addAction(tr("Timing &History…"), this, [this] {
+    if (!history_) history_ = new HistoryWindow(this);
+    history_->show();
+    history_->raise();
+  });
 
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Cumulus"), this, [this] {

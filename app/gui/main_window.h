@@ -59,6 +59,9 @@ class MainWindow : public QMainWindow {
   // superseded: its result is dropped and the new one starts when it ends).
   void runClustering();
   void cancelClustering();
+  // A compare window for the current cloud with the panel's parameters (not shown yet), or
+  // nullptr with an error reported when no cloud is selected.
+  class CompareWindow* openCompare();
   bool clusteringBusy() const { return cluster_watcher_ != nullptr; }
   int currentRow() const;
   void setCurrentRow(int row);
@@ -137,6 +140,7 @@ class MainWindow : public QMainWindow {
   quint64 cluster_generation_ = 0;
   bool cluster_rerun_ = false;
   int selected_cluster_ = -1;
+  class HistoryWindow* history_ = nullptr;
   QString last_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");
 };

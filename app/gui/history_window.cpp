@@ -1,0 +1,76 @@
+#include "history_window.h"
+
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "run_history.h"
+#include "timing_chart.h"
+
+namespace cumulus::app {
+
+HistoryWindow::HistoryWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
+  setWindowTitle(tr("Timing history — Cumulus"));
+  resize(900, 640);
+  auto* lay = new QVBoxLayout(this);
+  chart_ = new ui::HistoryChart(this);
+  lay->addWidget(chart_, 2);
+  table_ = new QTableWidget(0, 7, this);
+  table_->setHorizontalHeaderLabels({tr("#"), tr("Time"), tr("Method"), tr("Input"),
+                                     tr("Parameters"), tr("ms"), tr("Agreement")});
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  lay->addWidget(table_, 3);
+  auto* buttons = new QHBoxLayout;
+  auto* csv = new QPushButton(tr("Export CSV…"), this);
+  auto* json = new QPushButton(tr("Export JSON…"), this);
+  auto* clear = new QPushButton(tr("Clear"), this);
+  buttons->addStretch();
+  buttons->addWidget(csv);
+  buttons->addWidget(json);
+  buttons->addWidget(clear);
+  lay->addLayout(buttons);
+  connect(csv, &QPushButton::clicked, this, [this] { exportAs(false); });
+  connect(json, &QPushButton::clicked, this, [this] { exportAs(true); });
+  connect(clear, &QPushButton::clicked, this, [] { RunHistory::instance().clear(); });
+  connect(&RunHistory::instance(), &RunHistory::changed, this, &HistoryWindow::refresh);
+  refresh();
+}
+
+void HistoryWindow::refresh() {
+  const auto& records = RunHistory::instance().records();
+  std::vector<ui::HistoryPoint> points;
+  table_->setRowCount(int(records.size()));
+  for (int i = 0; i < int(records.size()); ++i) {
+    const auto& r = records[std::size_t(i)];
+    points.push_back({i + 1, r.method, r.total_ms});
+    const QStringList cells{
+        QString::number(i + 1), r.time.toString("hh:mm:ss.zzz"),     r.method, r.input,
+        r.parameters,           QString::number(r.total_ms, 'f', 3), r.verdict};
+    for (int c = 0; c < cells.size(); ++c)
+      table_->setItem(i, c, new QTableWidgetItem(cells[c]));
+  }
+  chart_->setPoints(std::move(points));
+}
+
+void HistoryWindow::exportAs(bool json) {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export timing history"),
+                                                    json ? "timings.json" : "timings.csv",
+                                                    json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  try {
+    if (json)
+      RunHistory::instance().writeJson(path);
+    else
+      RunHistory::instance().writeCsv(path);
+  } catch (const std::exception& e) {
+    QMessageBox::warning(this, tr("Cumulus"), QString::fromStdString(e.what()));
+  }
+}
+
+}  // namespace cumulus::app
