@@ -129,6 +129,22 @@ class TestCli : public QObject {
     QCOMPARE(cli({"bench", "fly"}).code, 2);
   }
 
+  void segmentDepthImage() {
+    QTemporaryDir dir;
+    const std::string png = (cumulus::test::sampleDir() + "/street_range.png").toStdString();
+    const Run r = cli({"segment", png, "--scale", "velodyne", "--epsilon", "0.1", "--method", "cpu",
+                       "--json", "--out", (dir.path() + "/s.csv").toStdString()});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    QCOMPARE(j["width"].toInt(), 1900);
+    QVERIFY(j["cut_points"].toDouble() > 1900);
+    QVERIFY(j["max_levels"].toDouble() >= 1);
+    QVERIFY(cumulus::test::readAll(dir.path() + "/s.csv").startsWith("column,start_row"));
+    QCOMPARE(cli({"segment", png, "--epsilon", "-1"}).code, 1);
+    QCOMPARE(cli({"segment", png}).code, 2);
+    QCOMPARE(cli({"segment", png, "--epsilon", "0.1", "--method", "quantum"}).code, 2);
+  }
+
   void realBinaryEndToEnd() {
     QProcess p;
     p.start(QStringLiteral(CUMULUS_CLI_BINARY),

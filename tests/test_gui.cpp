@@ -20,10 +20,12 @@
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/generate.h"
+#include "cumulus/segment.h"
 #include "depth_view.h"
 #include "history_window.h"
 #include "main_window.h"
 #include "run_history.h"
+#include "segment_panel.h"
 #include "test_support.h"
 #include "timing_chart.h"
 #include "vtk_cloud_view.h"
@@ -335,6 +337,38 @@ class TestGui : public QObject {
     cmp->cancel();
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
     QVERIFY(!finished.at(1).at(0).toBool());
+  }
+
+  void segmentationPanelRunsLiveAndInspects() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("street_range.png")}, 1.0 / 500).isEmpty());
+    QSignalSpy done(&w, &app::MainWindow::segmentationFinished);
+    w.segmentPanel()->setMethod(SegmentMethod::CpuMt);
+    w.runSegmentation();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+    QVERIFY(done.at(0).at(0).toBool());
+    const auto first = w.document()->at(0).segments;
+    QVERIFY(first && !first->rows.empty());
+    const SegmentResult direct =
+        segment_columns(*w.document()->at(0).depth, w.segmentPanel()->params(), SegmentMethod::Cpu);
+    QVERIFY(direct.rows == first->rows && direct.offsets == first->offsets);
+    // A smaller epsilon re-runs by itself and cuts more.
+    auto* eps = w.segmentPanel()->findChild<QDoubleSpinBox*>();
+    QVERIFY(eps);
+    eps->setValue(0.02);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 30000);
+    QVERIFY(w.document()->at(0).segments->rows.size() > first->rows.size());
+    // Clicking a column shows it in the inspector.
+    emit w.depthView()->columnClicked(100);
+    QCOMPARE(w.segmentPanel()->columnPlot()->column(), 100);
+    QTemporaryDir dir;
+    save_segments((dir.path() + "/s.json").toStdString(), *w.document()->at(0).depth,
+                  *w.document()->at(0).segments, SegmentFormat::Json);
+    const QJsonObject j = QJsonDocument::fromJson(test::readAll(dir.path() + "/s.json")).object();
+    QVERIFY(j["segments"].toArray().size() > 100);
+    QVERIFY(j["segments"].toArray().at(0).toObject().contains("start_depth"));
   }
 
   void runningGuiMapsNoQt5() {

@@ -28,6 +28,16 @@ void DepthView::setImage(std::shared_ptr<const DepthImage> image) {
   fitToWindow();
 }
 
+void DepthView::setSegments(std::shared_ptr<const SegmentResult> segments) {
+  segments_ = std::move(segments);
+  update();
+}
+
+void DepthView::setInspectedColumn(int column) {
+  inspected_ = column;
+  update();
+}
+
 void DepthView::fitToWindow() {
   fitted_ = true;
   if (rendered_.isNull()) return update();
@@ -70,6 +80,36 @@ void DepthView::paintEvent(QPaintEvent*) {
   p.setRenderHint(QPainter::SmoothPixmapTransform, zoom_ < 1.0);
   p.drawImage(QRectF(offset_, QSizeF(rendered_.width() * zoom_, rendered_.height() * zoom_)),
               rendered_);
+  // Segment polylines: x is the column centre plus the depth's offset within the column's
+  // width, so each column's piecewise-linear fit is visible; every n-th column when zoomed out.
+  if (segments_ && image_ && segments_->width == image_->width &&
+      segments_->height == image_->height) {
+    const int step = std::max(1, int(std::ceil(4.0 / zoom_)));
+    const auto [lo, hi] = image_->valid_range();
+    const float span = hi > lo ? hi - lo : 1.0f;
+    p.setRenderHint(QPainter::Antialiasing, zoom_ >= 2);
+    for (std::uint32_t c = 0; c < segments_->width; ++c) {
+      if (int(c) % step != 0 && int(c) != inspected_) continue;
+      const double x0 = offset_.x() + (c + 0.5) * zoom_;
+      const double wide = step * zoom_ * 0.8;
+      for (std::uint32_t k = segments_->offsets[c]; k + 1 < segments_->offsets[c + 1]; ++k) {
+        const std::uint32_t a = segments_->rows[k], b = segments_->rows[k + 1];
+        bool joined = true;
+        for (std::uint32_t y = a; y <= b && joined; ++y)
+          joined = DepthImage::is_valid(image_->at(y, c));
+        if (!joined) continue;
+        const Rgb8 col = label_color(int(k - segments_->offsets[c]));
+        p.setPen(QPen(int(c) == inspected_ ? QColor(255, 255, 255) : QColor(col.r, col.g, col.b),
+                      int(c) == inspected_ ? 2 : 1));
+        auto at = [&](std::uint32_t row) {
+          return QPointF(x0 + ((image_->at(row, c) - lo) / span - 0.5) * wide,
+                         offset_.y() + (row + 0.5) * zoom_);
+        };
+        p.drawLine(at(a), at(b));
+      }
+    }
+    p.setRenderHint(QPainter::Antialiasing, false);
+  }
   // Colour bar with its depth range, on the right.
   const int bar_x = width() - 60, bar_top = 20, bar_h = std::max(40, height() - 40);
   for (int y = 0; y < bar_h; ++y) {
@@ -90,6 +130,7 @@ void DepthView::wheelEvent(QWheelEvent* e) {
 void DepthView::mousePressEvent(QMouseEvent* e) {
   if (e->button() != Qt::LeftButton && e->button() != Qt::MiddleButton) return;
   dragging_ = true;
+  press_at_ = e->position();
   drag_start_ = e->position();
   offset_at_drag_ = offset_;
   setCursor(Qt::ClosedHandCursor);
@@ -108,9 +149,15 @@ void DepthView::mouseMoveEvent(QMouseEvent* e) {
     emit hovered(-1, -1, 0);
 }
 
-void DepthView::mouseReleaseEvent(QMouseEvent*) {
+void DepthView::mouseReleaseEvent(QMouseEvent* e) {
   dragging_ = false;
   unsetCursor();
+  // A click without a drag picks the column for the inspector.
+  int col = -1, row = -1;
+  if ((e->position() - press_at_).manhattanLength() <= 3 &&
+      imagePixelAt(e->position(), &col, &row)) {
+    emit columnClicked(col);
+  }
 }
 
 void DepthView::mouseDoubleClickEvent(QMouseEvent*) {

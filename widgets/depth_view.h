@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "cumulus/depth_image.h"
+#include "cumulus/segment.h"
 
 namespace cumulus::ui {
 
@@ -17,6 +18,10 @@ class DepthView : public QWidget {
  public:
   explicit DepthView(QWidget* parent = nullptr);
   void setImage(std::shared_ptr<const DepthImage> image);
+  // Polylines of an RDP segmentation over the image (nullptr removes them).
+  void setSegments(std::shared_ptr<const SegmentResult> segments);
+  // The column drawn highlighted (the one in the inspector), -1 for none.
+  void setInspectedColumn(int column);
   std::shared_ptr<const DepthImage> image() const { return image_; }
   double zoom() const { return zoom_; }
   void setZoom(double zoom, QPointF anchor);
@@ -28,6 +33,7 @@ class DepthView : public QWidget {
  signals:
   // col/row = -1 when the cursor leaves the image; depth 0 for invalid pixels.
   void hovered(int col, int row, float depth_m);
+  void columnClicked(int col);
 
  protected:
   void paintEvent(QPaintEvent*) override;
@@ -40,6 +46,9 @@ class DepthView : public QWidget {
 
  private:
   std::shared_ptr<const DepthImage> image_;
+  std::shared_ptr<const SegmentResult> segments_;
+  int inspected_ = -1;
+  QPointF press_at_;
   QImage rendered_;
   float lo_ = 0, hi_ = 1;
   double zoom_ = 1.0;

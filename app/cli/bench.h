@@ -28,6 +28,6 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
 // One PNG per sweep (time against the sweep value, log-log). Returns the files written; empty
 // with `why` set when this build cannot draw (headless builds have no Qt Gui).
 std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
-                                    std::string* why);
+                                    std::string* why, const std::string& prefix);
 
 }  // namespace cumulus::cli

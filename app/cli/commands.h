@@ -19,6 +19,7 @@ const std::vector<Command>& commands();
 // The commands of each group, in the order --help lists them.
 std::vector<Command> data_commands();     // info, convert, generate
 std::vector<Command> cluster_commands();  // cluster
+std::vector<Command> segment_commands();  // segment
 std::vector<Command> bench_commands();    // bench
 
 // Runs cumulus-cli with argv[1..]; used by main() and by the tests.

@@ -18,6 +18,7 @@
 #include "cumulus/error.h"
 #include "cumulus/generate.h"
 #include "cumulus/io.h"
+#include "cumulus/segment.h"
 
 namespace cumulus::cli {
 
@@ -224,10 +225,140 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
   std::ofstream md(dir + "/cluster.md");
   md << bench_markdown(rows, "Euclidean clustering benchmark", describe_host(), command_line);
   std::string why;
-  const auto pngs = plot_bench(rows, dir, &why);
+  const auto pngs = plot_bench(rows, dir, &why, "cluster");
   out << "wrote " << dir << "/cluster.csv, " << dir << "/cluster.md";
   for (const auto& p : pngs)
     out << ", " << p;
+  out << '\n';
+  if (pngs.empty()) out << "plots: " << why << '\n';
+  return 0;
+}
+
+// ---- RDP segmentation -------------------------------------------------------------------------
+
+// Depth-like columns: piecewise linear with steps, noise and holes, as a stereo depth map.
+DepthImage synthetic_depth(std::uint32_t width, std::uint32_t height, std::uint64_t seed) {
+  Random rng(seed);
+  DepthImage img;
+  img.width = width;
+  img.height = height;
+  img.depth.resize(std::size_t(width) * height);
+  for (std::uint32_t c = 0; c < width; ++c) {
+    double d = rng.uniform(3, 40), slope = rng.uniform(-0.05, 0.05);
+    for (std::uint32_t r = 0; r < height; ++r) {
+      if (rng.uniform() < 0.02) slope = rng.uniform(-0.08, 0.08);
+      if (rng.uniform() < 0.005) d += rng.uniform(-5, 5);
+      d = std::max(0.5, d + slope);
+      img.depth[std::size_t(r) * width + c] =
+          rng.uniform() < 0.01 ? 0.0f : float(d + 0.03 * rng.normal());
+    }
+  }
+  return img;
+}
+
+std::string levels_text(const SegmentResult& r) {
+  double sum = 0, sq = 0;
+  int n = 0, top = 0;
+  for (auto l : r.levels)
+    if (l) sum += l, sq += double(l) * l, ++n, top = std::max(top, int(l));
+  const double mean = n ? sum / n : 0, sd = n ? std::sqrt(std::max(0.0, sq / n - mean * mean)) : 0;
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << "reference; levels mean " << mean << " sd " << sd
+    << " max " << top;
+  return s.str();
+}
+
+int run_bench_segment(const Args& a, std::ostream& out, const std::string& command_line) {
+  const std::string dir = a.get("out", "bench-segment");
+  fs::create_directories(dir);
+  const int repeat = int(a.get_int("repeat", 20)), warmup = int(a.get_int("warmup", 2));
+  const int batch = int(a.get_int("batch", 64));
+  const bool gpu = query_device().available;
+  struct SegCase {
+    std::string sweep, label;
+    double x;
+    DepthImage img;
+    float epsilon;
+  };
+  std::vector<SegCase> cases;
+  const std::string data = a.get("data", ""), sample = a.get("sample", "");
+  auto add_real = [&](const std::string& path, double scale, float eps) {
+    if (path.empty() || !fs::exists(path)) return;
+    DepthImage img = load_depth_image(path, scale);
+    cases.push_back(
+        {"real", fs::path(path).filename().string(), double(img.size()), std::move(img), eps});
+  };
+  if (!data.empty()) {
+    add_real(data + "/depth/scan00197.png", 1.0 / 500, 0.1f);
+    add_real(data + "/depth/scan10159.png", 1.0 / 500, 0.1f);
+    add_real(data + "/depth/kinect_depth_mm.tiff", 0.001, 0.01f);
+  }
+  if (!sample.empty()) add_real(sample + "/street_range.png", 1.0 / 500, 0.1f);
+  for (std::uint32_t h : {256u, 375u, 512u, 1024u, 2048u})
+    cases.push_back({"rows", std::to_string(h), double(h), synthetic_depth(1242, h, h), 0.1f});
+  const DepthImage kitti_like = synthetic_depth(1242, 375, 375);
+  for (float e : {0.02f, 0.05f, 0.1f, 0.2f, 0.5f})
+    cases.push_back({"epsilon", std::to_string(e).substr(0, 4), double(e), kitti_like, e});
+  std::vector<BenchRow> rows;
+  auto record = [&](const SegCase& c, const std::string& method, const std::vector<double>& t,
+                    const SegmentResult& r, const SegmentResult* ref) {
+    BenchRow row{c.sweep, c.label, c.x, c.img.size(), c.epsilon, method};
+    const auto s = [&] {
+      std::vector<double> v = t;
+      std::sort(v.begin(), v.end());
+      return v;
+    }();
+    row.median_ms = s[s.size() / 2];
+    row.min_ms = s.front();
+    row.max_ms = s.back();
+    row.clusters = r.rows.size();
+    row.stages = r.stages;
+    row.agreement = !ref ? levels_text(r)
+                    : (r.rows == ref->rows && r.offsets == ref->offsets && r.levels == ref->levels)
+                        ? "identical"
+                        : "DIFFERENT";
+    rows.push_back(row);
+    out << std::left << std::setw(8) << c.sweep << std::setw(24) << c.label << std::setw(10)
+        << method << std::right << std::fixed << std::setprecision(4) << std::setw(10)
+        << row.median_ms << " ms  " << row.agreement << '\n'
+        << std::flush;
+  };
+  for (const auto& c : cases) {
+    const SegmentParams p{c.epsilon};
+    SegmentResult ref;
+    for (auto m : {SegmentMethod::Cpu, SegmentMethod::CpuMt, SegmentMethod::Gpu}) {
+      if (m == SegmentMethod::Gpu && !gpu) continue;
+      std::vector<double> t;
+      SegmentResult last;
+      const int reps = m == SegmentMethod::Cpu ? std::max(1, repeat / 4) : repeat;
+      for (int i = 0; i < warmup + reps; ++i) {
+        last = segment_columns(c.img, p, m);
+        if (i >= warmup) t.push_back(last.total_ms);
+      }
+      record(c, method_name(m), t, last, m == SegmentMethod::Cpu ? nullptr : &ref);
+      if (m == SegmentMethod::Cpu) ref = last;
+    }
+    if (gpu) {
+      // A sequence of `batch` frames in one launch; the time is per image.
+      std::vector<const DepthImage*> seq(std::size_t(batch), &c.img);
+      std::vector<double> t;
+      std::vector<SegmentResult> last;
+      for (int i = 0; i < warmup + std::max(1, repeat / 4); ++i) {
+        WallTimer w;
+        last = segment_columns_batch(seq, p);
+        if (i >= warmup) t.push_back(w.ms() / batch);
+      }
+      record(c, "gpu-batch", t, last.back(), &ref);
+    }
+  }
+  write_bench_csv(dir + "/segment.csv", rows);
+  std::ofstream md(dir + "/segment.md");
+  md << bench_markdown(rows, "RDP segmentation benchmark", describe_host(), command_line);
+  std::string why;
+  const auto pngs = plot_bench(rows, dir, &why, "segment");
+  out << "wrote " << dir << "/segment.csv, " << dir << "/segment.md";
+  for (const auto& png : pngs)
+    out << ", " << png;
   out << '\n';
   if (pngs.empty()) out << "plots: " << why << '\n';
   return 0;
@@ -237,10 +368,14 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
 int run_bench_all(const Args& a, std::ostream& out, const std::string& command_line) {
   const std::string dir = a.get("out", "bench-all");
   fs::create_directories(dir);
-  const int rc = run_bench_cluster(a, out, command_line);
-  std::ifstream cluster_md(dir + "/cluster.md");
+  int rc = run_bench_cluster(a, out, command_line);
+  Args seg = a;
+  rc = std::max(rc, run_bench_segment(a, out, command_line));
   std::stringstream body;
-  body << cluster_md.rdbuf();
+  for (const char* part : {"/cluster.md", "/segment.md"}) {
+    std::ifstream f(dir + part);
+    body << f.rdbuf() << "\n";
+  }
   std::ofstream report(dir + "/report.md", std::ios::trunc);
   if (!report) throw IoError(dir + "/report.md", "cannot open for writing");
   const DeviceInfo d = query_device();
@@ -254,7 +389,7 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
          << "- Method: one warm-up run, then the median, min and max of the repeats; GPU stage "
             "times from CUDA "
             "events, totals as wall time of the whole call with upload and download.\n\n"
-         << "Algorithms measured: Euclidean clustering (the other algorithms have no "
+         << "Algorithms measured: Euclidean clustering and RDP segmentation (ICP and PFH have no "
             "implementation yet).\n\n";
   // The clustering report, one heading level down.
   std::string line;
@@ -267,20 +402,23 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"quick"},
                {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
-                "tolerance", "csv", "max-points"});
-  a.expect_positionals(1, 1, "cumulus-cli bench cluster|all|plot [options]");
+                "tolerance", "csv", "max-points", "batch"});
+  a.expect_positionals(1, 1, "cumulus-cli bench cluster|segment|all|plot [options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
     command_line += " " + s;
   const std::string what = a.positionals()[0];
   if (what == "cluster") return run_bench_cluster(a, out, command_line);
   if (what == "all") return run_bench_all(a, out, command_line);
+  if (what == "segment") return run_bench_segment(a, out, command_line);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
     const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());
     std::string why;
     if (!dir.empty()) fs::create_directories(dir);
-    const auto pngs = plot_bench(read_bench_csv(a.get("csv")), dir.empty() ? "." : dir, &why);
+    const std::string prefix = fs::path(a.get("csv")).stem().string();
+    const auto pngs =
+        plot_bench(read_bench_csv(a.get("csv")), dir.empty() ? "." : dir, &why, prefix);
     if (pngs.empty()) throw Error("cannot plot: " + why);
     for (const auto& p : pngs)
       out << "wrote " << p << '\n';
@@ -306,6 +444,17 @@ std::vector<Command> bench_commands() {
        "  5, after --warmup 1; PCL: --pcl-repeat 1) and include upload and download.\n"
        "  Writes DIR/cluster.csv, DIR/cluster.md and one PNG per sweep (default DIR "
        "bench-cluster).\n"
+       "cumulus-cli bench segment [--out DIR] [--data DIR] [--sample DIR] [--repeat N] [--batch "
+       "N]\n"
+       "  RDP segmentation: 1242-column images of 256..2048 rows, an epsilon sweep and the real "
+       "depth\n"
+       "  and range images, for cpu, cpu-mt (all cores), gpu (one image, end to end) and "
+       "gpu-batch\n"
+       "  (N images in one launch, time per image); recursion-level statistics of each case.\n"
+       "cumulus-cli bench all [same options]\n"
+       "  Every benchmark into --out (default bench-all) and report.md with the machine, GPU, "
+       "driver\n"
+       "  and library versions.\n"
        "cumulus-cli bench plot --csv FILE [--out DIR]\n"
        "  Draws the PNG plots of a CSV written elsewhere (e.g. by a headless build on a GPU "
        "host).\n",

@@ -37,7 +37,7 @@ QColor method_color(std::size_t i) {
 }  // namespace
 
 std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
-                                    std::string* why) {
+                                    std::string* why, const std::string& prefix) {
   ensure_gui_app();
   if (!qobject_cast<QGuiApplication*>(QCoreApplication::instance())) {
     // Text needs fonts, and fonts need a QGuiApplication; a host program's QCoreApplication
@@ -97,7 +97,8 @@ std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std
     bold.setBold(true);
     p.setFont(bold);
     p.drawText(QRectF(0, 8, 1000, 30), Qt::AlignHCenter,
-               QString("Euclidean clustering: %1 sweep (median ms, log-log)")
+               QString("%1: %2 sweep (median ms, log-log)")
+                   .arg(prefix == "segment" ? "RDP segmentation" : "Euclidean clustering")
                    .arg(QString::fromStdString(sweep)));
     p.setFont(QFont());
     p.drawText(QRectF(area.left(), area.bottom() + 24, area.width(), 20), Qt::AlignHCenter,
@@ -120,7 +121,7 @@ std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std
       p.drawText(QPointF(808, 75 + 22 * m), QString::fromStdString(methods[m]));
     }
     p.end();
-    const std::string path = dir + "/cluster_" + sweep + ".png";
+    const std::string path = dir + "/" + prefix + "_" + sweep + ".png";
     if (img.save(QString::fromStdString(path))) written.push_back(path);
   }
   if (written.empty() && why) *why = "no rows with times to plot, or the folder is not writable";

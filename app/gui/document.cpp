@@ -106,6 +106,18 @@ void DocumentModel::setClusters(int row, std::shared_ptr<const ClusterResult> re
   emit clustersChanged(row);
 }
 
+void DocumentModel::setSegments(int row, std::shared_ptr<const SegmentResult> result) {
+  if (row < 0 || row >= count()) return;
+  datasets_[std::size_t(row)].segments = std::move(result);
+  emit dataChanged(index(row), index(row));
+}
+
+int DocumentModel::findDepth(const DepthImage* image) const {
+  for (int i = 0; i < count(); ++i)
+    if (at(i).depth.get() == image) return i;
+  return -1;
+}
+
 int DocumentModel::findCloud(const PointCloud* cloud) const {
   for (int i = 0; i < count(); ++i)
     if (at(i).cloud.get() == cloud) return i;

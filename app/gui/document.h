@@ -9,6 +9,7 @@
 #include "cumulus/cluster.h"
 #include "cumulus/depth_image.h"
 #include "cumulus/point_cloud.h"
+#include "cumulus/segment.h"
 
 namespace cumulus::app {
 
@@ -18,6 +19,7 @@ struct Dataset {
   std::shared_ptr<const PointCloud> cloud;  // exactly one of cloud and depth is set
   std::shared_ptr<const DepthImage> depth;
   std::shared_ptr<const ClusterResult> clusters;  // latest clustering of `cloud`, if any
+  std::shared_ptr<const SegmentResult> segments;  // latest RDP segmentation of `depth`, if any
 
   bool isCloud() const { return cloud != nullptr; }
   // A few lines describing the dataset (size, fields, bounds or depth range), as HTML.
@@ -37,6 +39,8 @@ class DocumentModel : public QAbstractListModel {
   int add(Dataset dataset);
   void remove(int row);
   void setClusters(int row, std::shared_ptr<const ClusterResult> result);
+  void setSegments(int row, std::shared_ptr<const SegmentResult> result);
+  int findDepth(const DepthImage* image) const;
   // Row of the dataset holding this cloud, or -1 (it may have been closed meanwhile).
   int findCloud(const PointCloud* cloud) const;
   const Dataset& at(int row) const { return datasets_.at(std::size_t(row)); }

@@ -13,6 +13,7 @@
 #include "cumulus/depth_image.h"
 #include "cumulus/error.h"
 #include "main_window.h"
+#include "segment_panel.h"
 #include "vtk_cloud_view.h"
 
 namespace {
@@ -76,13 +77,15 @@ int main(int argc, char** argv) {
   QCommandLineOption cluster(
       "cluster", "Cluster the opened cloud with tolerance T (metres) and colour it by cluster.",
       "T");
+  QCommandLineOption segment(
+      "segment", "Segment the opened depth image's columns with epsilon E (metres).", "E");
   QCommandLineOption compare(
       "compare",
       "Open the compare window for the first cloud and run it (with --screenshot-window, "
       "the compare window is what gets written).");
   QCommandLineOption quit_after("quit-after", "Quit after MS milliseconds (scripted checks).",
                                 "MS");
-  parser.addOptions({shot, shot_window, size, scale, cluster, compare, quit_after});
+  parser.addOptions({shot, shot_window, size, scale, cluster, compare, segment, quit_after});
   parser.addPositionalArgument(
       "files", "Clouds (.pcd .ply .bin .xyz .txt .csv) and depth images (.png .tif).",
       "[FILES...]");
@@ -145,6 +148,15 @@ int main(int argc, char** argv) {
     QString err;
     const bool whole = parser.isSet(shot_window);
     const QString out = whole ? parser.value(shot_window) : parser.value(shot);
+    if (parser.isSet(segment)) {
+      window.segmentPanel()->setEpsilon(parser.value(segment).toDouble());
+      bool finished = false;
+      QObject::connect(&window, &cumulus::app::MainWindow::segmentationFinished,
+                       [&](bool) { finished = true; });
+      window.runSegmentation();
+      while (!finished)
+        app.processEvents(QEventLoop::AllEvents, 50);
+    }
     if (parser.isSet(compare)) {
       auto* cmp = window.openCompare();
       if (!cmp) return 1;

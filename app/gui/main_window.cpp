@@ -40,6 +40,7 @@
 #include "depth_view.h"
 #include "history_window.h"
 #include "run_history.h"
+#include "segment_panel.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -179,6 +180,108 @@ void MainWindow::buildDocks() {
           &MainWindow::exportClusterFiles);
   connect(cluster_panel_, &ui::ClusterPanel::exportCsvRequested, this,
           &MainWindow::exportClusterCsv);
+  segment_panel_ = new ui::SegmentPanel(this);
+  segment_panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
+  segment_panel_->setMethod(dev.available ? SegmentMethod::Gpu : SegmentMethod::CpuMt);
+  auto* segment_dock = new QDockWidget(tr("RDP Segmentation"), this);
+  segment_dock->setObjectName("segmentation");
+  segment_dock->setWidget(segment_panel_);
+  addDockWidget(Qt::RightDockWidgetArea, segment_dock);
+  tabifyDockWidget(cluster_dock, segment_dock);
+  cluster_dock->raise();
+  segment_debounce_ = new QTimer(this);
+  segment_debounce_->setSingleShot(true);
+  segment_debounce_->setInterval(120);
+  connect(segment_debounce_, &QTimer::timeout, this, &MainWindow::runSegmentation);
+  connect(segment_panel_, &ui::SegmentPanel::parametersChanged, this, [this] {
+    if (segment_panel_->live()) segment_debounce_->start();
+  });
+  connect(segment_panel_, &ui::SegmentPanel::runRequested, this, &MainWindow::runSegmentation);
+  connect(segment_panel_, &ui::SegmentPanel::cancelRequested, this, [this] {
+    ++segment_generation_;
+    segment_rerun_ = false;
+    segment_panel_->setError(tr("Cancelled."));
+  });
+  connect(segment_panel_, &ui::SegmentPanel::exportCsvRequested, this,
+          [this] { exportSegments(false); });
+  connect(segment_panel_, &ui::SegmentPanel::exportJsonRequested, this,
+          [this] { exportSegments(true); });
+  connect(depth_view_, &ui::DepthView::columnClicked, this, [this](int c) {
+    segment_panel_->inspectColumn(c);
+    depth_view_->setInspectedColumn(c);
+  });
+}
+
+void MainWindow::runSegmentation() {
+  segment_debounce_->stop();
+  const int row = currentRow();
+  if (row < 0 || document_->at(row).isCloud()) {
+    segment_panel_->setError(tr("Select a depth image to segment."));
+    return;
+  }
+  if (segment_watcher_) {
+    ++segment_generation_;
+    segment_rerun_ = true;
+    return;
+  }
+  segment_rerun_ = false;
+  segment_watcher_ = new QFutureWatcher<SegmentJob>(this);
+  connect(segment_watcher_, &QFutureWatcher<SegmentJob>::finished, this,
+          &MainWindow::onSegmentFinished);
+  segment_panel_->setBusy(true);
+  const auto image = document_->at(row).depth;
+  segment_watcher_->setFuture(
+      QtConcurrent::run([image, params = segment_panel_->params(),
+                         method = segment_panel_->method(), gen = ++segment_generation_] {
+        SegmentJob job{image, nullptr, {}, gen};
+        try {
+          job.result = std::make_shared<SegmentResult>(segment_columns(*image, params, method));
+        } catch (const std::exception& e) {
+          job.error = QString::fromStdString(e.what());
+        }
+        return job;
+      }));
+}
+
+void MainWindow::onSegmentFinished() {
+  const SegmentJob job = segment_watcher_->result();
+  segment_watcher_->deleteLater();
+  segment_watcher_ = nullptr;
+  const bool current = job.generation == segment_generation_;
+  if (current && !job.error.isEmpty()) {
+    segment_panel_->setError(job.error);
+  } else if (current) {
+    const int row = document_->findDepth(job.image.get());
+    if (row >= 0) {
+      document_->setSegments(row, job.result);
+      RunHistory::instance().add(
+          {QDateTime::currentDateTime(), "segment", QString::fromStdString(job.result->method),
+           QString("epsilon %1 m").arg(segment_panel_->params().epsilon), document_->at(row).name,
+           job.image->size(), job.result->total_ms, job.result->stages, QString()});
+      if (row == currentRow()) {
+        depth_view_->setSegments(job.result);
+        segment_panel_->setResult(job.image, job.result);
+      }
+    }
+  }
+  if (segment_rerun_) runSegmentation();
+  emit segmentationFinished(current && job.error.isEmpty());
+}
+
+void MainWindow::exportSegments(bool json) {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).segments) return;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export segments"), last_dir_ + (json ? "/segments.json" : "/segments.csv"),
+      json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  try {
+    save_segments(path.toStdString(), *document_->at(row).depth, *document_->at(row).segments,
+                  json ? SegmentFormat::Json : SegmentFormat::Csv);
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+  }
 }
 
 namespace {
@@ -502,9 +605,16 @@ void MainWindow::showDataset(int row) {
     }
     cloud_view_->setColorMode(mode);
     cloud_view_->setCloud(d.cloud);
+    if (auto* dock = findChild<QDockWidget*>("clustering")) dock->raise();
     stack_->setCurrentWidget(cloud_view_);
   } else {
     depth_view_->setImage(d.depth);
+    if (auto* dock = findChild<QDockWidget*>("segmentation")) dock->raise();
+    depth_view_->setSegments(d.segments);
+    if (d.segments)
+      segment_panel_->setResult(d.depth, d.segments);
+    else
+      segment_panel_->clearResult();
     stack_->setCurrentWidget(depth_view_);
   }
 }

@@ -24,6 +24,7 @@ namespace cumulus::ui {
 class VtkCloudView;
 class DepthView;
 class ClusterPanel;
+class SegmentPanel;
 }  // namespace cumulus::ui
 
 namespace cumulus::app {
@@ -33,6 +34,13 @@ struct ClusterJob {
   std::shared_ptr<const PointCloud> cloud;
   std::shared_ptr<const ClusterResult> result;
   std::vector<ClusterSummary> summary;
+  QString error;
+  quint64 generation = 0;
+};
+
+struct SegmentJob {
+  std::shared_ptr<const DepthImage> image;
+  std::shared_ptr<const SegmentResult> result;
   QString error;
   quint64 generation = 0;
 };
@@ -55,6 +63,10 @@ class MainWindow : public QMainWindow {
   ui::VtkCloudView* cloudView() const { return cloud_view_; }
   ui::DepthView* depthView() const { return depth_view_; }
   ui::ClusterPanel* clusterPanel() const { return cluster_panel_; }
+  ui::SegmentPanel* segmentPanel() const { return segment_panel_; }
+  // Segments the current depth image with the segment panel's parameters, off the UI thread.
+  void runSegmentation();
+  bool segmentationBusy() const { return segment_watcher_ != nullptr; }
   // Starts clustering the current cloud with the panel's parameters (a running job is
   // superseded: its result is dropped and the new one starts when it ends).
   void runClustering();
@@ -85,6 +97,7 @@ class MainWindow : public QMainWindow {
   void errorReported(const QString& message);
   void loadingFinished();
   void clusteringFinished(bool ok);
+  void segmentationFinished(bool ok);
 
  protected:
   void closeEvent(QCloseEvent* e) override;
@@ -141,6 +154,13 @@ class MainWindow : public QMainWindow {
   bool cluster_rerun_ = false;
   int selected_cluster_ = -1;
   class HistoryWindow* history_ = nullptr;
+  ui::SegmentPanel* segment_panel_ = nullptr;
+  QTimer* segment_debounce_ = nullptr;
+  QFutureWatcher<struct SegmentJob>* segment_watcher_ = nullptr;
+  quint64 segment_generation_ = 0;
+  bool segment_rerun_ = false;
+  void onSegmentFinished();
+  void exportSegments(bool json);
   QString last_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");
 };

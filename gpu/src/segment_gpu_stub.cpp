@@ -1,0 +1,13 @@
+// Built instead of segment_gpu.cu when nvcc is missing.
+#include "cumulus/error.h"
+#include "segment_gpu.h"
+
+namespace cumulus {
+
+std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>&,
+                                       const SegmentParams&) {
+  throw GpuError(
+      "gpu segmentation needs a GPU, and this build has no CUDA support (nvcc was not found)");
+}
+
+}  // namespace cumulus

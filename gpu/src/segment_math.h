@@ -1,0 +1,64 @@
+#pragma once
+// The one distance formula of RDP segmentation, for host and device. Every product and sum is
+// rounded on its own (no fused multiply-add), so CPU and GPU cut at exactly the same rows.
+#ifdef __CUDACC__
+#define CUMULUS_HD __host__ __device__ __forceinline__
+#else
+#define CUMULUS_HD inline
+#endif
+
+#include <cmath>
+
+namespace cumulus::segment_math {
+
+#ifdef __CUDA_ARCH__
+CUMULUS_HD float mul(float a, float b) {
+  return __fmul_rn(a, b);
+}
+CUMULUS_HD float add(float a, float b) {
+  return __fadd_rn(a, b);
+}
+CUMULUS_HD float sub(float a, float b) {
+  return __fsub_rn(a, b);
+}
+CUMULUS_HD float div(float a, float b) {
+  return __fdiv_rn(a, b);
+}
+CUMULUS_HD float root(float a) {
+  return __fsqrt_rn(a);
+}
+#else
+CUMULUS_HD float mul(float a, float b) {
+  volatile float r = a * b;  // volatile: the compiler may not fuse it into a later add
+  return r;
+}
+CUMULUS_HD float add(float a, float b) {
+  return a + b;
+}
+CUMULUS_HD float sub(float a, float b) {
+  return a - b;
+}
+CUMULUS_HD float div(float a, float b) {
+  return a / b;
+}
+CUMULUS_HD float root(float a) {
+  return std::sqrt(a);
+}
+#endif
+
+// Vertical: |d_i - chord(i)|. Perpendicular: distance in (row * pitch, depth) coordinates.
+CUMULUS_HD float distance(float d_first, float d_last, float d_i, int first, int last, int i,
+                          bool perpendicular, float pitch) {
+  const float dd = sub(d_last, d_first);
+  if (!perpendicular) {
+    const float t = div(float(i - first), float(last - first));
+    const float chord = add(d_first, mul(dd, t));
+    return fabsf(sub(d_i, chord));
+  }
+  const float dx = mul(float(last - first), pitch);
+  const float px = mul(float(i - first), pitch);
+  const float cross = sub(mul(dx, sub(d_i, d_first)), mul(dd, px));
+  return div(fabsf(cross), root(add(mul(dx, dx), mul(dd, dd))));
+}
+
+}  // namespace cumulus::segment_math

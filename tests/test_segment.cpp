@@ -1,0 +1,226 @@
+// RDP segmentation: the recursive reference on columns with known structure, and every
+// method equal to it on real and generated depth images (GPU tests skip without a GPU).
+#include <cmath>
+
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/generate.h"
+#include "cumulus/io.h"
+#include "cumulus/segment.h"
+#include "test_support.h"
+
+using namespace cumulus;
+
+namespace {
+
+DepthImage column(std::vector<float> values) {
+  DepthImage img;
+  img.width = 1;
+  img.height = std::uint32_t(values.size());
+  img.depth = std::move(values);
+  return img;
+}
+
+std::vector<std::uint32_t> cuts(const SegmentResult& r, std::uint32_t c = 0) {
+  return {r.rows.begin() + r.offsets[c], r.rows.begin() + r.offsets[c + 1]};
+}
+
+// Piecewise-linear columns with noise, gaps and steps, like a depth image of a street.
+DepthImage synthetic(std::uint32_t width, std::uint32_t height, std::uint64_t seed, double noise,
+                     double invalid) {
+  Random rng(seed);
+  DepthImage img;
+  img.width = width;
+  img.height = height;
+  img.depth.resize(std::size_t(width) * height);
+  for (std::uint32_t c = 0; c < width; ++c) {
+    double d = rng.uniform(2, 40), slope = rng.uniform(-0.05, 0.05);
+    for (std::uint32_t r = 0; r < height; ++r) {
+      if (rng.uniform() < 0.02) slope = rng.uniform(-0.08, 0.08);
+      if (rng.uniform() < 0.005) d += rng.uniform(-5, 5);
+      d = std::max(0.5, d + slope);
+      const bool hole = rng.uniform() < invalid;
+      img.depth[std::size_t(r) * width + c] = hole ? 0.0f : float(d + noise * rng.normal());
+    }
+  }
+  return img;
+}
+
+bool same(const SegmentResult& a, const SegmentResult& b) {
+  return a.offsets == b.offsets && a.rows == b.rows && a.levels == b.levels;
+}
+
+QString gpu_skip() {
+  return "GPU test skipped: " + QString::fromStdString(describe(query_device()));
+}
+
+}  // namespace
+
+class TestSegment : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void vShapeIsCutAtItsApex() {
+    std::vector<float> v;
+    for (int r = 0; r <= 20; ++r)
+      v.push_back(10.0f + float(std::abs(r - 7)));
+    const SegmentResult res = segment_columns(column(v), {0.5f}, SegmentMethod::Cpu);
+    QCOMPARE(cuts(res), (std::vector<std::uint32_t>{0, 7, 20}));
+    QCOMPARE(int(res.levels[0]), 2);
+  }
+
+  void constantAndLinearColumnsStayWhole() {
+    const SegmentResult c =
+        segment_columns(column(std::vector<float>(50, 3.0f)), {0.01f}, SegmentMethod::Cpu);
+    QCOMPARE(cuts(c), (std::vector<std::uint32_t>{0, 49}));
+    QCOMPARE(int(c.levels[0]), 1);
+  }
+
+  void invalidPixelsSplitTheColumn() {
+    const SegmentResult r =
+        segment_columns(column({0, 5, 5, 5, NAN, 0, 7, 0, 8, 8.5f, 9}), {0.1f}, SegmentMethod::Cpu);
+    QCOMPARE(cuts(r), (std::vector<std::uint32_t>{1, 3, 6, 8, 10}));
+    const SegmentResult none = segment_columns(column({0, NAN, 0}), {0.1f}, SegmentMethod::Cpu);
+    QVERIFY(cuts(none).empty());
+    QCOMPARE(int(none.levels[0]), 0);
+  }
+
+  void cutNeedsStrictlyMoreThanEpsilonAndTiesGoLow() {
+    // Rows 2 and 4 are both 1.0 off the chord: the lower row wins; at epsilon 1.0 nothing is cut.
+    const std::vector<float> v{5, 5, 6, 5, 6, 5, 5};
+    QCOMPARE(cuts(segment_columns(column(v), {0.5f}, SegmentMethod::Cpu)).at(1), std::uint32_t(2));
+    QCOMPARE(cuts(segment_columns(column(v), {1.0f}, SegmentMethod::Cpu)),
+             (std::vector<std::uint32_t>{0, 6}));
+  }
+
+  void perpendicularDistanceUsesTheRowPitch() {
+    std::vector<float> v;
+    for (int r = 0; r <= 10; ++r)
+      v.push_back(r == 5 ? 2.0f : 1.0f);
+    // Rows 1 cm apart make the chords beside the peak nearly vertical: perpendicular to them,
+    // the flat rows are close, while their vertical offsets are not.
+    const SegmentParams perp{0.5f, SegmentDistance::Perpendicular, 0.01f, 0};
+    QCOMPARE(cuts(segment_columns(column(v), perp, SegmentMethod::Cpu)),
+             (std::vector<std::uint32_t>{0, 5, 10}));
+    QCOMPARE(cuts(segment_columns(column(v), {0.5f}, SegmentMethod::Cpu)),
+             (std::vector<std::uint32_t>{0, 4, 5, 6, 10}));
+    QCOMPARE(segment_distance(0, 0, 1, 0, 10, 5, perp), 1.0f);
+  }
+
+  void segmentsExportAsCsv() {
+    const DepthImage img = column({0, 5, 5, 6, 5, 5, 0, 7, 7});
+    const SegmentResult r = segment_columns(img, {0.5f}, SegmentMethod::Cpu);
+    const auto segs = list_segments(img, r);
+    QCOMPARE(segs.size(), std::size_t(3));  // 1-3, 3-5, 7-8
+    QCOMPARE(segs[0].start_row, 1u);
+    QCOMPARE(segs[2].end_depth, 7.0f);
+    QTemporaryDir dir;
+    save_segments((dir.path() + "/s.csv").toStdString(), img, r, SegmentFormat::Csv);
+    QCOMPARE(
+        test::readAll(dir.path() + "/s.csv"),
+        QByteArray(
+            "column,start_row,end_row,start_depth,end_depth\n0,1,3,5,6\n0,3,5,6,5\n0,7,8,7,7\n"));
+  }
+
+  void badParametersAreRejected() {
+    const DepthImage img = column({1, 2, 3});
+    for (float e : {0.0f, -1.0f, NAN})
+      QVERIFY_THROWS_EXCEPTION(InvalidArgument, segment_columns(img, {e}, SegmentMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(
+        InvalidArgument,
+        segment_columns(img, {0.1f, SegmentDistance::Vertical, 0.01f, 4}, SegmentMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(
+        InvalidArgument,
+        segment_columns(img, {0.1f, SegmentDistance::Perpendicular, 0.0f, 0}, SegmentMethod::Cpu));
+  }
+
+  void multiThreadedEqualsRecursive() {
+    const DepthImage img = synthetic(300, 375, 3, 0.05, 0.01);
+    for (int median : {0, 3, 5}) {
+      const SegmentParams p{0.2f, SegmentDistance::Vertical, 0.01f, median};
+      QVERIFY(same(segment_columns(img, p, SegmentMethod::Cpu),
+                   segment_columns(img, p, SegmentMethod::CpuMt)));
+    }
+  }
+
+  void medianFilterUsesValidNeighbours() {
+    const DepthImage f = median_filter_columns(column({1, 9, 2, 0, 3, 3}), 3);
+    QCOMPARE(f.depth, (std::vector<float>{1, 2, 2, 0, 3, 3}));
+  }
+
+  // ---- every method equals the recursive reference ------------------------------------------
+
+  void methodsAgree_data() {
+    QTest::addColumn<QString>("input");
+    QTest::addColumn<double>("epsilon");
+    QTest::addColumn<int>("median");
+    QTest::addColumn<bool>("perpendicular");
+    QTest::newRow("scan00197 0.2") << "depth/scan00197.png" << 0.2 << 0 << false;
+    QTest::newRow("scan10159 0.05 median3") << "depth/scan10159.png" << 0.05 << 3 << false;
+    QTest::newRow("kinect 0.01") << "depth/kinect_depth_mm.tiff" << 0.01 << 0 << false;
+    QTest::newRow("kinect 0.005 median5 perp")
+        << "depth/kinect_depth_mm.tiff" << 0.005 << 5 << true;
+    QTest::newRow("street range 0.1") << "sample:street_range.png" << 0.1 << 0 << false;
+    QTest::newRow("synthetic 1242x375") << "synthetic:1242x375" << 0.1 << 0 << false;
+    QTest::newRow("synthetic 2048 rows") << "synthetic:64x2048" << 0.05 << 0 << false;
+    QTest::newRow("very noisy") << "noisy:200x1024" << 0.01 << 0 << false;
+  }
+
+  void methodsAgree() {
+    QFETCH(QString, input);
+    QFETCH(double, epsilon);
+    QFETCH(int, median);
+    QFETCH(bool, perpendicular);
+    DepthImage img;
+    if (input.startsWith("synthetic:") || input.startsWith("noisy:")) {
+      const auto wh = input.section(':', 1).split('x');
+      img = synthetic(wh[0].toUInt(), wh[1].toUInt(), 7, input.startsWith("noisy") ? 2.0 : 0.03,
+                      0.02);
+    } else if (input.startsWith("sample:")) {
+      img = load_depth_image((test::sampleDir() + "/" + input.mid(7)).toStdString(), 1.0 / 500);
+    } else {
+      CUMULUS_REQUIRE_DATA(path, "depth/scan00197.png");
+      img = load_depth_image((test::sharedDataDir() + "/" + input).toStdString(),
+                             input.endsWith(".tiff") ? 0.001 : 1.0 / 500);
+    }
+    const SegmentParams p{
+        float(epsilon), perpendicular ? SegmentDistance::Perpendicular : SegmentDistance::Vertical,
+        0.01f, median};
+    const SegmentResult ref = segment_columns(img, p, SegmentMethod::Cpu);
+    QVERIFY(!ref.rows.empty());
+    QVERIFY(same(ref, segment_columns(img, p, SegmentMethod::CpuMt)));
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    const SegmentResult gpu = segment_columns(img, p, SegmentMethod::Gpu);
+    std::uint32_t differing = 0;
+    for (std::uint32_t c = 0; c < img.width; ++c)
+      differing += cuts(ref, c) != cuts(gpu, c) || ref.levels[c] != gpu.levels[c];
+    QVERIFY2(differing == 0, qPrintable(QString("%1 columns differ").arg(differing)));
+  }
+
+  void gpuBatchEqualsSingleImages() {
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    std::vector<DepthImage> imgs;
+    for (int k = 0; k < 6; ++k)
+      imgs.push_back(synthetic(1242, 375, 100 + k, 0.03, 0.02));
+    std::vector<const DepthImage*> ptrs;
+    for (auto& i : imgs)
+      ptrs.push_back(&i);
+    const SegmentParams p{0.1f};
+    const auto batch = segment_columns_batch(ptrs, p);
+    for (std::size_t k = 0; k < imgs.size(); ++k)
+      QVERIFY(same(batch[k], segment_columns(imgs[k], p, SegmentMethod::Cpu)));
+  }
+
+  void gpuEdgeColumns() {
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    const SegmentParams p{0.1f};
+    for (const DepthImage& img :
+         {column({0, 0, 0}), column({4}), column(std::vector<float>(1000, 2.0f)),
+          column({5, 5, 6, 5, 6, 5, 5}), column({0, 5, 5, 5, NAN, 0, 7, 0, 8, 8.5f, 9})})
+      QVERIFY(same(segment_columns(img, p, SegmentMethod::Gpu),
+                   segment_columns(img, p, SegmentMethod::Cpu)));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSegment)
+#include "test_segment.moc"

@@ -1,0 +1,86 @@
+#pragma once
+// The RDP segmentation panel: edits parameters, shows statistics and the column inspector.
+// Jobs are run by the main window, which hands results back.
+#include <QWidget>
+
+#include <memory>
+
+#include "cumulus/segment.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSpinBox;
+class QTableWidget;
+
+namespace cumulus::ui {
+
+// Depth against row for one column, with its segments drawn over it.
+class ColumnPlot : public QWidget {
+  Q_OBJECT
+ public:
+  using QWidget::QWidget;
+  void setColumn(std::shared_ptr<const DepthImage> image,
+                 std::shared_ptr<const SegmentResult> result, int column);
+  int column() const { return column_; }
+  QSize sizeHint() const override { return {300, 180}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+
+ private:
+  std::shared_ptr<const DepthImage> image_;
+  std::shared_ptr<const SegmentResult> result_;
+  int column_ = -1;
+};
+
+class SegmentPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit SegmentPanel(QWidget* parent = nullptr);
+  SegmentMethod method() const;
+  SegmentParams params() const;
+  bool live() const;
+  void setMethod(SegmentMethod m);
+  void setEpsilon(double metres);
+  void setGpuAvailable(bool available, const QString& reason);
+  void setBusy(bool busy);
+  void setResult(std::shared_ptr<const DepthImage> image,
+                 std::shared_ptr<const SegmentResult> result);
+  void clearResult();
+  void setError(const QString& message);
+  void inspectColumn(int column);
+  ColumnPlot* columnPlot() const { return plot_; }
+
+ signals:
+  void parametersChanged();
+  void runRequested();
+  void cancelRequested();
+  void exportCsvRequested();
+  void exportJsonRequested();
+
+ private:
+  QComboBox* method_ = nullptr;
+  QSlider* slider_ = nullptr;
+  QDoubleSpinBox* epsilon_ = nullptr;
+  QComboBox* distance_ = nullptr;
+  QDoubleSpinBox* pitch_ = nullptr;
+  QComboBox* median_ = nullptr;
+  QCheckBox* live_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QLabel* status_ = nullptr;
+  QTableWidget* stages_ = nullptr;
+  ColumnPlot* plot_ = nullptr;
+  QPushButton* export_csv_ = nullptr;
+  QPushButton* export_json_ = nullptr;
+  std::shared_ptr<const DepthImage> image_;
+  std::shared_ptr<const SegmentResult> result_;
+  bool filling_ = false;
+};
+
+}  // namespace cumulus::ui
