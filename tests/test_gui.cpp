@@ -360,6 +360,16 @@ class TestGui : public QObject {
     eps->setValue(0.02);
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 30000);
     QVERIFY(w.document()->at(0).segments->rows.size() > first->rows.size());
+    // CPU and GPU timings side by side.
+    QSignalSpy timed(&w, &app::MainWindow::segmentTimingFinished);
+    w.timeAllSegmentMethods();
+    QTRY_COMPARE_WITH_TIMEOUT(timed.count(), 1, 30000);
+    auto* times = w.segmentPanel()->methodTimes();
+    QCOMPARE(times->rowCount(), 3);
+    QCOMPARE(times->item(0, 2)->text(), QString("reference"));
+    QCOMPARE(times->item(1, 2)->text(), QString("identical cut rows"));
+    QVERIFY(times->item(2, 2)->text() ==
+            (query_device().available ? "identical cut rows" : "no GPU"));
     // Clicking a column shows it in the inspector.
     emit w.depthView()->columnClicked(100);
     QCOMPARE(w.segmentPanel()->columnPlot()->column(), 100);

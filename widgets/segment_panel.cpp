@@ -127,6 +127,17 @@ SegmentPanel::SegmentPanel(QWidget* parent) : QWidget(parent) {
   stages_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   stages_->setMaximumHeight(120);
   lay->addWidget(stages_);
+  auto* time_all = new QPushButton(tr("Time all methods"), this);
+  time_all->setToolTip(tr("Run cpu, cpu-mt and gpu on this image and compare their cut rows"));
+  lay->addWidget(time_all);
+  times_ = new QTableWidget(0, 3, this);
+  times_->setHorizontalHeaderLabels({tr("Method"), tr("ms"), tr("Agreement")});
+  times_->horizontalHeader()->setStretchLastSection(true);
+  times_->verticalHeader()->hide();
+  times_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  times_->setMaximumHeight(110);
+  lay->addWidget(times_);
+  connect(time_all, &QPushButton::clicked, this, &SegmentPanel::timeAllRequested);
   plot_ = new ColumnPlot(this);
   lay->addWidget(plot_, 1);
   auto* exports = new QHBoxLayout;
@@ -241,6 +252,20 @@ void SegmentPanel::setResult(std::shared_ptr<const DepthImage> image,
   cancel_->setEnabled(false);
   plot_->setColumn(image_, result_,
                    plot_->column() >= 0 ? plot_->column() : int(result_->width / 2));
+}
+
+void SegmentPanel::setMethodTimes(const std::vector<MethodTime>& times) {
+  times_->setRowCount(int(times.size()));
+  for (int i = 0; i < int(times.size()); ++i) {
+    const auto& t = times[std::size_t(i)];
+    times_->setItem(i, 0, new QTableWidgetItem(t.method));
+    times_->setItem(i, 1,
+                    new QTableWidgetItem(t.ms >= 0 ? QString::number(t.ms, 'f', 3) : QString("–")));
+    auto* a = new QTableWidgetItem(t.agreement);
+    if (!t.agreement.startsWith("identical") && !t.agreement.startsWith("reference"))
+      a->setForeground(QColor(192, 0, 0));
+    times_->setItem(i, 2, a);
+  }
 }
 
 void SegmentPanel::clearResult() {

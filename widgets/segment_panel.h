@@ -55,6 +55,14 @@ class SegmentPanel : public QWidget {
   void setError(const QString& message);
   void inspectColumn(int column);
   ColumnPlot* columnPlot() const { return plot_; }
+  struct MethodTime {
+    QString method;
+    double ms;
+    QString agreement;
+  };
+  // CPU and GPU timings side by side (from "Time all methods").
+  void setMethodTimes(const std::vector<MethodTime>& times);
+  QTableWidget* methodTimes() const { return times_; }
 
  signals:
   void parametersChanged();
@@ -62,6 +70,7 @@ class SegmentPanel : public QWidget {
   void cancelRequested();
   void exportCsvRequested();
   void exportJsonRequested();
+  void timeAllRequested();
 
  private:
   QComboBox* method_ = nullptr;
@@ -75,6 +84,7 @@ class SegmentPanel : public QWidget {
   QPushButton* cancel_ = nullptr;
   QLabel* status_ = nullptr;
   QTableWidget* stages_ = nullptr;
+  QTableWidget* times_ = nullptr;
   ColumnPlot* plot_ = nullptr;
   QPushButton* export_csv_ = nullptr;
   QPushButton* export_json_ = nullptr;

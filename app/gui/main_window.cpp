@@ -206,6 +206,8 @@ void MainWindow::buildDocks() {
           [this] { exportSegments(false); });
   connect(segment_panel_, &ui::SegmentPanel::exportJsonRequested, this,
           [this] { exportSegments(true); });
+  connect(segment_panel_, &ui::SegmentPanel::timeAllRequested, this,
+          &MainWindow::timeAllSegmentMethods);
   connect(depth_view_, &ui::DepthView::columnClicked, this, [this](int c) {
     segment_panel_->inspectColumn(c);
     depth_view_->setInspectedColumn(c);
@@ -240,6 +242,49 @@ void MainWindow::runSegmentation() {
           job.error = QString::fromStdString(e.what());
         }
         return job;
+      }));
+}
+
+void MainWindow::timeAllSegmentMethods() {
+  const int row = currentRow();
+  if (row < 0 || document_->at(row).isCloud()) {
+    segment_panel_->setError(tr("Select a depth image to segment."));
+    return;
+  }
+  auto* watcher = new QFutureWatcher<std::vector<ui::SegmentPanel::MethodTime>>(this);
+  connect(watcher, &QFutureWatcher<std::vector<ui::SegmentPanel::MethodTime>>::finished, this,
+          [this, watcher] {
+            segment_panel_->setMethodTimes(watcher->result());
+            watcher->deleteLater();
+            emit segmentTimingFinished();
+          });
+  const bool gpu = query_device().available;
+  watcher->setFuture(
+      QtConcurrent::run([image = document_->at(row).depth, params = segment_panel_->params(), gpu] {
+        std::vector<ui::SegmentPanel::MethodTime> out;
+        SegmentResult ref;
+        for (auto m : {SegmentMethod::Cpu, SegmentMethod::CpuMt, SegmentMethod::Gpu}) {
+          const QString name = QString::fromUtf8(method_name(m));
+          if (m == SegmentMethod::Gpu && !gpu) {
+            out.push_back({name, -1, QObject::tr("no GPU")});
+            continue;
+          }
+          try {
+            segment_columns(*image, params, m);  // warm-up: thread start, GPU context, buffers
+            const SegmentResult r = segment_columns(*image, params, m);
+            const bool same =
+                m == SegmentMethod::Cpu ||
+                (r.rows == ref.rows && r.offsets == ref.offsets && r.levels == ref.levels);
+            out.push_back({name, r.total_ms,
+                           m == SegmentMethod::Cpu ? QObject::tr("reference")
+                           : same                  ? QObject::tr("identical cut rows")
+                                                   : QObject::tr("DIFFERENT cut rows")});
+            if (m == SegmentMethod::Cpu) ref = r;
+          } catch (const std::exception& e) {
+            out.push_back({name, -1, QString::fromStdString(e.what())});
+          }
+        }
+        return out;
       }));
 }
 

@@ -7,6 +7,7 @@
 
 #include "cumulus/cluster_export.h"
 #include "document.h"
+#include "segment_panel.h"
 
 class QAction;
 class QCheckBox;
@@ -66,6 +67,8 @@ class MainWindow : public QMainWindow {
   ui::SegmentPanel* segmentPanel() const { return segment_panel_; }
   // Segments the current depth image with the segment panel's parameters, off the UI thread.
   void runSegmentation();
+  // Runs every segmentation method on the current image and shows their times side by side.
+  void timeAllSegmentMethods();
   bool segmentationBusy() const { return segment_watcher_ != nullptr; }
   // Starts clustering the current cloud with the panel's parameters (a running job is
   // superseded: its result is dropped and the new one starts when it ends).
@@ -98,6 +101,7 @@ class MainWindow : public QMainWindow {
   void loadingFinished();
   void clusteringFinished(bool ok);
   void segmentationFinished(bool ok);
+  void segmentTimingFinished();
 
  protected:
   void closeEvent(QCloseEvent* e) override;
