@@ -25,27 +25,6 @@ std::vector<std::uint32_t> cuts(const SegmentResult& r, std::uint32_t c = 0) {
   return {r.rows.begin() + r.offsets[c], r.rows.begin() + r.offsets[c + 1]};
 }
 
-// Piecewise-linear columns with noise, gaps and steps, like a depth image of a street.
-DepthImage synthetic(std::uint32_t width, std::uint32_t height, std::uint64_t seed, double noise,
-                     double invalid) {
-  Random rng(seed);
-  DepthImage img;
-  img.width = width;
-  img.height = height;
-  img.depth.resize(std::size_t(width) * height);
-  for (std::uint32_t c = 0; c < width; ++c) {
-    double d = rng.uniform(2, 40), slope = rng.uniform(-0.05, 0.05);
-    for (std::uint32_t r = 0; r < height; ++r) {
-      if (rng.uniform() < 0.02) slope = rng.uniform(-0.08, 0.08);
-      if (rng.uniform() < 0.005) d += rng.uniform(-5, 5);
-      d = std::max(0.5, d + slope);
-      const bool hole = rng.uniform() < invalid;
-      img.depth[std::size_t(r) * width + c] = hole ? 0.0f : float(d + noise * rng.normal());
-    }
-  }
-  return img;
-}
-
 bool same(const SegmentResult& a, const SegmentResult& b) {
   return a.offsets == b.offsets && a.rows == b.rows && a.levels == b.levels;
 }
@@ -135,7 +114,7 @@ class TestSegment : public QObject {
   }
 
   void multiThreadedEqualsRecursive() {
-    const DepthImage img = synthetic(300, 375, 3, 0.05, 0.01);
+    const DepthImage img = generate_depth_columns(300, 375, 3, 0.05, 0.01);
     for (int median : {0, 3, 5}) {
       const SegmentParams p{0.2f, SegmentDistance::Vertical, 0.01f, median};
       QVERIFY(same(segment_columns(img, p, SegmentMethod::Cpu),
@@ -174,8 +153,8 @@ class TestSegment : public QObject {
     DepthImage img;
     if (input.startsWith("synthetic:") || input.startsWith("noisy:")) {
       const auto wh = input.section(':', 1).split('x');
-      img = synthetic(wh[0].toUInt(), wh[1].toUInt(), 7, input.startsWith("noisy") ? 2.0 : 0.03,
-                      0.02);
+      img = generate_depth_columns(wh[0].toUInt(), wh[1].toUInt(), 7,
+                                   input.startsWith("noisy") ? 2.0 : 0.03, 0.02);
     } else if (input.startsWith("sample:")) {
       img = load_depth_image((test::sampleDir() + "/" + input.mid(7)).toStdString(), 1.0 / 500);
     } else {
@@ -201,7 +180,7 @@ class TestSegment : public QObject {
     if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
     std::vector<DepthImage> imgs;
     for (int k = 0; k < 6; ++k)
-      imgs.push_back(synthetic(1242, 375, 100 + k, 0.03, 0.02));
+      imgs.push_back(generate_depth_columns(1242, 375, 100 + k, 0.03, 0.02));
     std::vector<const DepthImage*> ptrs;
     for (auto& i : imgs)
       ptrs.push_back(&i);

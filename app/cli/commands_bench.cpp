@@ -236,26 +236,6 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
 
 // ---- RDP segmentation -------------------------------------------------------------------------
 
-// Depth-like columns: piecewise linear with steps, noise and holes, as a stereo depth map.
-DepthImage synthetic_depth(std::uint32_t width, std::uint32_t height, std::uint64_t seed) {
-  Random rng(seed);
-  DepthImage img;
-  img.width = width;
-  img.height = height;
-  img.depth.resize(std::size_t(width) * height);
-  for (std::uint32_t c = 0; c < width; ++c) {
-    double d = rng.uniform(3, 40), slope = rng.uniform(-0.05, 0.05);
-    for (std::uint32_t r = 0; r < height; ++r) {
-      if (rng.uniform() < 0.02) slope = rng.uniform(-0.08, 0.08);
-      if (rng.uniform() < 0.005) d += rng.uniform(-5, 5);
-      d = std::max(0.5, d + slope);
-      img.depth[std::size_t(r) * width + c] =
-          rng.uniform() < 0.01 ? 0.0f : float(d + 0.03 * rng.normal());
-    }
-  }
-  return img;
-}
-
 std::string levels_text(const SegmentResult& r) {
   double sum = 0, sq = 0;
   int n = 0, top = 0;
@@ -295,8 +275,9 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
   }
   if (!sample.empty()) add_real(sample + "/street_range.png", 1.0 / 500, 0.1f);
   for (std::uint32_t h : {256u, 375u, 512u, 1024u, 2048u})
-    cases.push_back({"rows", std::to_string(h), double(h), synthetic_depth(1242, h, h), 0.1f});
-  const DepthImage kitti_like = synthetic_depth(1242, 375, 375);
+    cases.push_back(
+        {"rows", std::to_string(h), double(h), generate_depth_columns(1242, h, h), 0.1f});
+  const DepthImage kitti_like = generate_depth_columns(1242, 375, 375);
   for (float e : {0.02f, 0.05f, 0.1f, 0.2f, 0.5f})
     cases.push_back({"epsilon", std::to_string(e).substr(0, 4), double(e), kitti_like, e});
   std::vector<BenchRow> rows;

@@ -415,4 +415,26 @@ PointCloud generate_cluster_cloud(const ClusterCloudParams& p) {
   return cloud;
 }
 
+// ---- Depth columns for segmentation ------------------------------------------------------------
+
+DepthImage generate_depth_columns(std::uint32_t width, std::uint32_t height, std::uint64_t seed,
+                                  double noise, double invalid) {
+  Random rng(seed);
+  DepthImage img;
+  img.width = width;
+  img.height = height;
+  img.depth.resize(std::size_t(width) * height);
+  for (std::uint32_t c = 0; c < width; ++c) {
+    double d = rng.uniform(3, 40), slope = rng.uniform(-0.05, 0.05);
+    for (std::uint32_t r = 0; r < height; ++r) {
+      if (rng.uniform() < 0.02) slope = rng.uniform(-0.08, 0.08);
+      if (rng.uniform() < 0.005) d += rng.uniform(-5, 5);
+      d = std::max(0.5, d + slope);
+      const bool hole = rng.uniform() < invalid;
+      img.depth[std::size_t(r) * width + c] = hole ? 0.0f : float(d + noise * rng.normal());
+    }
+  }
+  return img;
+}
+
 }  // namespace cumulus

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "cumulus/depth_image.h"
 #include "cumulus/point_cloud.h"
 
 namespace cumulus {
@@ -54,6 +55,12 @@ struct ClusterCloudParams {
   std::uint64_t seed = 1;
 };
 PointCloud generate_cluster_cloud(const ClusterCloudParams& params);
+
+// A depth image whose columns are piecewise linear with slope changes, steps, Gaussian noise
+// (metres) and a fraction of invalid pixels, like a stereo depth map: test and benchmark input
+// for column segmentation.
+DepthImage generate_depth_columns(std::uint32_t width, std::uint32_t height, std::uint64_t seed,
+                                  double noise = 0.03, double invalid = 0.01);
 
 // A tiny, portable random source (splitmix64-seeded xoshiro256**).
 class Random {
