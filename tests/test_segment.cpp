@@ -188,6 +188,16 @@ class TestSegment : public QObject {
     const auto batch = segment_columns_batch(ptrs, p);
     for (std::size_t k = 0; k < imgs.size(); ++k)
       QVERIFY(same(batch[k], segment_columns(imgs[k], p, SegmentMethod::Cpu)));
+    // Raw page-locked buffers give the same cut rows.
+    auto pinned = allocate_pinned_floats(imgs[0].size() * imgs.size());
+    std::vector<const float*> raw;
+    for (std::size_t k = 0; k < imgs.size(); ++k) {
+      std::copy(imgs[k].depth.begin(), imgs[k].depth.end(), pinned.get() + k * imgs[0].size());
+      raw.push_back(pinned.get() + k * imgs[0].size());
+    }
+    const auto from_raw = segment_buffers_gpu(raw, imgs[0].width, imgs[0].height, p);
+    for (std::size_t k = 0; k < imgs.size(); ++k)
+      QVERIFY(same(from_raw[k], batch[k]));
   }
 
   void gpuEdgeColumns() {

@@ -330,6 +330,27 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
         if (i >= warmup) t.push_back(w.ms() / batch);
       }
       record(c, "gpu-batch", t, last.back(), &ref);
+      // The same with the frames already in page-locked memory (as a camera driver delivers
+      // them): one frame, then a batch (at most 256 MB of frames).
+      const std::size_t px = c.img.size();
+      const std::size_t frames = std::max<std::size_t>(
+          1, std::min<std::size_t>(std::size_t(batch), (256u << 20) / (px * 4)));
+      auto pinned = allocate_pinned_floats(px * frames);
+      std::vector<const float*> ptrs;
+      for (std::size_t k = 0; k < frames; ++k) {
+        std::copy(c.img.depth.begin(), c.img.depth.end(), pinned.get() + k * px);
+        ptrs.push_back(pinned.get() + k * px);
+      }
+      for (int pass = 0; pass < 2; ++pass) {
+        const std::vector<const float*> use = pass == 0 ? std::vector<const float*>{ptrs[0]} : ptrs;
+        t.clear();
+        for (int i = 0; i < warmup + std::max(1, repeat / (pass ? 4 : 1)); ++i) {
+          WallTimer w;
+          last = segment_buffers_gpu(use, c.img.width, c.img.height, p);
+          if (i >= warmup) t.push_back(w.ms() / double(use.size()));
+        }
+        record(c, pass == 0 ? "gpu[pinned]" : "gpu-batch[pinned]", t, last.back(), &ref);
+      }
     }
   }
   write_bench_csv(dir + "/segment.csv", rows);

@@ -87,6 +87,17 @@ std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n) {
   return std::shared_ptr<Point3f[]>(new Point3f[std::max<std::size_t>(n, 1)]);
 }
 
+std::shared_ptr<float[]> allocate_pinned_floats(std::size_t n) {
+#ifdef CUMULUS_HAS_CUDA
+  static const bool gpu = query_device().available;
+  void* p = nullptr;
+  if (gpu && cudaMallocHost(&p, std::max<std::size_t>(n, 1) * sizeof(float)) == cudaSuccess)
+    return std::shared_ptr<float[]>(static_cast<float*>(p), [](float* q) { cudaFreeHost(q); });
+  cudaGetLastError();
+#endif
+  return std::shared_ptr<float[]>(new float[std::max<std::size_t>(n, 1)]);
+}
+
 std::string describe_host() {
   std::string cpu = "unknown CPU";
   std::ifstream f("/proc/cpuinfo");

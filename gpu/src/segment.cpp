@@ -160,6 +160,17 @@ SegmentResult segment_cpu(const DepthImage& img, const SegmentParams& p, int thr
 
 }  // namespace
 
+std::vector<SegmentResult> segment_buffers_gpu(const std::vector<const float*>& images,
+                                               std::uint32_t width, std::uint32_t height,
+                                               const SegmentParams& params) {
+  validate(params);
+  WallTimer total;
+  auto out = segment_gpu_buffers(images, width, height, params);
+  for (auto& r : out)
+    r.method = "gpu", r.total_ms = total.ms() / double(std::max<std::size_t>(images.size(), 1));
+  return out;
+}
+
 std::vector<SegmentResult> segment_columns_batch(const std::vector<const DepthImage*>& images,
                                                  const SegmentParams& params) {
   validate(params);

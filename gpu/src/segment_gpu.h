@@ -6,8 +6,13 @@
 
 namespace cumulus {
 
-// Segments every column of every image in one launch; the images must share one size.
+// Segments every column of every image; the images must share one size. A batch runs in
+// chunks on two streams so that uploads overlap kernels.
 std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& images,
                                        const SegmentParams& params);
+// The same for raw row-major buffers of width x height floats (page-locked ones upload fastest).
+std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
+                                               std::uint32_t width, std::uint32_t height,
+                                               const SegmentParams& params);
 
 }  // namespace cumulus

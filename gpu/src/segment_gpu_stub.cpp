@@ -10,4 +10,10 @@ std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>&,
       "gpu segmentation needs a GPU, and this build has no CUDA support (nvcc was not found)");
 }
 
+std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>&, std::uint32_t,
+                                               std::uint32_t, const SegmentParams&) {
+  throw GpuError(
+      "gpu segmentation needs a GPU, and this build has no CUDA support (nvcc was not found)");
+}
+
 }  // namespace cumulus

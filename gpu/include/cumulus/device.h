@@ -29,6 +29,7 @@ std::size_t gpu_memory_limit();
 // Page-locked host memory for n points, for the fastest uploads; ordinary memory where no GPU
 // can be used.
 std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n);
+std::shared_ptr<float[]> allocate_pinned_floats(std::size_t n);
 
 // CPU model, logical cores, GPU, driver and runtime: one line for benchmark reports.
 std::string describe_host();

@@ -47,6 +47,12 @@ DepthImage median_filter_columns(const DepthImage& image, int size);
 
 SegmentResult segment_columns(const DepthImage& image, const SegmentParams& params,
                               SegmentMethod method);
+// Raw row-major depth buffers (metres) of one size, on the GPU; buffers from
+// allocate_pinned_floats upload by direct DMA, as frames a camera driver writes there would.
+std::vector<SegmentResult> segment_buffers_gpu(const std::vector<const float*>& images,
+                                               std::uint32_t width, std::uint32_t height,
+                                               const SegmentParams& params);
+
 // A sequence of same-size images in one GPU launch (throws GpuError without a GPU).
 std::vector<SegmentResult> segment_columns_batch(const std::vector<const DepthImage*>& images,
                                                  const SegmentParams& params);
