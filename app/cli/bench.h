@@ -1,5 +1,6 @@
 #pragma once
 // Benchmark records shared by the bench subcommands and the plotter.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,15 @@ struct BenchRow {
   std::string agreement;  // "identical", "DIFFERENT: ...", "reference" or "error: ..."
   StageTimes stages;      // median per stage
 };
+
+// The values of one field over the rows, in order of first appearance.
+inline std::vector<std::string> distinct(const std::vector<BenchRow>& rows,
+                                         std::string BenchRow::*field) {
+  std::vector<std::string> out;
+  for (const auto& r : rows)
+    if (std::find(out.begin(), out.end(), r.*field) == out.end()) out.push_back(r.*field);
+  return out;
+}
 
 void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows);
 std::vector<BenchRow> read_bench_csv(const std::string& path);

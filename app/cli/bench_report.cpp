@@ -115,12 +115,8 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
         "methods); "
         "speed-up = cpu median / method median; agreement = results identical to the cpu "
         "reference (cluster labels for every point, cut rows for every column).\n";
-  std::vector<std::string> sweeps, methods;
-  for (const auto& r : rows) {
-    if (std::find(sweeps.begin(), sweeps.end(), r.sweep) == sweeps.end()) sweeps.push_back(r.sweep);
-    if (std::find(methods.begin(), methods.end(), r.method) == methods.end())
-      methods.push_back(r.method);
-  }
+  const std::vector<std::string> sweeps = distinct(rows, &BenchRow::sweep),
+                                 methods = distinct(rows, &BenchRow::method);
   for (const auto& sweep : sweeps) {
     md << "\n## " << sweep << "\n\n| case | points |";
     for (const auto& m : methods)

@@ -48,12 +48,8 @@ std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std
     return {};
   }
   std::vector<std::string> written;
-  std::vector<std::string> sweeps, methods;
-  for (const auto& r : rows) {
-    if (std::find(sweeps.begin(), sweeps.end(), r.sweep) == sweeps.end()) sweeps.push_back(r.sweep);
-    if (std::find(methods.begin(), methods.end(), r.method) == methods.end())
-      methods.push_back(r.method);
-  }
+  const std::vector<std::string> sweeps = distinct(rows, &BenchRow::sweep),
+                                 methods = distinct(rows, &BenchRow::method);
   for (const auto& sweep : sweeps) {
     double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
     for (const auto& r : rows) {

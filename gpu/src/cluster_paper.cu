@@ -145,6 +145,26 @@ __device__ __forceinline__ int find_voxel(const unsigned long long* V, int k,
   return (lo < k && V[lo] == id) ? lo : -1;
 }
 
+// Calls fn(j) for every point j in the 27 voxels around p (range search, Algorithm 7's grid).
+template <typename Fn>
+__device__ __forceinline__ void for_each_candidate(float3 p, const Grid& g,
+                                                   const unsigned long long* V, const int* S,
+                                                   const int* pid, Fn&& fn) {
+  const long long x = axis_cell(p.x, g.lo.x, g.cell, g.nx),
+                  y = axis_cell(p.y, g.lo.y, g.cell, g.ny),
+                  z = axis_cell(p.z, g.lo.z, g.cell, g.nz);
+  for (long long dz = -1; dz <= 1; ++dz)
+    for (long long dy = -1; dy <= 1; ++dy)
+      for (long long dx = -1; dx <= 1; ++dx) {
+        const long long cx = x + dx, cy = y + dy, cz = z + dz;
+        if (cx < 0 || cy < 0 || cz < 0 || cx >= g.nx || cy >= g.ny || cz >= g.nz) continue;
+        const int v = find_voxel(V, g.voxels, (unsigned long long)(cx + g.nx * (cy + g.ny * cz)));
+        if (v < 0) continue;
+        for (int t = S[v]; t < S[v + 1]; ++t)
+          fn(pid[t]);
+      }
+}
+
 // Same modes as k_es_neighbours; the candidates are the points of the 27 voxels around p.
 template <int kMode>
 __global__ void k_rs_neighbours(const float3* pts, int n, float thr, Grid g,
@@ -157,28 +177,16 @@ __global__ void k_rs_neighbours(const float3* pts, int n, float thr, Grid g,
     if (kMode == 0 || kMode == 2) counts[i] = 0;
     return;
   }
-  const long long x = axis_cell(p.x, g.lo.x, g.cell, g.nx),
-                  y = axis_cell(p.y, g.lo.y, g.cell, g.ny),
-                  z = axis_cell(p.z, g.lo.z, g.cell, g.nz);
   int found = 0;
   const int out = (kMode == 1 || kMode == 3) ? offsets[i] : 0;
-  for (long long dz = -1; dz <= 1; ++dz)
-    for (long long dy = -1; dy <= 1; ++dy)
-      for (long long dx = -1; dx <= 1; ++dx) {
-        const long long cx = x + dx, cy = y + dy, cz = z + dz;
-        if (cx < 0 || cy < 0 || cz < 0 || cx >= g.nx || cy >= g.ny || cz >= g.nz) continue;
-        const int v = find_voxel(V, g.voxels, (unsigned long long)(cx + g.nx * (cy + g.ny * cz)));
-        if (v < 0) continue;
-        for (int t = S[v]; t < S[v + 1]; ++t) {
-          const int j = pid[t];
-          const bool take = (kMode <= 1) ? j != i : j > i;
-          if (take && dist2(p, pts[j]) < thr) {
-            if (kMode == 1) adj[out + found] = j;
-            if (kMode == 3) edges[out + found] = make_int2(i, j);
-            ++found;
-          }
-        }
-      }
+  for_each_candidate(p, g, V, S, pid, [&](int j) {
+    const bool take = (kMode <= 1) ? j != i : j > i;
+    if (take && dist2(p, pts[j]) < thr) {
+      if (kMode == 1) adj[out + found] = j;
+      if (kMode == 3) edges[out + found] = make_int2(i, j);
+      ++found;
+    }
+  });
   if (kMode == 0 || kMode == 2) counts[i] = found;
 }
 
@@ -305,22 +313,10 @@ __global__ void k_matrix_rs(const float3* pts, const int* C, int n, float thr, G
   if (i >= n || C[i] < 0) return;
   const float3 p = pts[i];
   const int ci = C[i];
-  const long long x = axis_cell(p.x, g.lo.x, g.cell, g.nx),
-                  y = axis_cell(p.y, g.lo.y, g.cell, g.ny),
-                  z = axis_cell(p.z, g.lo.z, g.cell, g.nz);
-  for (long long dz = -1; dz <= 1; ++dz)
-    for (long long dy = -1; dy <= 1; ++dy)
-      for (long long dx = -1; dx <= 1; ++dx) {
-        const long long cx = x + dx, cy = y + dy, cz = z + dz;
-        if (cx < 0 || cy < 0 || cz < 0 || cx >= g.nx || cy >= g.ny || cz >= g.nz) continue;
-        const int v = find_voxel(V, g.voxels, (unsigned long long)(cx + g.nx * (cy + g.ny * cz)));
-        if (v < 0) continue;
-        for (int t = S[v]; t < S[v + 1]; ++t) {
-          const int j = pid[t];
-          const int cj = C[j];
-          if (cj != ci && dist2(p, pts[j]) < thr) M[ci * R + cj] = 1;
-        }
-      }
+  for_each_candidate(p, g, V, S, pid, [&](int j) {
+    const int cj = C[j];
+    if (cj != ci && dist2(p, pts[j]) < thr) M[ci * R + cj] = 1;
+  });
 }
 
 // Layer 0: diagonal sub-matrices, merged like INITIAL_EC but reading adjacency from M.
