@@ -25,6 +25,7 @@
 #include "history_window.h"
 #include "main_window.h"
 #include "run_history.h"
+#include "segment_compare_window.h"
 #include "segment_panel.h"
 #include "test_support.h"
 #include "timing_chart.h"
@@ -379,6 +380,26 @@ class TestGui : public QObject {
     const QJsonObject j = QJsonDocument::fromJson(test::readAll(dir.path() + "/s.json")).object();
     QVERIFY(j["segments"].toArray().size() > 100);
     QVERIFY(j["segments"].toArray().at(0).toObject().contains("start_depth"));
+  }
+
+  void segmentCompareListsDifferingColumns() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    QVERIFY(w.openFilesNow({sample("street_range.png")}, 1.0 / 500).isEmpty());
+    std::unique_ptr<app::SegmentCompareWindow> cmp(w.openSegmentCompare());
+    QVERIFY(cmp);
+    cmp->setRepeats(2);
+    cmp->show();
+    QSignalSpy finished(cmp.get(), &app::SegmentCompareWindow::finished);
+    cmp->run();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QVERIFY(finished.at(0).at(0).toBool());
+    const std::size_t methods = query_device().available ? 3 : 2;
+    QCOMPARE(cmp->outcomes().size(), methods);
+    QCOMPARE(cmp->table()->item(0, 4)->text(), QString("reference"));
+    for (std::size_t k = 1; k < methods; ++k)
+      QVERIFY(cmp->agreements()[k].identical);
+    QCOMPARE(cmp->chart()->bars().size(), methods);
   }
 
   void runningGuiMapsNoQt5() {

@@ -2,6 +2,7 @@
 // method equal to it on real and generated depth images (GPU tests skip without a GPU).
 #include <cmath>
 
+#include "cumulus/compare.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/generate.h"
@@ -99,6 +100,21 @@ class TestSegment : public QObject {
         test::readAll(dir.path() + "/s.csv"),
         QByteArray(
             "column,start_row,end_row,start_depth,end_depth\n0,1,3,5,6\n0,3,5,6,5\n0,7,8,7,7\n"));
+  }
+
+  void agreementListsDifferingColumns() {
+    const DepthImage img = generate_depth_columns(40, 60, 5);
+    const SegmentResult ref = segment_columns(img, {0.1f}, SegmentMethod::Cpu);
+    QVERIFY(compare_segments(ref, segment_columns(img, {0.1f}, SegmentMethod::CpuMt)).identical);
+    SegmentResult bent = ref;  // move one cut row of column 7
+    const std::uint32_t at = bent.offsets[7] + 1;
+    QVERIFY(at < bent.offsets[8]);
+    bent.rows[at] += bent.rows[at] + 1 < bent.rows[at + 1] ? 1 : 0;
+    bent.levels[11] += 1;
+    const SegmentAgreement a = compare_segments(ref, bent);
+    QVERIFY(!a.identical);
+    QVERIFY(std::find(a.columns.begin(), a.columns.end(), 11u) != a.columns.end());
+    QVERIFY(QString::fromStdString(a.summary).contains("columns differ"));
   }
 
   void badParametersAreRejected() {

@@ -33,6 +33,11 @@ void DepthView::setSegments(std::shared_ptr<const SegmentResult> segments) {
   update();
 }
 
+void DepthView::setMarkedColumns(std::vector<std::uint32_t> columns) {
+  marked_ = std::move(columns);
+  update();
+}
+
 void DepthView::setInspectedColumn(int column) {
   inspected_ = column;
   update();
@@ -110,6 +115,11 @@ void DepthView::paintEvent(QPaintEvent*) {
     }
     p.setRenderHint(QPainter::Antialiasing, false);
   }
+  if (image_)
+    for (auto c : marked_)
+      p.fillRect(QRectF(offset_.x() + c * zoom_, offset_.y(), std::max(1.0, zoom_),
+                        image_->height * zoom_),
+                 QColor(255, 0, 0, 110));
   // Colour bar with its depth range, on the right.
   const int bar_x = width() - 60, bar_top = 20, bar_h = std::max(40, height() - 40);
   for (int y = 0; y < bar_h; ++y) {

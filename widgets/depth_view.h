@@ -22,6 +22,8 @@ class DepthView : public QWidget {
   void setSegments(std::shared_ptr<const SegmentResult> segments);
   // The column drawn highlighted (the one in the inspector), -1 for none.
   void setInspectedColumn(int column);
+  // Columns drawn with a red band (e.g. where two methods disagree).
+  void setMarkedColumns(std::vector<std::uint32_t> columns);
   std::shared_ptr<const DepthImage> image() const { return image_; }
   double zoom() const { return zoom_; }
   void setZoom(double zoom, QPointF anchor);
@@ -48,6 +50,7 @@ class DepthView : public QWidget {
   std::shared_ptr<const DepthImage> image_;
   std::shared_ptr<const SegmentResult> segments_;
   int inspected_ = -1;
+  std::vector<std::uint32_t> marked_;
   QPointF press_at_;
   QImage rendered_;
   float lo_ = 0, hi_ = 1;

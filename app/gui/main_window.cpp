@@ -40,6 +40,7 @@
 #include "depth_view.h"
 #include "history_window.h"
 #include "run_history.h"
+#include "segment_compare_window.h"
 #include "segment_panel.h"
 #include "vtk_cloud_view.h"
 
@@ -350,6 +351,18 @@ constexpr int kClusterColourMode = 100;  // colour-combo entry handled here, not
 
 }  // namespace
 
+SegmentCompareWindow* MainWindow::openSegmentCompare() {
+  const int row = currentRow();
+  if (row < 0 || document_->at(row).isCloud()) {
+    reportError(tr("Select a depth image to compare segmentation methods on."));
+    return nullptr;
+  }
+  auto* w = new SegmentCompareWindow(document_->at(row).depth, document_->at(row).name,
+                                     segment_panel_->params(), this);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  return w;
+}
+
 CompareWindow* MainWindow::openCompare() {
   const int row = currentRow();
   if (row < 0 || !document_->at(row).isCloud()) {
@@ -564,7 +577,13 @@ void MainWindow::buildActions() {
   tools
       ->addAction(tr("&Compare CPU and GPU…"), this,
                   [this] {
-                    if (auto* w = openCompare()) w->show();
+                    // The algorithm follows the selected dataset: clouds cluster, images segment.
+                    const int row = currentRow();
+                    if (row >= 0 && !document_->at(row).isCloud()) {
+                      if (auto* w = openSegmentCompare()) w->show();
+                    } else if (auto* w = openCompare()) {
+                      w->show();
+                    }
                   })
       ->setShortcut(tr("Ctrl+K"));
   tools->addAction(tr("Timing &History…"), this, [this] {

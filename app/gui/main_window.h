@@ -77,6 +77,8 @@ class MainWindow : public QMainWindow {
   // A compare window for the current cloud with the panel's parameters (not shown yet), or
   // nullptr with an error reported when no cloud is selected.
   class CompareWindow* openCompare();
+  // The same for the current depth image and the segmentation panel's parameters.
+  class SegmentCompareWindow* openSegmentCompare();
   bool clusteringBusy() const { return cluster_watcher_ != nullptr; }
   int currentRow() const;
   void setCurrentRow(int row);

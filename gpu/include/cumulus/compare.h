@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cumulus/cluster.h"
+#include "cumulus/segment.h"
 
 namespace cumulus {
 
@@ -22,6 +23,14 @@ struct ClusterAgreement {
 // Clusters match when they hold exactly the same points; points dropped (-1) on one side and
 // kept on the other count as differing.
 ClusterAgreement compare_clusters(const ClusterResult& reference, const ClusterResult& other);
+
+// Verdict on two segmentations of the same image: the columns whose cut rows or levels differ.
+struct SegmentAgreement {
+  bool identical = false;
+  std::vector<std::uint32_t> columns;  // differing columns, ascending
+  std::string summary;
+};
+SegmentAgreement compare_segments(const SegmentResult& reference, const SegmentResult& other);
 
 struct TimingStats {
   double median = 0, min = 0, max = 0;
