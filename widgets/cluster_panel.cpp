@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "stage_table.h"
 
 namespace cumulus::ui {
 
@@ -117,12 +118,7 @@ ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
   histogram_ = new SizeHistogram(this);
   histogram_->setToolTip(tr("Number of clusters by size (powers of two)"));
   lay->addWidget(histogram_);
-  stages_ = new QTableWidget(0, 2, this);
-  stages_->setHorizontalHeaderLabels({tr("Stage"), tr("ms")});
-  stages_->horizontalHeader()->setStretchLastSection(true);
-  stages_->verticalHeader()->hide();
-  stages_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  stages_->setMaximumHeight(150);
+  stages_ = new StageTable(150, this);
   lay->addWidget(stages_);
   clusters_ = new QTableWidget(0, 3, this);
   clusters_->setHorizontalHeaderLabels({tr("Cluster"), tr("Points"), tr("Centroid")});
@@ -229,14 +225,7 @@ void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
           .arg(r->non_finite ? tr("; %L1 non-finite points skipped").arg(qulonglong(r->non_finite))
                              : QString()));
   histogram_->setSizes(r->sizes);
-  stages_->setRowCount(int(r->stages.size()));
-  for (int i = 0; i < int(r->stages.size()); ++i) {
-    stages_->setItem(i, 0,
-                     new QTableWidgetItem(QString::fromStdString(r->stages[std::size_t(i)].first)));
-    auto* ms = new QTableWidgetItem(QString::number(r->stages[std::size_t(i)].second, 'f', 3));
-    ms->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    stages_->setItem(i, 1, ms);
-  }
+  stages_->setStages(r->stages);
   // The list shows the largest clusters; thousands of singletons would only slow it down.
   const int rows = int(std::min<std::size_t>(summary.size(), 2000));
   clusters_->clearSelection();
@@ -265,7 +254,7 @@ void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
 void ClusterPanel::clearResult() {
   filling_ = true;
   clusters_->setRowCount(0);
-  stages_->setRowCount(0);
+  stages_->setStages({});
   histogram_->setSizes({});
   status_->setText(tr("No result yet."));
   for (auto* b : {export_labels_, export_files_, export_csv_})

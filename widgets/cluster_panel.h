@@ -59,7 +59,7 @@ class ClusterPanel : public QWidget {
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
   QLabel* status_ = nullptr;
-  QTableWidget* stages_ = nullptr;
+  class StageTable* stages_ = nullptr;
   QTableWidget* clusters_ = nullptr;
   SizeHistogram* histogram_ = nullptr;
   QPushButton* export_labels_ = nullptr;

@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "stage_table.h"
 
 namespace cumulus::ui {
 
@@ -120,12 +121,7 @@ SegmentPanel::SegmentPanel(QWidget* parent) : QWidget(parent) {
   status_ = new QLabel(tr("Open a depth image to segment its columns."), this);
   status_->setWordWrap(true);
   lay->addWidget(status_);
-  stages_ = new QTableWidget(0, 2, this);
-  stages_->setHorizontalHeaderLabels({tr("Stage"), tr("ms")});
-  stages_->horizontalHeader()->setStretchLastSection(true);
-  stages_->verticalHeader()->hide();
-  stages_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  stages_->setMaximumHeight(120);
+  stages_ = new StageTable(120, this);
   lay->addWidget(stages_);
   auto* time_all = new QPushButton(tr("Time all methods"), this);
   time_all->setToolTip(tr("Run cpu, cpu-mt and gpu on this image and compare their cut rows"));
@@ -239,14 +235,7 @@ void SegmentPanel::setResult(std::shared_ptr<const DepthImage> image,
           .arg(result_->total_ms, 0, 'f', 3)
           .arg(mean, 0, 'f', 2)
           .arg(top));
-  stages_->setRowCount(int(result_->stages.size()));
-  for (int i = 0; i < int(result_->stages.size()); ++i) {
-    stages_->setItem(
-        i, 0, new QTableWidgetItem(QString::fromStdString(result_->stages[std::size_t(i)].first)));
-    stages_->setItem(
-        i, 1,
-        new QTableWidgetItem(QString::number(result_->stages[std::size_t(i)].second, 'f', 3)));
-  }
+  stages_->setStages(result_->stages);
   export_csv_->setEnabled(true);
   export_json_->setEnabled(true);
   cancel_->setEnabled(false);
@@ -270,7 +259,7 @@ void SegmentPanel::setMethodTimes(const std::vector<MethodTime>& times) {
 
 void SegmentPanel::clearResult() {
   result_.reset();
-  stages_->setRowCount(0);
+  stages_->setStages({});
   status_->setText(tr("No segmentation yet."));
   export_csv_->setEnabled(false);
   export_json_->setEnabled(false);

@@ -83,7 +83,7 @@ class SegmentPanel : public QWidget {
   QPushButton* run_ = nullptr;
   QPushButton* cancel_ = nullptr;
   QLabel* status_ = nullptr;
-  QTableWidget* stages_ = nullptr;
+  class StageTable* stages_ = nullptr;
   QTableWidget* times_ = nullptr;
   ColumnPlot* plot_ = nullptr;
   QPushButton* export_csv_ = nullptr;

@@ -197,24 +197,9 @@ void CompareWindow::run() {
           &CompareWindow::onFinished);
   watcher_->setFuture(QtConcurrent::run([cloud = cloud_, params = params_, methods, repeats,
                                          cancelled = cancelled_, done = done_runs_] {
-    std::vector<MethodOutcome> out;
-    for (auto m : methods) {
-      MethodOutcome o{m, {}, {}, nullptr, {}};
-      try {
-        for (int r = 0; r < repeats && !*cancelled; ++r) {
-          auto result = std::make_shared<ClusterResult>(euclidean_cluster(*cloud, params, m));
-          o.totals.push_back(result->total_ms);
-          o.stages.push_back(result->stages);
-          o.result = std::move(result);
-          ++*done;
-        }
-      } catch (const std::exception& e) {
-        o.error = QString::fromStdString(e.what());
-      }
-      if (*cancelled) break;
-      out.push_back(std::move(o));
-    }
-    return out;
+    return run_methods<ClusterMethod, ClusterResult>(
+        methods, repeats, 0, *cancelled, *done,
+        [&](ClusterMethod m) { return euclidean_cluster(*cloud, params, m); });
   }));
 }
 
@@ -259,19 +244,7 @@ void CompareWindow::onFinished() {
                       (&o != ref && t.median > 0) ? ref_median / t.median : 0.0,
                       o.error.isEmpty() && (&o == ref || a.identical)};
     if (o.result) bars.push_back(bar);
-    table_->setItem(int(k), 0, new QTableWidgetItem(name));
-    table_->setItem(int(k), 1,
-                    new QTableWidgetItem(o.result ? QString::number(t.median, 'f', 3) : "–"));
-    table_->setItem(
-        int(k), 2,
-        new QTableWidgetItem(
-            o.result ? QString("%1 – %2").arg(t.min, 0, 'f', 3).arg(t.max, 0, 'f', 3) : "–"));
-    table_->setItem(
-        int(k), 3,
-        new QTableWidgetItem(bar.speedup > 0 ? QString("%1x").arg(bar.speedup, 0, 'f', 1) : "–"));
-    auto* v = new QTableWidgetItem(verdict);
-    if (!bar.agrees) v->setForeground(QColor(192, 0, 0));
-    table_->setItem(int(k), 4, v);
+    set_timing_row(table_, int(k), name, o.result != nullptr, t, bar.speedup, verdict, bar.agrees);
     if (o.result) right_method_->addItem(name, int(k));
     for (std::size_t r = 0; r < o.totals.size(); ++r)
       RunHistory::instance().add({QDateTime::currentDateTime(), "cluster", name,

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 
+#include "compare_runs.h"
 #include "cumulus/cluster.h"
 #include "cumulus/compare.h"
 
@@ -27,13 +28,7 @@ class TimingChart;
 
 namespace cumulus::app {
 
-struct MethodOutcome {
-  ClusterMethod method;
-  std::vector<double> totals;
-  std::vector<StageTimes> stages;
-  std::shared_ptr<const ClusterResult> result;  // of the last run
-  QString error;
-};
+using MethodOutcome = Outcome<ClusterMethod, ClusterResult>;
 
 class CompareWindow : public QWidget {
   Q_OBJECT

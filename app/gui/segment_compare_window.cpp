@@ -163,27 +163,12 @@ void SegmentCompareWindow::run() {
   watcher_ = new QFutureWatcher<std::vector<SegmentOutcome>>(this);
   connect(watcher_, &QFutureWatcher<std::vector<SegmentOutcome>>::finished, this,
           &SegmentCompareWindow::onFinished);
+  // One unmeasured run per method first: thread start, GPU context and buffers.
   watcher_->setFuture(QtConcurrent::run([image = image_, params = params_, methods, repeats,
                                          cancelled = cancelled_, done = done_runs_] {
-    std::vector<SegmentOutcome> out;
-    for (auto m : methods) {
-      SegmentOutcome o{m, {}, {}, nullptr, {}};
-      try {
-        segment_columns(*image, params, m);  // warm-up: threads, GPU context, buffers
-        for (int r = 0; r < repeats && !*cancelled; ++r) {
-          auto result = std::make_shared<SegmentResult>(segment_columns(*image, params, m));
-          o.totals.push_back(result->total_ms);
-          o.stages.push_back(result->stages);
-          o.result = std::move(result);
-          ++*done;
-        }
-      } catch (const std::exception& e) {
-        o.error = QString::fromStdString(e.what());
-      }
-      if (*cancelled) break;
-      out.push_back(std::move(o));
-    }
-    return out;
+    return run_methods<SegmentMethod, SegmentResult>(
+        methods, repeats, 1, *cancelled, *done,
+        [&](SegmentMethod m) { return segment_columns(*image, params, m); });
   }));
 }
 
@@ -227,20 +212,8 @@ void SegmentCompareWindow::onFinished() {
     if (o.result)
       bars.push_back({name, median_stages(o.stages), t,
                       (!is_ref && t.median > 0) ? ref_median / t.median : 0.0, agrees});
-    table_->setItem(int(k), 0, new QTableWidgetItem(name));
-    table_->setItem(int(k), 1,
-                    new QTableWidgetItem(o.result ? QString::number(t.median, 'f', 3) : "–"));
-    table_->setItem(
-        int(k), 2,
-        new QTableWidgetItem(
-            o.result ? QString("%1 – %2").arg(t.min, 0, 'f', 3).arg(t.max, 0, 'f', 3) : "–"));
-    table_->setItem(int(k), 3,
-                    new QTableWidgetItem(!is_ref && t.median > 0
-                                             ? QString("%1x").arg(ref_median / t.median, 0, 'f', 1)
-                                             : "–"));
-    auto* v = new QTableWidgetItem(verdict);
-    if (!agrees) v->setForeground(QColor(192, 0, 0));
-    table_->setItem(int(k), 4, v);
+    set_timing_row(table_, int(k), name, o.result != nullptr, t,
+                   (!is_ref && t.median > 0) ? ref_median / t.median : 0.0, verdict, agrees);
     if (o.result) right_method_->addItem(name, int(k));
     for (std::size_t r = 0; r < o.totals.size(); ++r)
       RunHistory::instance().add({QDateTime::currentDateTime(), "segment", name,

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <memory>
 
+#include "compare_runs.h"
 #include "cumulus/compare.h"
 #include "cumulus/segment.h"
 
@@ -27,13 +28,7 @@ class TimingChart;
 
 namespace cumulus::app {
 
-struct SegmentOutcome {
-  SegmentMethod method;
-  std::vector<double> totals;
-  std::vector<StageTimes> stages;
-  std::shared_ptr<const SegmentResult> result;
-  QString error;
-};
+using SegmentOutcome = Outcome<SegmentMethod, SegmentResult>;
 
 class SegmentCompareWindow : public QWidget {
   Q_OBJECT
