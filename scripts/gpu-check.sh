@@ -3,7 +3,7 @@
 #   .gpu/bin (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
 #   they need), .gpu/data (a copy of ../shared/data). Writes logs and benchmark output to $OUT.
 #   scripts/gpu-pack.sh makes .gpu/ on this machine; then, on the GPU machine:
-#   scripts/gpu-check.sh tests|sanitize|bench|all
+#   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|all
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/out}
@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 what=${1:-all}
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in test_device test_cluster test_segment test_io test_data; do
+  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
 fi
@@ -45,6 +45,44 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
       echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|clusters from' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
     done
   done
+fi
+
+if [ "$what" = icp ]; then
+  # Neighbour search and ICP only: their tests, then every kernel under the sanitizers.
+  for t in test_nns test_icp; do
+    "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
+  done
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  P=$CUMULUS_DATA/cupcl/test_P.pcd Q=$CUMULUS_DATA/cupcl/test_Q.pcd
+  for m in gpu gpu-kdtree gpu-bruteforce; do
+    for tool in memcheck racecheck synccheck initcheck; do
+      printf '%-16s %-10s ' "icp:$m" "$tool"
+      "$cs" --tool $tool --error-exitcode 9 "$bin/cumulus-cli" register "$P" "$Q" --method $m --max-distance 0.5 \
+        --max-iterations 10 > /tmp/san.log 2>&1
+      rc=$?
+      cat /tmp/san.log >> "$out/sanitize.log"
+      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|iterations, stopped' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
+    done
+  done
+  for c in "nans k=8" "duplicates k=100" "far-queries k=1" "utm k=8" "empty-target k=1"; do
+    for tool in memcheck racecheck initcheck; do
+      printf '%-22s %-10s ' "knn:$c" "$tool"
+      "$cs" --tool $tool --error-exitcode 9 "$bin/test_nns" "gpu_knn_equals_flann:$c" > /tmp/san.log 2>&1
+      rc=$?
+      cat /tmp/san.log >> "$out/sanitize.log"
+      echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Totals' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
+    done
+  done
+  for c in nans far-queries; do
+    printf '%-22s %-10s ' "radius:$c" memcheck
+    "$cs" --tool memcheck --error-exitcode 9 "$bin/test_nns" "gpu_radius_equals_flann:$c" > /tmp/san.log 2>&1
+    echo "rc=$? $(grep -E 'ERROR SUMMARY|Totals' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
+  done
+fi
+
+if [ "$what" = icp-bench ]; then
+  "$bin/cumulus-cli" bench icp --out "$out/bench" --data "$CUMULUS_DATA" ${BENCH_ARGS:-} 2>&1 |
+    tee "$out/bench.log" | tail -60
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then

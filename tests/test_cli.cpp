@@ -6,7 +6,10 @@
 
 #include <sstream>
 
+#include <Eigen/LU>
 #include "commands.h"
+
+#include "cumulus/icp.h"
 #include "test_support.h"
 
 namespace {
@@ -143,6 +146,37 @@ class TestCli : public QObject {
     QCOMPARE(cli({"segment", png, "--epsilon", "-1"}).code, 1);
     QCOMPARE(cli({"segment", png}).code, 2);
     QCOMPARE(cli({"segment", png, "--epsilon", "0.1", "--method", "quantum"}).code, 2);
+  }
+
+  void registerSamplePairWithJson() {
+    QTemporaryDir dir;
+    const std::string src = (cumulus::test::sampleDir() + "/object_source.ply").toStdString();
+    const std::string tgt = (cumulus::test::sampleDir() + "/object_target.ply").toStdString();
+    const std::string pose = (cumulus::test::sampleDir() + "/object_pose.txt").toStdString();
+    // Start from the true pose: ICP stays near it (the scans are different noisy samples, so its
+    // minimum is not exactly the truth).
+    const Run r = cli({"register", src, tgt, "--method", "cpu", "--initial", pose, "--max-distance",
+                       "0.02", "--json", "--out", (dir.path() + "/aligned.pcd").toStdString(),
+                       "--transform-out", (dir.path() + "/t.txt").toStdString()});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    QCOMPARE(j["method"].toString(), QString("cpu"));
+    QVERIFY(j["converged"].toBool());
+    QVERIFY(!j["stop_reason"].toString().isEmpty());
+    QCOMPARE(j["error_per_iteration"].toArray().size(), j["iterations"].toInt());
+    QCOMPARE(j["transform"].toArray().size(), 4);
+    const auto truth = cumulus::read_matrix_file(pose);
+    const auto got = cumulus::read_matrix_file((dir.path() + "/t.txt").toStdString());
+    QVERIFY2(cumulus::rotation_angle_deg(truth.inverse() * got) < 1.5 &&
+                 cumulus::translation_norm(truth.inverse() * got) < 0.005,
+             qPrintable(QString::fromStdString(r.out)));
+    QVERIFY(QFileInfo::exists(dir.path() + "/aligned.pcd"));
+    QVERIFY(j["total_ms"].toDouble() > 0);
+    // Bad input: a clear error and exit code 1 (values) or 2 (usage).
+    QCOMPARE(cli({"register", src, tgt, "--max-distance", "-1"}).code, 1);
+    QCOMPARE(cli({"register", src, tgt, "--initial", "1 2 3"}).code, 1);
+    QCOMPARE(cli({"register", src, tgt, "--method", "magic"}).code, 2);
+    QCOMPARE(cli({"register", src}).code, 2);
   }
 
   void realBinaryEndToEnd() {

@@ -20,10 +20,13 @@
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/generate.h"
+#include "cumulus/icp.h"
 #include "cumulus/segment.h"
 #include "depth_view.h"
 #include "history_window.h"
+#include "icp_panel.h"
 #include "main_window.h"
+#include "registration_window.h"
 #include "run_history.h"
 #include "segment_compare_window.h"
 #include "segment_panel.h"
@@ -270,6 +273,60 @@ class TestGui : public QObject {
     QVERIFY(w.cloudView()->boxVisible());
     emit panel->clusterSelected(-1);
     QVERIFY(!w.cloudView()->boxVisible());
+  }
+
+  void registrationAlignsThePairOffTheUiThread() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("object_source.ply"), sample("object_target.ply")}).isEmpty());
+    w.setCurrentRow(1);
+    auto* reg = w.openRegistration();
+    reg->show();
+    auto* panel = reg->panel();
+    panel->setMethod(IcpMethod::Cpu);
+    // Undo most of the known pose by hand (25 degrees about z); ICP does the rest.
+    panel->setPerturbation(0, 0, 22, 0.045, -0.025, 0.02);
+    QSignalSpy done(reg, &app::RegistrationWindow::finished);
+    reg->run();
+    QVERIFY(reg->busy());  // the UI thread is free while PCL runs
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 1 && !reg->busy(), 60000);
+    QVERIFY(done.last().at(0).toBool());
+    const IcpResult* r = reg->lastResult();
+    QVERIFY(r);
+    QCOMPARE(r->method, std::string("cpu"));
+    // The same as calling the backend directly on the perturbed source.
+    const PointCloud moved = transformed(*w.document()->at(0).cloud, panel->perturbation());
+    const IcpResult direct =
+        icp(moved, *w.document()->at(1).cloud, panel->params(), IcpMethod::Cpu);
+    QCOMPARE(r->iterations, direct.iterations);
+    QVERIFY((r->transform - direct.transform).cwiseAbs().maxCoeff() < 1e-12);
+    // Target, source before and source after, each in its own colour.
+    const std::size_t ns = w.document()->at(0).cloud->size(),
+                      nt = w.document()->at(1).cloud->size();
+    QCOMPARE(reg->view()->cloud()->size(), nt + 2 * ns);
+    // Exports: JSON with the transform and the error curve; the aligned cloud.
+    QTemporaryDir dir;
+    QVERIFY(reg->exportTransform(dir.path() + "/t.json"));
+    const QJsonObject o = QJsonDocument::fromJson(test::readAll(dir.path() + "/t.json")).object();
+    QCOMPARE(o["iterations"].toInt(), r->iterations);
+    QCOMPARE(o["mse_per_iteration"].toArray().size(), r->iterations);
+    QVERIFY(reg->exportTransform(dir.path() + "/t.txt"));
+    QCOMPARE(parse_matrix(test::readAll(dir.path() + "/t.txt").toStdString())(0, 3),
+             r->transform(0, 3));
+    QCOMPARE(reg->alignedSource()->size(), ns);
+    // "Time all methods" runs every usable method and lists them.
+    reg->timeAll();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2 && !reg->busy(), 60000);
+    auto* table = panel->findChild<QTableWidget*>();
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), query_device().available ? 4 : 1);
+    // A bad parameter is an error message, and nothing is lost.
+    panel->setMethod(IcpMethod::Gpu);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 3 && !reg->busy(), 60000);
+    QCOMPARE(done.last().at(0).toBool(), query_device().available);
+    QCOMPARE(w.document()->count(), 2);
   }
 
   void clusteringErrorsKeepTheData() {

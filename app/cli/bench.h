@@ -1,6 +1,7 @@
 #pragma once
 // Benchmark records shared by the bench subcommands and the plotter.
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
                            const std::string& host, const std::string& command);
 // One PNG per sweep (time against the sweep value, log-log). Returns the files written; empty
 // with `why` set when this build cannot draw (headless builds have no Qt Gui).
+class Args;
+// bench icp (commands_bench_icp.cpp).
+int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_line);
+
 std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
                                     std::string* why, const std::string& prefix);
 

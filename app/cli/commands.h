@@ -17,10 +17,11 @@ struct Command {
 const std::vector<Command>& commands();
 
 // The commands of each group, in the order --help lists them.
-std::vector<Command> data_commands();     // info, convert, generate
-std::vector<Command> cluster_commands();  // cluster
-std::vector<Command> segment_commands();  // segment
-std::vector<Command> bench_commands();    // bench
+std::vector<Command> data_commands();      // info, convert, generate
+std::vector<Command> cluster_commands();   // cluster
+std::vector<Command> segment_commands();   // segment
+std::vector<Command> register_commands();  // register
+std::vector<Command> bench_commands();     // bench
 
 // Runs cumulus-cli with argv[1..]; used by main() and by the tests.
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "registration_window.h"
+
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -363,6 +365,18 @@ SegmentCompareWindow* MainWindow::openSegmentCompare() {
   return w;
 }
 
+RegistrationWindow* MainWindow::openRegistration() {
+  if (!registration_) registration_ = new RegistrationWindow(document_, this);
+  // The current cloud is the likely target; the next one the source.
+  const int row = currentRow();
+  int other = -1;
+  for (int r = 0; r < document_->count(); ++r)
+    if (r != row && document_->at(r).isCloud()) other = r;
+  if (row >= 0 && other >= 0 && document_->at(row).isCloud()) registration_->setPair(other, row);
+  registration_->raise();
+  return registration_;
+}
+
 CompareWindow* MainWindow::openCompare() {
   const int row = currentRow();
   if (row < 0 || !document_->at(row).isCloud()) {
@@ -586,6 +600,8 @@ void MainWindow::buildActions() {
                     }
                   })
       ->setShortcut(tr("Ctrl+K"));
+  tools->addAction(tr("&Registration (ICP)…"), this, [this] { openRegistration()->show(); })
+      ->setShortcut(tr("Ctrl+R"));
   tools->addAction(tr("Timing &History…"), this, [this] {
     if (!history_) history_ = new HistoryWindow(this);
     history_->show();

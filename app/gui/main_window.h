@@ -79,6 +79,8 @@ class MainWindow : public QMainWindow {
   class CompareWindow* openCompare();
   // The same for the current depth image and the segmentation panel's parameters.
   class SegmentCompareWindow* openSegmentCompare();
+  // The ICP window (one per main window), with the current cloud as target when it has one.
+  class RegistrationWindow* openRegistration();
   bool clusteringBusy() const { return cluster_watcher_ != nullptr; }
   int currentRow() const;
   void setCurrentRow(int row);
@@ -138,6 +140,7 @@ class MainWindow : public QMainWindow {
   void saveSettings() const;
 
   DocumentModel* document_ = nullptr;
+  class RegistrationWindow* registration_ = nullptr;
   ui::VtkCloudView* cloud_view_ = nullptr;
   ui::DepthView* depth_view_ = nullptr;
   QStackedWidget* stack_ = nullptr;

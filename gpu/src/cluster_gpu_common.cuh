@@ -9,21 +9,15 @@
 #include <vector>
 
 #include "cuda/buffer.cuh"
+#include "cuda/distance.cuh"
+#include "cuda/stage_clock.cuh"
 #include "cumulus/cluster.h"
 
 namespace cumulus::cluster_cuda {
 
-// PCL (FLANN's L2_Simple) sums (dx^2 + dy^2) + dz^2 in float without fused multiply-adds; the
-// explicit rounding intrinsics keep nvcc from contracting to FMA, so borderline pairs decide
-// exactly as on the CPU.
-__device__ __forceinline__ float dist2(float3 a, float3 b) {
-  const float dx = __fsub_rn(a.x, b.x), dy = __fsub_rn(a.y, b.y), dz = __fsub_rn(a.z, b.z);
-  return __fadd_rn(__fadd_rn(__fmul_rn(dx, dx), __fmul_rn(dy, dy)), __fmul_rn(dz, dz));
-}
-
-__device__ __forceinline__ bool finite3(float3 p) {
-  return isfinite(p.x) && isfinite(p.y) && isfinite(p.z);
-}
+using cuda::dist2;
+using cuda::finite3;
+using cuda::StageClock;
 
 // Counts a warp's flags with one atomic instead of one per thread: a counter bumped by every
 // point serialises on one address otherwise. All 32 lanes must call it.
@@ -47,26 +41,6 @@ __device__ __forceinline__ void warp_add_to_component(int c, int i, int* count, 
 inline float squared_threshold(float tolerance) {
   return float(double(tolerance) * double(tolerance));
 }
-
-// Records CUDA events between stages on one stream; times are read after the final sync.
-class StageClock {
- public:
-  explicit StageClock(cudaStream_t s) : stream_(s) { mark(""); }
-  void mark(const std::string& stage_that_ended) {
-    events_.push_back(std::make_unique<cuda::Event>());
-    events_.back()->record(stream_);
-    names_.push_back(stage_that_ended);
-  }
-  void collect(StageTimes& out) const {
-    for (std::size_t i = 1; i < events_.size(); ++i)
-      out.emplace_back(names_[i], events_[i]->since(*events_[i - 1]));
-  }
-
- private:
-  cudaStream_t stream_;
-  std::vector<std::unique_ptr<cuda::Event>> events_;
-  std::vector<std::string> names_;
-};
 
 enum Counter { kFinite = 0, kClusters, kBig, kKept, kCounters };
 

@@ -1,0 +1,326 @@
+// cumulus-cli bench icp: ICP on the bunny at the paper's sizes, the LiDAR pair and KITTI frames,
+// plus k-nearest-neighbour query throughput of every search method.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include <Eigen/Geometry>
+
+#include "args.h"
+#include "bench.h"
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/icp.h"
+#include "cumulus/io.h"
+#include "cumulus/nns.h"
+
+namespace cumulus::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct IcpCase {
+  std::string sweep, label;
+  double x;
+  std::vector<Point3f> source, target;
+  IcpParams params;
+  std::optional<Eigen::Matrix4d> truth;
+};
+
+// m of the finite points spread evenly over the cloud (every n/m-th), so subsets keep the
+// whole surface. (The raw bunny scans are organized range grids, mostly NaN.)
+std::vector<Point3f> subsample(const std::vector<Point3f>& all, std::size_t m) {
+  std::vector<Point3f> pts;
+  for (const auto& p : all)
+    if (std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z)) pts.push_back(p);
+  if (m >= pts.size()) return pts;
+  std::vector<Point3f> out(m);
+  for (std::size_t j = 0; j < m; ++j)
+    out[j] = pts[j * pts.size() / m];
+  return out;
+}
+
+// The pose of a scan in bun.conf ("bmesh FILE tx ty tz qx qy qz qw") as a 4x4 matrix.
+std::optional<Eigen::Matrix4d> bunny_pose(const std::string& conf, const std::string& file) {
+  std::ifstream in(conf);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ss(line);
+    std::string tag, name;
+    double t[3], q[4];
+    if (ss >> tag >> name >> t[0] >> t[1] >> t[2] >> q[0] >> q[1] >> q[2] >> q[3] &&
+        tag == "bmesh" && name == file) {
+      Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
+      // The scan maps into the common frame as p' = R(q)^T p + t (checked on the data: this
+      // puts bun045 onto bun000 with a median nearest-neighbour distance of 0.33 mm).
+      m.topLeftCorner<3, 3>() =
+          Eigen::Quaterniond(q[3], q[0], q[1], q[2]).toRotationMatrix().transpose();
+      m.topRightCorner<3, 1>() = Eigen::Vector3d(t[0], t[1], t[2]);
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
+// Ground truth of bun045 -> bun000 from bun.conf: both poses map scan coordinates into the
+// common frame, so source -> target is inverse(pose000) * pose045.
+std::optional<Eigen::Matrix4d> bunny_truth(const std::string& bunny_dir) {
+  const auto p0 = bunny_pose(bunny_dir + "/bun.conf", "bun000.ply");
+  const auto p45 = bunny_pose(bunny_dir + "/bun.conf", "bun045.ply");
+  if (!p0 || !p45) return std::nullopt;
+  return Eigen::Matrix4d(p0->inverse() * *p45);
+}
+
+std::vector<IcpCase> icp_cases(const std::string& data) {
+  std::vector<IcpCase> cases;
+  if (data.empty()) return cases;
+  const fs::path d(data);
+  if (fs::exists(d / "bunny/bun000.ply") && fs::exists(d / "bunny/bun045.ply")) {
+    const auto target = load_cloud((d / "bunny/bun000.ply").string()).points;
+    const auto source = load_cloud((d / "bunny/bun045.ply").string()).points;
+    const auto truth = bunny_truth((d / "bunny").string());
+    const std::size_t source_finite = subsample(source, source.size()).size(),
+                      target_finite = subsample(target, target.size()).size();
+    // The paper's four sizes (Table 2); the largest is the whole of bun000.
+    for (std::size_t size : {10503u, 20417u, 30331u, 40256u}) {
+      IcpCase c{"bunny",
+                "bunny " + std::to_string(size),
+                double(size),
+                subsample(source, size * source_finite / target_finite),
+                subsample(target, size),
+                IcpParams{},
+                truth};
+      c.params.max_correspondence_distance = 0.01;
+      // Start 5 degrees and 1 cm off the true pose, as after a coarse alignment.
+      if (truth) c.params.initial = rigid_transform(3, -4, 2, 0.006, -0.005, 0.004) * *truth;
+      cases.push_back(std::move(c));
+    }
+  }
+  // relative.txt moves 251371071 onto 251370668 (checked: ICP from the identity moves that scan
+  // the same way, and starting from relative.txt lowers the first iteration's error 4x).
+  const fs::path a = d / "lidar-pair/251371071.pcd", b = d / "lidar-pair/251370668.pcd";
+  if (fs::exists(a) && fs::exists(b)) {
+    IcpCase c{
+        "lidar",     "lidar-pair", 0, load_cloud(a.string()).points, load_cloud(b.string()).points,
+        IcpParams{}, std::nullopt};
+    c.x = double(c.source.size());
+    c.params.max_correspondence_distance = 1.0;
+    if (fs::exists(d / "lidar-pair/relative.txt"))
+      c.truth = read_matrix_file((d / "lidar-pair/relative.txt").string());
+    cases.push_back(std::move(c));
+  }
+  const fs::path k0 = d / "kitti/000000.bin", k1 = d / "kitti/000001.bin";
+  if (fs::exists(k0) && fs::exists(k1)) {
+    IcpCase c{"lidar",
+              "kitti 1->0",
+              0,
+              load_cloud(k1.string()).points,
+              load_cloud(k0.string()).points,
+              IcpParams{},
+              std::nullopt};
+    c.x = double(c.source.size());
+    c.params.max_correspondence_distance = 1.0;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// The issue's bar for "the same result as PCL".
+std::string compare_icp(const IcpResult& ref, const IcpResult& r) {
+  const double dt = (r.transform - ref.transform).cwiseAbs().maxCoeff();
+  const double df = std::abs(r.fitness - ref.fitness) / std::max(std::abs(ref.fitness), 1e-300);
+  if (r.iterations == ref.iterations && r.stop == ref.stop && dt <= 1e-5 && df <= 1e-6)
+    return "identical";
+  std::ostringstream s;
+  s << "DIFFERENT: iterations " << r.iterations << " vs " << ref.iterations << ", stop "
+    << stop_name(r.stop) << " vs " << stop_name(ref.stop) << ", transform max diff " << dt
+    << ", fitness rel diff " << df;
+  return s.str();
+}
+
+std::string truth_error(const IcpResult& r, const std::optional<Eigen::Matrix4d>& truth) {
+  if (!truth) return "–";
+  const Eigen::Matrix4d e = truth->inverse() * r.transform;
+  std::ostringstream s;
+  s << std::setprecision(3) << rotation_angle_deg(e) << " deg, " << translation_norm(e) * 1000
+    << " mm";
+  return s.str();
+}
+
+std::string compare_knn(const KnnResult& ref, const KnnResult& r) {
+  if (r.sq_distances != ref.sq_distances) {
+    std::size_t diff = 0;
+    for (std::size_t i = 0; i < r.sq_distances.size(); ++i)
+      diff += r.sq_distances[i] != ref.sq_distances[i];
+    return "DIFFERENT: " + std::to_string(diff) + " distances differ";
+  }
+  std::size_t ties = 0;
+  for (std::size_t i = 0; i < r.indices.size(); ++i)
+    ties += r.indices[i] != ref.indices[i];
+  // Equal distances with other indices are ties that FLANN breaks its own way.
+  return ties ? "identical (" + std::to_string(ties) + " ties ordered differently)" : "identical";
+}
+
+}  // namespace
+
+int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_line) {
+  const std::string dir = a.get("out", "bench-icp");
+  fs::create_directories(dir);
+  const int repeat = int(a.get_int("repeat", 5)), warmup = int(a.get_int("warmup", 1));
+  const int pcl_repeat = int(a.get_int("pcl-repeat", 1));
+  const bool gpu = query_device().available;
+  if (!gpu) out << "no GPU (" << query_device().reason << "): measuring cpu only\n";
+  // --methods a,b limits the methods (both ICP and search names); --cases keeps cases whose
+  // label contains one of the given words.
+  const std::string only = "," + a.get("methods", "") + ",";
+  auto wanted = [&](const std::string& m) {
+    return only == ",," || only.find("," + m + ",") != std::string::npos;
+  };
+  auto cases = icp_cases(a.get("data", ""));
+  if (a.has("cases")) {
+    std::vector<IcpCase> kept;
+    std::istringstream ss(a.get("cases"));
+    std::vector<std::string> words;
+    for (std::string w; std::getline(ss, w, ',');)
+      words.push_back(w);
+    for (auto& c : cases)
+      for (const auto& w : words)
+        if (c.label.find(w) != std::string::npos) {
+          kept.push_back(std::move(c));
+          break;
+        }
+    cases = std::move(kept);
+  }
+  if (cases.empty())
+    throw UsageError("bench icp needs --data DIR with bunny/, lidar-pair/ or kitti/ in it");
+  std::vector<BenchRow> rows;
+  std::ostringstream table3;
+  table3 << "\n## Iterations and accuracy (the paper's Table 3)\n\n"
+            "| case | points | method | iterations | stop | fitness | error vs ground truth | ms "
+            "|\n|---|---:|---|---:|---|---:|---|---:|\n";
+  for (const auto& c : cases) {
+    IcpResult ref;
+    bool have_ref = false;
+    for (auto m : all_icp_methods()) {
+      if (is_gpu_method(m) && !gpu) continue;
+      if (!wanted(method_name(m))) continue;
+      BenchRow row{
+          c.sweep,       c.label, c.x, c.source.size(), c.params.max_correspondence_distance,
+          method_name(m)};
+      try {
+        const int reps = m == IcpMethod::Cpu ? pcl_repeat : repeat;
+        for (int i = 0; i < (m == IcpMethod::Cpu ? 0 : warmup); ++i)
+          icp(c.source, c.target, c.params, m);
+        std::vector<double> t;
+        IcpResult last;
+        for (int i = 0; i < std::max(1, reps); ++i) {
+          last = icp(c.source, c.target, c.params, m);
+          t.push_back(last.total_ms);
+        }
+        row.median_ms = median(t);
+        row.min_ms = *std::min_element(t.begin(), t.end());
+        row.max_ms = *std::max_element(t.begin(), t.end());
+        row.clusters = std::size_t(last.iterations);
+        row.stages = last.stages;
+        if (m == IcpMethod::Cpu) {
+          ref = last;
+          have_ref = true;
+          row.agreement = "reference";
+        } else {
+          row.agreement = have_ref ? compare_icp(ref, last) : "no reference";
+        }
+        table3 << "| " << c.label << " | " << c.source.size() << " | " << row.method << " | "
+               << last.iterations << " | " << stop_name(last.stop) << " | " << std::setprecision(6)
+               << last.fitness << " | " << truth_error(last, c.truth) << " | " << std::fixed
+               << std::setprecision(3) << row.median_ms << " |\n"
+               << std::defaultfloat;
+      } catch (const std::exception& e) {
+        row.agreement = std::string("error: ") + e.what();
+      }
+      rows.push_back(row);
+      out << std::left << std::setw(7) << c.sweep << std::setw(14) << c.label << std::setw(16)
+          << row.method << std::right << std::fixed << std::setprecision(3) << std::setw(11)
+          << row.median_ms << " ms  it " << std::setw(3) << row.clusters << "  "
+          << row.agreement.substr(0, 100) << '\n'
+          << std::defaultfloat << std::flush;
+    }
+  }
+  // k-NN query throughput: every source point of a case as a query against its target.
+  std::ostringstream knn_md;
+  knn_md << "\n## k-nearest-neighbour queries\n\n| case | queries | k | method | ms | million "
+            "queries/s | agreement |\n|---|---:|---:|---|---:|---:|---|\n";
+  for (const auto& c : cases) {
+    if (c.label != "bunny 40256" && c.label != "kitti 1->0") continue;
+    for (int k : {1, 8, 16}) {
+      KnnResult ref;
+      for (auto m : all_nns_methods()) {
+        if (m != NnsMethod::Cpu && !gpu) continue;
+        if (!wanted(method_name(m))) continue;
+        BenchRow row{"knn",     c.label + " k=" + std::to_string(k),
+                     double(k), c.source.size(),
+                     double(k), method_name(m)};
+        try {
+          std::vector<double> t;
+          KnnResult last;
+          const int reps = m == NnsMethod::Cpu ? pcl_repeat : repeat;
+          for (int i = 0; i < (m == NnsMethod::Cpu ? 0 : warmup) + std::max(1, reps); ++i) {
+            last = knn_search(c.target, c.source, k, m);
+            if (i >= (m == NnsMethod::Cpu ? 0 : warmup)) t.push_back(last.total_ms);
+          }
+          row.median_ms = median(t);
+          row.min_ms = *std::min_element(t.begin(), t.end());
+          row.max_ms = *std::max_element(t.begin(), t.end());
+          row.stages = last.stages;
+          if (m == NnsMethod::Cpu) {
+            row.agreement = "reference";
+            ref = std::move(last);
+          } else {
+            row.agreement = ref.indices.empty() ? "no reference" : compare_knn(ref, last);
+            if (row.agreement.rfind("identical", 0) == 0) row.agreement = "identical";
+          }
+        } catch (const std::exception& e) {
+          row.agreement = std::string("error: ") + e.what();
+        }
+        rows.push_back(row);
+        knn_md << "| " << c.label << " | " << c.source.size() << " | " << k << " | " << row.method
+               << " | " << std::fixed << std::setprecision(3) << row.median_ms << " | "
+               << std::setprecision(1)
+               << (row.median_ms > 0 ? double(c.source.size()) / row.median_ms / 1000.0 : 0)
+               << " | " << row.agreement << " |\n"
+               << std::defaultfloat;
+        out << std::left << std::setw(7) << "knn" << std::setw(22) << row.label << std::setw(16)
+            << row.method << std::right << std::fixed << std::setprecision(3) << std::setw(11)
+            << row.median_ms << " ms  " << row.agreement.substr(0, 80) << '\n'
+            << std::defaultfloat << std::flush;
+      }
+    }
+  }
+  write_bench_csv(dir + "/icp.csv", rows);
+  std::ofstream md(dir + "/icp.md");
+  md << bench_markdown(rows, "ICP registration benchmark", describe_host(), command_line)
+     << "\nFor ICP, identical means what the issue asks of every method: the same number of "
+        "iterations and stop reason as PCL, every entry of the final transform within 1e-5 and "
+        "the fitness score within 1e-6 relative. In the knn sweep it means the same squared "
+        "distances for every query; indices may differ only between targets at exactly equal "
+        "distance. Times include the upload of both clouds, building the search structure, every "
+        "iteration, the fitness score and the download.\n"
+     << table3.str() << knn_md.str();
+  std::string why;
+  const auto pngs = plot_bench(rows, dir, &why, "icp");
+  out << "wrote " << dir << "/icp.csv, " << dir << "/icp.md";
+  for (const auto& p : pngs)
+    out << ", " << p;
+  out << '\n';
+  if (pngs.empty()) out << "plots: " << why << '\n';
+  return 0;
+}
+
+}  // namespace cumulus::cli

@@ -1,0 +1,276 @@
+#include "registration_window.h"
+
+#include <QComboBox>
+#include <QFile>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMessageBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include "cumulus/device.h"
+#include "cumulus/io.h"
+#include "document.h"
+#include "icp_panel.h"
+#include "vtk_cloud_view.h"
+
+namespace cumulus::app {
+
+namespace {
+
+IcpJob run_icp_job(IcpJob job, IcpParams params, std::vector<IcpMethod> methods) {
+  try {
+    // The perturbation moves the source before ICP; ICP starts from the identity.
+    const PointCloud moved = transformed(*job.source, job.perturbation);
+    for (auto m : methods)
+      job.results.push_back(icp(moved, *job.target, params, m));
+  } catch (const std::exception& e) {
+    job.error = QString::fromUtf8(e.what());
+  }
+  return job;
+}
+
+}  // namespace
+
+RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
+    : QMainWindow(parent), document_(document) {
+  setWindowTitle(tr("Registration (ICP) — Cumulus"));
+  auto* split = new QSplitter(this);
+  view_ = new ui::VtkCloudView(split);
+  auto* side = new QWidget(split);
+  auto* lay = new QVBoxLayout(side);
+  auto* pick = new QFormLayout;
+  source_ = new QComboBox(side);
+  target_ = new QComboBox(side);
+  pick->addRow(tr("Source (moves)"), source_);
+  pick->addRow(tr("Target (fixed)"), target_);
+  lay->addLayout(pick);
+  panel_ = new ui::IcpPanel(side);
+  const DeviceInfo dev = query_device();
+  panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
+  panel_->setMethod(default_icp_method());
+  lay->addWidget(panel_, 1);
+  split->addWidget(view_);
+  split->addWidget(side);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  setCentralWidget(split);
+  statusBar()->showMessage(tr("Grey: target. Red: source before ICP. Green: source after ICP."));
+  resize(1280, 800);
+
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(250);
+  connect(debounce_, &QTimer::timeout, this, &RegistrationWindow::run);
+  connect(panel_, &ui::IcpPanel::parametersChanged, this, [this] {
+    showClouds(nullptr);
+    if (panel_->live()) debounce_->start();
+  });
+  connect(panel_, &ui::IcpPanel::runRequested, this, &RegistrationWindow::run);
+  connect(panel_, &ui::IcpPanel::timeAllRequested, this, &RegistrationWindow::timeAll);
+  connect(panel_, &ui::IcpPanel::cancelRequested, this, [this] {
+    ++generation_;  // the running job's result is dropped
+    rerun_ = false;
+    panel_->setBusy(false);
+    panel_->setError(tr("Cancelled."));
+  });
+  connect(panel_, &ui::IcpPanel::exportTransformRequested, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export transform"), "transform.txt",
+                                                      tr("Text (*.txt);;JSON (*.json)"));
+    QString error;
+    if (!path.isEmpty() && !exportTransform(path, &error))
+      QMessageBox::warning(this, tr("Export transform"), error);
+  });
+  connect(panel_, &ui::IcpPanel::exportCloudRequested, this, [this] {
+    const auto cloud = alignedSource();
+    if (!cloud) return;
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Export aligned cloud"), "aligned.pcd",
+                                     tr("Point clouds (*.pcd *.ply *.bin *.xyz)"));
+    if (path.isEmpty()) return;
+    try {
+      save_cloud(path.toStdString(), *cloud);
+    } catch (const std::exception& e) {
+      QMessageBox::warning(this, tr("Export aligned cloud"), QString::fromUtf8(e.what()));
+    }
+  });
+  auto refill = [this] { refillCombos(); };
+  connect(document_, &QAbstractItemModel::rowsInserted, this, refill);
+  connect(document_, &QAbstractItemModel::rowsRemoved, this, refill);
+  connect(source_, &QComboBox::currentIndexChanged, this, [this] {
+    if (auto s = cloudAt(source_)) {
+      const Bounds b = s->local_bounds();
+      const double size =
+          b.valid ? std::max({b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z}) : 1.0;
+      panel_->setProperty("sourceSize", size);
+    }
+    emit panel_->parametersChanged();
+  });
+  connect(target_, &QComboBox::currentIndexChanged, panel_, &ui::IcpPanel::parametersChanged);
+  refillCombos();
+}
+
+void RegistrationWindow::refillCombos() {
+  for (QComboBox* box : {source_, target_}) {
+    const QString keep = box->currentText();
+    QSignalBlocker block(box);
+    box->clear();
+    for (int r = 0; r < document_->count(); ++r)
+      if (document_->at(r).isCloud()) box->addItem(document_->at(r).name, r);
+    const int at = box->findText(keep);
+    if (at >= 0) box->setCurrentIndex(at);
+  }
+  if (target_->currentIndex() == source_->currentIndex() && target_->count() > 1)
+    target_->setCurrentIndex(source_->currentIndex() == 0 ? 1 : 0);
+  showClouds(nullptr);
+}
+
+void RegistrationWindow::setPair(int source_row, int target_row) {
+  source_->setCurrentIndex(source_->findData(source_row));
+  target_->setCurrentIndex(target_->findData(target_row));
+}
+
+std::shared_ptr<const PointCloud> RegistrationWindow::cloudAt(QComboBox* box) const {
+  const QVariant row = box->currentData();
+  if (!row.isValid() || row.toInt() >= document_->count()) return nullptr;
+  return document_->at(row.toInt()).cloud;
+}
+
+void RegistrationWindow::run() {
+  start(false);
+}
+
+void RegistrationWindow::timeAll() {
+  start(true);
+}
+
+void RegistrationWindow::start(bool all_methods) {
+  debounce_->stop();
+  const auto source = cloudAt(source_), target = cloudAt(target_);
+  if (!source || !target) {
+    panel_->setError(tr("Open two point clouds and choose a source and a target."));
+    return;
+  }
+  if (watcher_) {
+    ++generation_;
+    rerun_ = true;
+    return;
+  }
+  rerun_ = false;
+  IcpJob job;
+  job.source = source;
+  job.target = target;
+  job.perturbation = panel_->perturbation();
+  job.generation = ++generation_;
+  job.all_methods = all_methods;
+  std::vector<IcpMethod> methods{panel_->method()};
+  if (all_methods) {
+    methods.clear();
+    for (auto m : all_icp_methods())
+      if (!is_gpu_method(m) || query_device().available) methods.push_back(m);
+  }
+  watcher_ = new QFutureWatcher<IcpJob>(this);
+  connect(watcher_, &QFutureWatcher<IcpJob>::finished, this, &RegistrationWindow::onFinished);
+  panel_->setBusy(true);
+  watcher_->setFuture(QtConcurrent::run(run_icp_job, job, panel_->params(), methods));
+}
+
+void RegistrationWindow::onFinished() {
+  const IcpJob job = watcher_->result();
+  watcher_->deleteLater();
+  watcher_ = nullptr;
+  panel_->setBusy(false);
+  const bool current = job.generation == generation_;
+  if (current && !job.error.isEmpty()) {
+    panel_->setError(job.error);
+  } else if (current && !job.results.empty()) {
+    last_ = job.results.front();
+    for (const auto& r : job.results)
+      if (r.method == method_name(panel_->method())) last_ = r;
+    last_perturbation_ = job.perturbation;
+    last_source_ = job.source;
+    panel_->setResult(*last_, job.perturbation);
+    if (job.all_methods) panel_->setTimings(job.results);
+    const auto after = alignedSource();
+    showClouds(after.get());
+  }
+  if (rerun_) run();
+  emit finished(current && job.error.isEmpty());
+}
+
+std::shared_ptr<PointCloud> RegistrationWindow::alignedSource() const {
+  if (!last_ || !last_source_) return nullptr;
+  return std::make_shared<PointCloud>(
+      transformed(*last_source_, Eigen::Matrix4d(last_->transform * last_perturbation_)));
+}
+
+bool RegistrationWindow::exportTransform(const QString& path, QString* error) const {
+  if (!last_) {
+    if (error) *error = tr("Nothing aligned yet.");
+    return false;
+  }
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+    if (error) *error = tr("Cannot write %1: %2").arg(path, f.errorString());
+    return false;
+  }
+  if (path.endsWith(".json", Qt::CaseInsensitive)) {
+    QJsonArray rows;
+    for (int r = 0; r < 4; ++r) {
+      QJsonArray row;
+      for (int c = 0; c < 4; ++c)
+        row.append(last_->transform(r, c));
+      rows.append(row);
+    }
+    QJsonArray mse;
+    for (const auto& h : last_->history)
+      mse.append(h.mse);
+    f.write(QJsonDocument(QJsonObject{{"method", QString::fromStdString(last_->method)},
+                                      {"transform", rows},
+                                      {"fitness", last_->fitness},
+                                      {"iterations", last_->iterations},
+                                      {"converged", last_->converged},
+                                      {"stop_reason", stop_name(last_->stop)},
+                                      {"mse_per_iteration", mse},
+                                      {"total_ms", last_->total_ms}})
+                .toJson());
+  } else {
+    f.write(QByteArray::fromStdString(format_matrix(last_->transform)));
+  }
+  return true;
+}
+
+void RegistrationWindow::showClouds(const PointCloud* after) {
+  const auto source = cloudAt(source_), target = cloudAt(target_);
+  if (!source || !target) {
+    view_->clearCloud();
+    return;
+  }
+  // One composite cloud in the target's frame: target, source perturbed, source aligned.
+  auto scene = std::make_shared<PointCloud>();
+  scene->origin = target->origin;
+  std::vector<Rgb8> colors;
+  auto append = [&](const PointCloud& c, Rgb8 color) {
+    const double dx = c.origin[0] - scene->origin[0], dy = c.origin[1] - scene->origin[1],
+                 dz = c.origin[2] - scene->origin[2];
+    for (const auto& p : c.points) {
+      scene->points.push_back({float(p.x + dx), float(p.y + dy), float(p.z + dz)});
+      colors.push_back(color);
+    }
+  };
+  append(*target, {170, 170, 170});
+  append(transformed(*source, panel_->perturbation()), {220, 60, 50});
+  if (after) append(*after, {40, 180, 70});
+  scene->width = std::uint32_t(scene->points.size());
+  const bool first = !view_->cloud();
+  view_->setCloud(scene, first);
+  view_->setColors(colors);
+}
+
+}  // namespace cumulus::app

@@ -1,0 +1,385 @@
+// GPU ICP: one kernel per iteration finds the correspondences, reduces their sums per block,
+// and its last block finishes the reduction and (for `gpu` and `gpu-bruteforce`) solves the
+// transform and tests convergence on the device, so the host only launches. The paper's
+// method instead reads the sums back and solves on the host each iteration.
+#include <cfloat>
+#include <cmath>
+#include <mutex>
+
+#include "cuda/stage_clock.cuh"
+#include "cumulus/device.h"
+#include "icp_gpu.h"
+#include "icp_math.h"
+#include "nns/device_index.cuh"
+#include "nns/visitors.cuh"
+
+namespace cumulus {
+namespace icp_cuda {
+
+namespace im = icp_math;
+
+struct HistoryEntry {
+  double correspondences, mse, cos_angle, translation_sq;
+};
+
+// Loop state shared by host and device; the host copies it whole when it needs to look.
+struct Control {
+  double final_transform[16];  // row-major, guess included
+  float step[16];              // float copy of the last step, applied to the source next pass
+  int apply_step;
+  int state;  // icp_math::State; nonzero ends the loop
+  int iterations;
+  unsigned blocks_done;
+  im::ConvergenceState convergence;
+  double centre[3];
+  im::Sums sums;  // of the last pass, for the host solve
+  double fitness_sum;
+  double fitness_count;
+};
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kValues = im::Sums::kValues;
+
+// PCL's transformCloud: the double step cast to float, multiplied as Eigen's packet product
+// (columns accumulated in order, no FMA).
+__device__ __forceinline__ float3 apply_float(const float* m, float3 p) {
+  const auto row = [&](int r) {
+    return __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(m[4 * r], p.x), __fmul_rn(m[4 * r + 1], p.y)),
+                               __fmul_rn(m[4 * r + 2], p.z)),
+                     m[4 * r + 3]);
+  };
+  return make_float3(row(0), row(1), row(2));
+}
+
+// pcl::transformPointCloud with a double matrix (SSE2 path): translation first, then the
+// columns in order, in double, rounded to float at the end.
+__device__ __forceinline__ float3 apply_double(const double* m, float3 p) {
+  const auto row = [&](int r) {
+    double acc = m[4 * r + 3];
+    acc = __dadd_rn(__dmul_rn(double(p.x), m[4 * r]), acc);
+    acc = __dadd_rn(__dmul_rn(double(p.y), m[4 * r + 1]), acc);
+    acc = __dadd_rn(__dmul_rn(double(p.z), m[4 * r + 2]), acc);
+    return float(acc);
+  };
+  return make_float3(row(0), row(1), row(2));
+}
+
+// Sums kValues doubles over the block in a fixed order (deterministic); the result is valid in
+// thread 0's `v`. Every thread must call it.
+__device__ void block_sum(double* v) {
+  __shared__ double warp_sums[kThreads / 32][kValues];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int j = 0; j < kValues; ++j) {
+    double x = v[j];
+    for (int o = 16; o > 0; o >>= 1)
+      x += __shfl_down_sync(0xffffffffu, x, o);
+    if (lane == 0) warp_sums[warp][j] = x;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int j = 0; j < kValues; ++j) {
+      double x = 0;
+      for (int w = 0; w < kThreads / 32; ++w)
+        x += warp_sums[w][j];
+      v[j] = x;
+    }
+  __syncthreads();
+}
+
+// Whether this block is the last of the grid to finish (then it sees every block's partials).
+__device__ bool last_block(unsigned* counter) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  __syncthreads();
+  return last;
+}
+
+// Reduces the partials of all blocks (fixed order) into thread 0's v.
+__device__ void reduce_partials(const double* partials, int blocks, double* v) {
+  for (int j = 0; j < kValues; ++j)
+    v[j] = 0;
+  for (int b = threadIdx.x; b < blocks; b += kThreads)
+    for (int j = 0; j < kValues; ++j)
+      v[j] += partials[std::size_t(b) * kValues + j];
+  block_sum(v);
+}
+
+}  // namespace
+
+// One iteration's decision from its sums: the step, the composed transform and the convergence
+// state (PCL's order: estimate, transform, compose, count, test). Host and device.
+CUMULUS_HD inline void solve_step(Control& c, const im::Sums& sums, const im::Criteria& k,
+                                  HistoryEntry* history) {
+  if (sums.n < 3) {
+    c.state = im::kNoCorrespondences;
+    return;
+  }
+  double step[16];
+  im::estimate_rigid(sums, c.centre, step);
+  im::multiply(step, c.final_transform, c.final_transform);
+  for (int i = 0; i < 16; ++i)
+    c.step[i] = float(step[i]);
+  c.apply_step = 1;
+  c.iterations += 1;
+  const double mse = sums.d2 / sums.n;
+  HistoryEntry& h = history[c.iterations - 1];
+  h.correspondences = sums.n;
+  h.mse = mse;
+  c.state = im::check_convergence(k, c.convergence, c.iterations, step, mse, &h.cos_angle,
+                                  &h.translation_sq);
+}
+
+namespace {
+
+template <class Search>
+__global__ void k_icp_iteration(Search search, float3* source, int n, const float3* targets,
+                                float search_limit, double max_d2, Control* ctl,
+                                im::Criteria criteria, double* partials, HistoryEntry* history,
+                                int solve_here) {
+  if (ctl->state != im::kNotConverged) return;  // the same for every thread of the grid
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float3 p = i < n ? source[i] : make_float3(0, 0, 0);
+  if (ctl->apply_step && i < n) {
+    p = apply_float(ctl->step, p);
+    source[i] = p;
+  }
+  float nd;
+  int ni;
+  nns::nearest_one(search, p, i < n, search_limit, nd, ni);
+  double v[kValues];
+  for (int j = 0; j < kValues; ++j)
+    v[j] = 0;
+  if (i < n && ni >= 0 && double(nd) <= max_d2) {
+    const float3 t = targets[ni];
+    const double s3[3] = {double(p.x) - ctl->centre[0], double(p.y) - ctl->centre[1],
+                          double(p.z) - ctl->centre[2]};
+    const double t3[3] = {double(t.x) - ctl->centre[0], double(t.y) - ctl->centre[1],
+                          double(t.z) - ctl->centre[2]};
+    im::Sums one;
+    im::add(one, s3, t3, double(nd));
+    for (int j = 0; j < kValues; ++j)
+      v[j] = one.values()[j];
+  }
+  block_sum(v);
+  if (threadIdx.x == 0)
+    for (int j = 0; j < kValues; ++j)
+      partials[std::size_t(blockIdx.x) * kValues + j] = v[j];
+  if (!last_block(&ctl->blocks_done)) return;
+  reduce_partials(partials, gridDim.x, v);
+  if (threadIdx.x != 0) return;
+  ctl->blocks_done = 0;
+  ctl->apply_step = 0;
+  im::Sums sums;
+  for (int j = 0; j < kValues; ++j)
+    sums.values()[j] = v[j];
+  ctl->sums = sums;
+  if (solve_here) {
+    solve_step(*ctl, sums, criteria, history);
+  } else if (sums.n < 3) {
+    ctl->state = im::kNoCorrespondences;
+  }
+}
+
+template <class Search>
+__global__ void k_fitness(Search search, const float3* source, int n, Control* ctl,
+                          double* partials) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = i < n ? apply_double(ctl->final_transform, source[i]) : make_float3(0, 0, 0);
+  float nd;
+  int ni;
+  nns::nearest_one(search, p, i < n, INFINITY, nd, ni);
+  double v[kValues];
+  for (int j = 0; j < kValues; ++j)
+    v[j] = 0;
+  if (i < n && ni >= 0) {
+    v[0] = double(nd);
+    v[1] = 1;
+  }
+  block_sum(v);
+  if (threadIdx.x == 0)
+    for (int j = 0; j < kValues; ++j)
+      partials[std::size_t(blockIdx.x) * kValues + j] = v[j];
+  if (!last_block(&ctl->blocks_done)) return;
+  reduce_partials(partials, gridDim.x, v);
+  if (threadIdx.x != 0) return;
+  ctl->blocks_done = 0;
+  ctl->fitness_sum = v[0];
+  ctl->fitness_count = v[1];
+}
+
+struct Workspace {
+  cuda::Stream stream;
+  nns::DeviceIndex index;
+  cuda::DeviceBuffer<float3> source, source_original;
+  cuda::DeviceBuffer<double> partials;
+  cuda::DeviceBuffer<Control> control;
+  cuda::DeviceBuffer<HistoryEntry> history;
+  cuda::PinnedBuffer<Control> host_control;
+  cuda::PinnedBuffer<HistoryEntry> host_history;
+};
+
+std::mutex& workspace_mutex() {
+  static std::mutex m;
+  return m;
+}
+Workspace& workspace() {
+  static std::unique_ptr<Workspace> ws;
+  if (!ws) ws = std::make_unique<Workspace>();
+  return *ws;
+}
+
+NnsMethod search_of(IcpMethod m) {
+  switch (m) {
+    case IcpMethod::GpuKdTree:
+      return NnsMethod::GpuKdTree;
+    case IcpMethod::GpuBruteForce:
+      return NnsMethod::GpuBruteForce;
+    default:
+      return NnsMethod::Gpu;
+  }
+}
+
+im::Criteria criteria_of(const IcpCriteria& c) {
+  im::Criteria k;
+  k.max_iterations = c.max_iterations;
+  k.translation_threshold = c.transformation_epsilon;
+  k.rotation_threshold =
+      c.rotation_epsilon > 0 ? c.rotation_epsilon : 1.0 - c.transformation_epsilon;
+  k.mse_relative = c.fitness_epsilon;
+  k.mse_absolute = c.absolute_mse;
+  k.failure_after_max_iterations = c.failure_after_max_iterations ? 1 : 0;
+  return k;
+}
+
+}  // namespace
+}  // namespace icp_cuda
+
+void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+             const IcpParams& params, IcpMethod method, IcpResult& out) {
+  using namespace icp_cuda;
+  static const DeviceInfo dev = query_device();
+  if (!dev.available)
+    throw GpuError(std::string(method_name(method)) + " needs a GPU: " + dev.reason);
+  std::lock_guard<std::mutex> lock(workspace_mutex());
+  Workspace& ws = workspace();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t n = source.size();
+  const int blocks = cuda::blocks_for(n, kThreads);
+  const im::Criteria criteria = criteria_of(params.criteria);
+  const int max_it = params.criteria.max_iterations;
+
+  ws.source.reserve(n);
+  ws.source_original.reserve(n);
+  ws.partials.reserve(std::size_t(blocks) * kValues);
+  ws.control.reserve(1);
+  ws.history.reserve(std::size_t(max_it));
+  ws.host_control.reserve(1);
+  ws.host_history.reserve(std::size_t(max_it));
+
+  Control& hc = *ws.host_control.get();
+  hc = Control{};
+  const Eigen::Matrix4d& guess = params.initial;
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      hc.final_transform[4 * r + c] = guess(r, c);
+      hc.step[4 * r + c] = float(guess(r, c));
+    }
+  hc.apply_step = guess != Eigen::Matrix4d::Identity() ? 1 : 0;
+  // Sums are taken relative to the target's first point, so far-off clouds do not cancel.
+  hc.centre[0] = target[0].x;
+  hc.centre[1] = target[0].y;
+  hc.centre[2] = target[0].z;
+  CU_CHECK(cudaMemcpyAsync(ws.control.get(), &hc, sizeof(Control), cudaMemcpyHostToDevice, s));
+  CU_CHECK(cudaMemcpyAsync(ws.source.get(), source.data(), n * sizeof(float3),
+                           cudaMemcpyHostToDevice, s));
+  CU_CHECK(cudaMemcpyAsync(ws.source_original.get(), ws.source.get(), n * sizeof(float3),
+                           cudaMemcpyDeviceToDevice, s));
+  clock.mark("upload");
+  ws.index.build(search_of(method), target.data(), target.size(), s);
+  clock.mark("build");
+
+  const double max_d2 = params.max_correspondence_distance * params.max_correspondence_distance;
+  // The grid may stop searching at the correspondence distance; the paper's tree and brute
+  // force search without a bound, as published, and the pairs are filtered afterwards.
+  const float search_limit =
+      method == IcpMethod::Gpu ? std::nextafter(float(max_d2), INFINITY) : INFINITY;
+  const bool host_solve = method == IcpMethod::GpuKdTree;
+  auto launch = [&] {
+    ws.index.with_search([&](auto search) {
+      k_icp_iteration<<<blocks, kThreads, 0, s>>>(
+          search, ws.source.get(), int(n), ws.index.targets.get(), search_limit, max_d2,
+          ws.control.get(), criteria, ws.partials.get(), ws.history.get(), host_solve ? 0 : 1);
+      CU_CHECK_LAUNCH("k_icp_iteration");
+    });
+  };
+  if (host_solve) {
+    // The paper: sums to the host, SVD there, the transform back, every iteration.
+    for (int it = 0; it < max_it; ++it) {
+      launch();
+      CU_CHECK(cudaMemcpyAsync(&hc, ws.control.get(), sizeof(Control), cudaMemcpyDeviceToHost, s));
+      ws.stream.sync();
+      if (hc.state != im::kNotConverged) break;
+      solve_step(hc, hc.sums, criteria, ws.host_history.get());
+      CU_CHECK(cudaMemcpyAsync(ws.control.get(), &hc, sizeof(Control), cudaMemcpyHostToDevice, s));
+      if (hc.state != im::kNotConverged) break;
+    }
+  } else {
+    // Iterations that find the loop finished return at once, so launching in growing chunks
+    // and looking at the state between chunks wastes at most as many launches as were used.
+    int launched = 0;
+    while (launched < max_it) {
+      const int chunk = std::min(max_it - launched, std::max(4, launched));
+      for (int c = 0; c < chunk; ++c)
+        launch();
+      launched += chunk;
+      CU_CHECK(cudaMemcpyAsync(&hc.state, &ws.control.get()->state, sizeof(int),
+                               cudaMemcpyDeviceToHost, s));
+      ws.stream.sync();
+      if (hc.state != im::kNotConverged) break;
+    }
+  }
+  clock.mark("iterations");
+  ws.index.with_search([&](auto search) {
+    k_fitness<<<blocks, kThreads, 0, s>>>(search, ws.source_original.get(), int(n),
+                                          ws.control.get(), ws.partials.get());
+    CU_CHECK_LAUNCH("k_fitness");
+  });
+  clock.mark("fitness");
+  if (!host_solve)
+    CU_CHECK(cudaMemcpyAsync(ws.host_history.get(), ws.history.get(),
+                             std::size_t(max_it) * sizeof(HistoryEntry), cudaMemcpyDeviceToHost,
+                             s));
+  CU_CHECK(cudaMemcpyAsync(&hc, ws.control.get(), sizeof(Control), cudaMemcpyDeviceToHost, s));
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(out.stages);
+
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c)
+      out.transform(r, c) = hc.final_transform[4 * r + c];
+  out.iterations = hc.iterations;
+  out.stop = hc.state == im::kIterations                  ? IcpStop::Iterations
+             : hc.state == im::kTransform                 ? IcpStop::Transform
+             : hc.state == im::kAbsMse                    ? IcpStop::AbsoluteMse
+             : hc.state == im::kRelMse                    ? IcpStop::RelativeMse
+             : hc.state == im::kNoCorrespondences         ? IcpStop::NoCorrespondences
+             : hc.state == im::kFailureAfterMaxIterations ? IcpStop::FailureAfterMaxIterations
+                                                          : IcpStop::NotConverged;
+  out.converged = out.stop != IcpStop::NoCorrespondences &&
+                  out.stop != IcpStop::FailureAfterMaxIterations &&
+                  out.stop != IcpStop::NotConverged;
+  out.fitness = hc.fitness_count > 0 ? hc.fitness_sum / hc.fitness_count : DBL_MAX;
+  out.history.clear();
+  for (int i = 0; i < hc.iterations; ++i) {
+    const HistoryEntry& h = ws.host_history.get()[i];
+    out.history.push_back(
+        IcpIteration{std::size_t(h.correspondences), h.mse, h.cos_angle, h.translation_sq});
+  }
+}
+
+}  // namespace cumulus

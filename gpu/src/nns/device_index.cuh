@@ -1,0 +1,100 @@
+#pragma once
+// The targets on the device with the search structure of one method, and the three searches as
+// small functors, so kernels are written once as templates over the search (brute force
+// synchronises its block, hence the `active` flag instead of early returns).
+#include <cuda_runtime.h>
+
+#include "cuda/buffer.cuh"
+#include "cumulus/nns.h"
+#include "nns/brute_force.cuh"
+#include "nns/grid.cuh"
+#include "nns/kdtree_search.cuh"
+#include "nns/visitors.cuh"
+
+namespace cumulus::nns {
+
+struct BruteSearch {
+  const float3* targets;
+  int n;
+  template <class V>
+  __device__ void operator()(float3 q, bool active, V& v) const {
+    brute_force_visit(q, active, targets, n, v);
+  }
+};
+
+struct KdSearch {
+  KdTreeView tree;
+  template <class V>
+  __device__ void operator()(float3 q, bool active, V& v) const {
+    if (active) kdtree_visit(q, tree, v);
+  }
+};
+
+struct GridSearch {
+  GridView grid;
+  template <class V>
+  __device__ void operator()(float3 q, bool active, V& v) const {
+    if (active) grid_visit(q, grid, v);
+  }
+};
+
+// The single nearest target within `limit` (index -1 if none). Every thread of the block must
+// call it (brute force synchronises).
+template <class Search>
+__device__ void nearest_one(const Search& s, float3 p, bool active, float limit, float& d, int& i) {
+  KnnVisitor<1> v(1, limit);
+  s(p, active, v);
+  d = v.size ? v.d[0] : INFINITY;
+  i = v.size ? v.i[0] : -1;
+}
+
+struct DeviceIndex {
+  NnsMethod method = NnsMethod::Gpu;
+  std::size_t n = 0;
+  cuda::DeviceBuffer<float3> targets;
+  cuda::DeviceBuffer<float> kx, ky, kz;
+  cuda::DeviceBuffer<int> kindex;
+  int kd_nodes = 0;
+  DeviceGrid grid;
+
+  // Uploads the targets and builds the method's structure (the kd-tree on the host, as the
+  // paper does; the grid on the device). Asynchronous on s except for the kd-tree upload.
+  void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s);
+
+  // Calls f with the search functor of the built method.
+  template <class F>
+  void with_search(F&& f) const {
+    switch (method) {
+      case NnsMethod::GpuBruteForce:
+        f(BruteSearch{targets.get(), int(n)});
+        break;
+      case NnsMethod::GpuKdTree:
+        f(KdSearch{KdTreeView{kx.get(), ky.get(), kz.get(), kindex.get(), kd_nodes}});
+        break;
+      default:
+        f(GridSearch{grid.view});
+        break;
+    }
+  }
+};
+
+// Calls f with std::integral_constant<int, MaxK> for the smallest supported bound >= k.
+template <class F>
+void with_max_k(int k, F&& f) {
+  if (k <= 1)
+    f(std::integral_constant<int, 1>{});
+  else if (k <= 8)
+    f(std::integral_constant<int, 8>{});
+  else if (k <= 16)
+    f(std::integral_constant<int, 16>{});
+  else if (k <= 32)
+    f(std::integral_constant<int, 32>{});
+  else if (k <= 64)
+    f(std::integral_constant<int, 64>{});
+  else if (k <= 128)
+    f(std::integral_constant<int, 128>{});
+  else
+    f(std::integral_constant<int, 256>{});
+}
+
+}  // namespace cumulus::nns

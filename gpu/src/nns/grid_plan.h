@@ -1,0 +1,23 @@
+#pragma once
+// Host-side sizing of the search grid (nns/grid.cuh): pure arithmetic, tested on the CPU.
+#include <array>
+#include <cstddef>
+
+#include "cumulus/point_cloud.h"
+
+namespace cumulus::nns {
+
+struct GridPlan {
+  std::array<float, 3> lo{};
+  float cell = 1;
+  std::array<int, 3> dims{1, 1, 1};
+  float slack = 0;         // absolute margin for float rounding of cell assignment
+  std::size_t finite = 0;  // targets that go into the grid
+  std::size_t cells() const { return std::size_t(dims[0]) * std::size_t(dims[1]) * dims[2]; }
+};
+
+// Cells of about `points_per_cell` targets by volume, at most 8 cells per target (plus a few
+// thousand), so memory stays linear in the cloud however it is spread.
+GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell = 2.0f);
+
+}  // namespace cumulus::nns

@@ -1,0 +1,333 @@
+// GPU neighbour search: building the structures and the k-nearest and radius kernels.
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <cmath>
+#include <mutex>
+
+#include "cuda/stage_clock.cuh"
+#include "cumulus/device.h"
+#include "nns/device_index.cuh"
+#include "nns/grid_plan.h"
+#include "nns/kdtree_build.h"
+#include "nns/visitors.cuh"
+#include "nns_gpu.h"
+
+namespace cumulus {
+namespace nns {
+
+namespace {
+
+__global__ void k_grid_count(const float3* pts, int n, GridView g, int* cell_of, int* count) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float3 p = pts[i];
+  if (!cuda::finite3(p)) {
+    cell_of[i] = -1;
+    return;
+  }
+  const int c = (grid_coord(p.z, g.lo.z, g.inv_cell, g.dims.z) * g.dims.y +
+                 grid_coord(p.y, g.lo.y, g.inv_cell, g.dims.y)) *
+                    g.dims.x +
+                grid_coord(p.x, g.lo.x, g.inv_cell, g.dims.x);
+  cell_of[i] = c;
+  atomicAdd(&count[c], 1);
+}
+
+__global__ void k_grid_scatter(const float3* pts, int n, const int* cell_of, int* cursor,
+                               float4* sorted) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int c = cell_of[i];
+  if (c < 0) return;
+  const float3 p = pts[i];
+  sorted[atomicAdd(&cursor[c], 1)] = make_float4(p.x, p.y, p.z, __int_as_float(i));
+}
+
+}  // namespace
+
+void build_grid(DeviceGrid& grid, const float3* d_targets, const Point3f* host_targets,
+                std::size_t n, cudaStream_t s) {
+  const GridPlan plan = plan_grid(host_targets, n);
+  const std::size_t cells = plan.cells();
+  GridView& v = grid.view;
+  v.lo = make_float3(plan.lo[0], plan.lo[1], plan.lo[2]);
+  v.cell = plan.cell;
+  v.inv_cell = 1.0f / plan.cell;
+  v.slack = plan.slack;
+  v.dims = make_int3(plan.dims[0], plan.dims[1], plan.dims[2]);
+  grid.start.reserve(cells + 1);
+  grid.cursor.reserve(cells + 1);
+  grid.cell_of.reserve(std::max<std::size_t>(n, 1));
+  grid.points.reserve(std::max<std::size_t>(plan.finite, 1));
+  v.start = grid.start.get();
+  v.points = grid.points.get();
+  if (n == 0) {
+    CU_CHECK(cudaMemsetAsync(grid.start.get(), 0, (cells + 1) * sizeof(int), s));
+    return;
+  }
+  CU_CHECK(cudaMemsetAsync(grid.cursor.get(), 0, (cells + 1) * sizeof(int), s));
+  const int T = 256;
+  k_grid_count<<<cuda::blocks_for(n, T), T, 0, s>>>(d_targets, int(n), v, grid.cell_of.get(),
+                                                    grid.cursor.get());
+  CU_CHECK_LAUNCH("k_grid_count");
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, grid.cursor.get(), grid.start.get(),
+                                         int(cells + 1), s));
+  grid.scan_temp.reserve(bytes);
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(grid.scan_temp.get(), bytes, grid.cursor.get(),
+                                         grid.start.get(), int(cells + 1), s));
+  CU_CHECK(cudaMemcpyAsync(grid.cursor.get(), grid.start.get(), cells * sizeof(int),
+                           cudaMemcpyDeviceToDevice, s));
+  k_grid_scatter<<<cuda::blocks_for(n, T), T, 0, s>>>(d_targets, int(n), grid.cell_of.get(),
+                                                      grid.cursor.get(), grid.points.get());
+  CU_CHECK_LAUNCH("k_grid_scatter");
+}
+
+void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s) {
+  method = m;
+  n = count;
+  targets.reserve(std::max<std::size_t>(count, 1));
+  if (count)
+    CU_CHECK(
+        cudaMemcpyAsync(targets.get(), host, count * sizeof(float3), cudaMemcpyHostToDevice, s));
+  if (m == NnsMethod::GpuKdTree) {
+    const LeftBalancedKdTree tree = build_left_balanced(host, count);
+    kd_nodes = int(tree.size());
+    const std::size_t cap = std::max<std::size_t>(tree.size(), 1);
+    kx.reserve(cap);
+    ky.reserve(cap);
+    kz.reserve(cap);
+    kindex.reserve(cap);
+    const std::size_t bytes = tree.size() * sizeof(float);
+    // Synchronous copies: the host vectors die at the end of this scope.
+    if (kd_nodes) {
+      CU_CHECK(cudaMemcpy(kx.get(), tree.x.data(), bytes, cudaMemcpyHostToDevice));
+      CU_CHECK(cudaMemcpy(ky.get(), tree.y.data(), bytes, cudaMemcpyHostToDevice));
+      CU_CHECK(cudaMemcpy(kz.get(), tree.z.data(), bytes, cudaMemcpyHostToDevice));
+      CU_CHECK(cudaMemcpy(kindex.get(), tree.index.data(), bytes, cudaMemcpyHostToDevice));
+    }
+  } else if (m == NnsMethod::Gpu) {
+    build_grid(grid, targets.get(), host, count, s);
+  }
+}
+
+namespace {
+
+// k = 1, the ICP correspondence search, without the list bookkeeping of k_knn.
+template <class Search>
+__global__ void k_nearest(Search search, const float3* queries, int nq, float max_d2,
+                          int* out_index, float* out_d2) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  float d;
+  int i;
+  nearest_one(search, p, active, max_d2, d, i);
+  if (q >= nq) return;
+  out_index[q] = active ? i : -1;
+  out_d2[q] = active && i >= 0 ? d : INFINITY;
+}
+
+template <class Search, int MaxK>
+__global__ void k_knn(Search search, const float3* queries, int nq, int k, float max_d2,
+                      int* out_index, float* out_d2) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  KnnVisitor<MaxK> v(k, max_d2);
+  search(p, active, v);
+  if (q >= nq) return;
+  for (int j = 0; j < k; ++j) {
+    const bool have = active && j < v.size;
+    out_index[std::size_t(q) * k + j] = have ? v.i[j] : -1;
+    out_d2[std::size_t(q) * k + j] = have ? v.d[j] : INFINITY;
+  }
+}
+
+template <class Search>
+__global__ void k_radius_count(Search search, const float3* queries, int nq, float r2,
+                               unsigned* count) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  RadiusCountVisitor v(r2);
+  search(p, active, v);
+  if (q < nq) count[q] = active ? v.count : 0u;
+}
+
+template <class Search>
+__global__ void k_radius_fill(Search search, const float3* queries, int nq, float r2,
+                              const unsigned* offsets, unsigned long long* keys) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  RadiusFillVisitor v(r2, keys + (q < nq ? offsets[q] : 0u));
+  search(p, active, v);
+}
+
+__global__ void k_split_keys(const unsigned long long* keys, std::size_t m, int* index, float* d2) {
+  const std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= m) return;
+  index[j] = int(unsigned(keys[j] & 0xffffffffu));
+  d2[j] = __uint_as_float(unsigned(keys[j] >> 32));
+}
+
+constexpr int kSearchThreads = 128;
+
+struct Workspace {
+  cuda::Stream stream;
+  DeviceIndex index;
+  cuda::DeviceBuffer<float3> queries;
+  cuda::DeviceBuffer<int> out_index;
+  cuda::DeviceBuffer<float> out_d2;
+  cuda::DeviceBuffer<unsigned> counts, offsets;
+  cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;
+  cuda::DeviceBuffer<unsigned char> temp;
+};
+
+std::mutex& workspace_mutex() {
+  static std::mutex m;
+  return m;
+}
+Workspace& workspace() {
+  static std::unique_ptr<Workspace> ws;
+  if (!ws) ws = std::make_unique<Workspace>();
+  return *ws;
+}
+
+void require_gpu(NnsMethod method) {
+  static const DeviceInfo dev = query_device();
+  if (!dev.available)
+    throw GpuError(std::string(method_name(method)) + " needs a GPU: " + dev.reason);
+}
+
+void upload_queries(Workspace& ws, const std::vector<Point3f>& queries) {
+  ws.queries.reserve(std::max<std::size_t>(queries.size(), 1));
+  if (!queries.empty())
+    CU_CHECK(cudaMemcpyAsync(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
+                             cudaMemcpyHostToDevice, ws.stream.get()));
+}
+
+}  // namespace
+}  // namespace nns
+
+void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, int k,
+             NnsMethod method, float max_d2, KnnResult& out) {
+  using namespace nns;
+  require_gpu(method);
+  std::lock_guard<std::mutex> lock(workspace_mutex());
+  Workspace& ws = workspace();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t nq = queries.size(), m = nq * std::size_t(k);
+  upload_queries(ws, queries);
+  ws.index.build(method, targets.data(), targets.size(), s);
+  clock.mark("build");
+  ws.out_index.reserve(std::max<std::size_t>(m, 1));
+  ws.out_d2.reserve(std::max<std::size_t>(m, 1));
+  if (nq) {
+    ws.index.with_search([&](auto search) {
+      if (k == 1) {
+        k_nearest<<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
+            search, ws.queries.get(), int(nq), max_d2, ws.out_index.get(), ws.out_d2.get());
+        CU_CHECK_LAUNCH("k_nearest");
+        return;
+      }
+      with_max_k(k, [&](auto max_k) {
+        k_knn<decltype(search), decltype(max_k)::value>
+            <<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
+                search, ws.queries.get(), int(nq), k, max_d2, ws.out_index.get(), ws.out_d2.get());
+        CU_CHECK_LAUNCH("k_knn");
+      });
+    });
+  }
+  clock.mark("search");
+  out.indices.resize(m);
+  out.sq_distances.resize(m);
+  if (m) {
+    CU_CHECK(cudaMemcpyAsync(out.indices.data(), ws.out_index.get(), m * sizeof(int),
+                             cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaMemcpyAsync(out.sq_distances.data(), ws.out_d2.get(), m * sizeof(float),
+                             cudaMemcpyDeviceToHost, s));
+  }
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(out.stages);
+}
+
+void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, float r2,
+                NnsMethod method, RadiusResult& out) {
+  using namespace nns;
+  require_gpu(method);
+  std::lock_guard<std::mutex> lock(workspace_mutex());
+  Workspace& ws = workspace();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t nq = queries.size();
+  upload_queries(ws, queries);
+  ws.index.build(method, targets.data(), targets.size(), s);
+  clock.mark("build");
+  ws.counts.reserve(nq + 1);
+  ws.offsets.reserve(nq + 1);
+  out.offsets.assign(nq + 1, 0);
+  if (nq == 0) {
+    ws.stream.sync();
+    clock.collect(out.stages);
+    return;
+  }
+  const int B = cuda::blocks_for(nq, kSearchThreads);
+  CU_CHECK(cudaMemsetAsync(ws.counts.get() + nq, 0, sizeof(unsigned), s));
+  ws.index.with_search([&](auto search) {
+    k_radius_count<<<B, kSearchThreads, 0, s>>>(search, ws.queries.get(), int(nq), r2,
+                                                ws.counts.get());
+    CU_CHECK_LAUNCH("k_radius_count");
+  });
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, ws.counts.get(), ws.offsets.get(),
+                                         int(nq + 1), s));
+  ws.temp.reserve(bytes);
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(ws.temp.get(), bytes, ws.counts.get(), ws.offsets.get(),
+                                         int(nq + 1), s));
+  CU_CHECK(cudaMemcpyAsync(out.offsets.data(), ws.offsets.get(), (nq + 1) * sizeof(unsigned),
+                           cudaMemcpyDeviceToHost, s));
+  ws.stream.sync();  // the total sizes the output
+  const std::size_t total = out.offsets[nq];
+  ws.keys.reserve(std::max<std::size_t>(total, 1));
+  ws.sorted_keys.reserve(std::max<std::size_t>(total, 1));
+  ws.index.with_search([&](auto search) {
+    k_radius_fill<<<B, kSearchThreads, 0, s>>>(search, ws.queries.get(), int(nq), r2,
+                                               ws.offsets.get(), ws.keys.get());
+    CU_CHECK_LAUNCH("k_radius_fill");
+  });
+  clock.mark("search");
+  if (total) {
+    bytes = 0;
+    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
+                                                int64_t(total), int64_t(nq), ws.offsets.get(),
+                                                ws.offsets.get() + 1, s));
+    ws.temp.reserve(bytes);
+    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(ws.temp.get(), bytes, ws.keys.get(),
+                                                ws.sorted_keys.get(), int64_t(total), int64_t(nq),
+                                                ws.offsets.get(), ws.offsets.get() + 1, s));
+    ws.out_index.reserve(total);
+    ws.out_d2.reserve(total);
+    k_split_keys<<<cuda::blocks_for(total, 256), 256, 0, s>>>(ws.sorted_keys.get(), total,
+                                                              ws.out_index.get(), ws.out_d2.get());
+    CU_CHECK_LAUNCH("k_split_keys");
+  }
+  clock.mark("sort");
+  out.indices.resize(total);
+  out.sq_distances.resize(total);
+  if (total) {
+    CU_CHECK(cudaMemcpyAsync(out.indices.data(), ws.out_index.get(), total * sizeof(int),
+                             cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaMemcpyAsync(out.sq_distances.data(), ws.out_d2.get(), total * sizeof(float),
+                             cudaMemcpyDeviceToHost, s));
+  }
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(out.stages);
+}
+
+}  // namespace cumulus

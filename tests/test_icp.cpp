@@ -1,0 +1,510 @@
+// ICP: the shared iteration arithmetic against Eigen's Umeyama and PCL's convergence criteria, a
+// host replica of the GPU loop against PCL, PCL against ground truth, stop reasons, bad input,
+// and every GPU method against PCL (GPU tests skip where no GPU can be used).
+#include <pcl/kdtree/kdtree_flann.h>
+#include <pcl/registration/default_convergence_criteria.h>
+
+#include <Eigen/Geometry>
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/generate.h"
+#include "cumulus/icp.h"
+#include "cumulus/io.h"
+#include "icp_math.h"
+#include "test_support.h"
+
+using namespace cumulus;
+namespace im = cumulus::icp_math;
+
+namespace {
+
+std::vector<Point3f> finite_points(const std::vector<Point3f>& pts, std::size_t step = 1) {
+  std::vector<Point3f> out;
+  for (std::size_t i = 0; i < pts.size(); ++i)
+    if (std::isfinite(pts[i].x) && std::isfinite(pts[i].y) && std::isfinite(pts[i].z))
+      out.push_back(pts[i]);
+  std::vector<Point3f> thin;
+  for (std::size_t i = 0; i < out.size(); i += step)
+    thin.push_back(out[i]);
+  return thin;
+}
+
+// bun045 -> bun000 from bun.conf: each scan maps into the common frame as R(q)^T p + t.
+Eigen::Matrix4d bunny_truth(const QString& conf) {
+  std::ifstream in(conf.toStdString());
+  std::map<std::string, Eigen::Matrix4d> pose;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ss(line);
+    std::string tag, name;
+    double t[3], q[4];
+    if (ss >> tag >> name >> t[0] >> t[1] >> t[2] >> q[0] >> q[1] >> q[2] >> q[3]) {
+      Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
+      m.topLeftCorner<3, 3>() =
+          Eigen::Quaterniond(q[3], q[0], q[1], q[2]).toRotationMatrix().transpose();
+      m.topRightCorner<3, 1>() = Eigen::Vector3d(t[0], t[1], t[2]);
+      pose[name] = m;
+    }
+  }
+  return pose.at("bun000.ply").inverse() * pose.at("bun045.ply");
+}
+
+struct Case {
+  std::vector<Point3f> source, target;
+  IcpParams params;
+  std::optional<Eigen::Matrix4d> truth;
+};
+
+// A street scene and the same scene moved by a known transform: the exact answer is known.
+Case generated_pair() {
+  Case c;
+  const PointCloud scene = generate_street_scene(StreetSceneParams{});
+  const auto all = finite_points(scene.points);
+  // The same samples with 5 mm of noise: fitness above the rounding floor, and the true
+  // transform is still the minimum (interleaved samples of sparse rings bias point-to-point ICP).
+  Random rng(17);
+  std::vector<Point3f> other;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (i % 4 != 0) continue;
+    c.target.push_back(all[i]);
+    other.push_back({all[i].x + float(rng.normal() * 0.005), all[i].y + float(rng.normal() * 0.005),
+                     all[i].z + float(rng.normal() * 0.005)});
+  }
+  const Eigen::Matrix4d truth = rigid_transform(0.5, -0.3, 1.5, 0.2, -0.15, 0.03);
+  c.source = transform_points(other, truth.inverse());
+  c.truth = truth;
+  c.params.max_correspondence_distance = 1.0;
+  c.params.criteria.max_iterations = 60;
+  return c;
+}
+
+bool load_case(const QString& name, Case& c) {
+  const QString data = test::sharedDataDir();
+  auto path = [&](const char* rel) { return data + "/" + rel; };
+  auto have = [&](const char* rel) { return !data.isEmpty() && QFileInfo::exists(path(rel)); };
+  if (name == "bunny") {
+    if (!have("bunny/bun000.ply") || !have("bunny/bun045.ply")) return false;
+    c.target = finite_points(load_cloud(path("bunny/bun000.ply").toStdString()).points, 4);
+    c.source = finite_points(load_cloud(path("bunny/bun045.ply").toStdString()).points, 4);
+    c.truth = bunny_truth(path("bunny/bun.conf"));
+    c.params.max_correspondence_distance = 0.01;
+    c.params.criteria.max_iterations = 30;
+    c.params.initial = rigid_transform(3, -4, 2, 0.006, -0.005, 0.004) * *c.truth;
+  } else if (name == "lidar-pair") {
+    if (!have("lidar-pair/251371071.pcd") || !have("lidar-pair/251370668.pcd")) return false;
+    c.source = finite_points(load_cloud(path("lidar-pair/251371071.pcd").toStdString()).points, 3);
+    c.target = finite_points(load_cloud(path("lidar-pair/251370668.pcd").toStdString()).points, 3);
+    c.truth = read_matrix_file(path("lidar-pair/relative.txt").toStdString());
+    c.params.max_correspondence_distance = 1.0;
+    c.params.criteria.max_iterations = 25;
+  } else if (name == "kitti") {
+    if (!have("kitti/000000.bin") || !have("kitti/000001.bin")) return false;
+    c.source = finite_points(load_cloud(path("kitti/000001.bin").toStdString()).points, 3);
+    c.target = finite_points(load_cloud(path("kitti/000000.bin").toStdString()).points, 3);
+    c.params.max_correspondence_distance = 1.0;
+    c.params.criteria.max_iterations = 20;
+  } else if (name == "generated") {
+    c = generated_pair();
+  } else if (name == "stops-on-transform") {
+    c = generated_pair();
+    c.params.criteria.transformation_epsilon = 1e-6;
+    c.params.criteria.fitness_epsilon = -1;
+  } else if (name == "stops-on-fitness") {
+    c = generated_pair();
+    c.params.criteria.transformation_epsilon = 0;
+    c.params.criteria.fitness_epsilon = 1e-3;
+  } else if (name == "no-correspondences") {
+    c = generated_pair();
+    c.params.initial = rigid_transform(0, 0, 0, 500, 0, 0);
+  } else if (name == "fails-at-max-iterations") {
+    c = generated_pair();
+    c.params.criteria.max_iterations = 2;
+    c.params.criteria.failure_after_max_iterations = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const QStringList kCases = {"bunny",
+                            "lidar-pair",
+                            "kitti",
+                            "generated",
+                            "stops-on-transform",
+                            "stops-on-fitness",
+                            "no-correspondences",
+                            "fails-at-max-iterations"};
+
+// PCL once per case: every method is compared with the same run.
+const IcpResult& pcl_result(const QString& name, const Case& c) {
+  static std::map<QString, IcpResult> cache;
+  auto it = cache.find(name);
+  if (it == cache.end())
+    it = cache.emplace(name, icp(c.source, c.target, c.params, IcpMethod::Cpu)).first;
+  return it->second;
+}
+
+// The bar: same iterations and stop reason, transform within 1e-5, fitness 1e-6 relative.
+void expect_same(const IcpResult& ref, const IcpResult& r) {
+  QCOMPARE(stop_name(r.stop), stop_name(ref.stop));
+  QCOMPARE(r.iterations, ref.iterations);
+  QCOMPARE(r.converged, ref.converged);
+  QCOMPARE(r.history.size(), ref.history.size());
+  for (std::size_t i = 0; i < r.history.size(); ++i)
+    QCOMPARE(r.history[i].correspondences, ref.history[i].correspondences);
+  const double dt = (r.transform - ref.transform).cwiseAbs().maxCoeff();
+  QVERIFY2(dt <= 1e-5, qPrintable(QString("transform differs by %1").arg(dt)));
+  const double df = std::abs(r.fitness - ref.fitness) / std::abs(ref.fitness);
+  QVERIFY2(
+      df <= 1e-6,
+      qPrintable(
+          QString("fitness %1 vs %2").arg(r.fitness, 0, 'g', 12).arg(ref.fitness, 0, 'g', 12)));
+}
+
+// The GPU loop's arithmetic on the host: the same sums, solve and convergence state machine as
+// icp_gpu.cu, with FLANN for the correspondences. Agreeing with PCL here proves the device
+// arithmetic on machines without a GPU.
+IcpResult host_replica(const Case& c) {
+  pcl::PointCloud<pcl::PointXYZ>::Ptr target(new pcl::PointCloud<pcl::PointXYZ>);
+  for (const auto& p : c.target)
+    target->push_back(pcl::PointXYZ(p.x, p.y, p.z));
+  pcl::KdTreeFLANN<pcl::PointXYZ> tree;
+  tree.setInputCloud(target);
+  im::Criteria k;
+  const IcpCriteria& crit = c.params.criteria;
+  k.max_iterations = crit.max_iterations;
+  k.translation_threshold = crit.transformation_epsilon;
+  k.rotation_threshold =
+      crit.rotation_epsilon > 0 ? crit.rotation_epsilon : 1 - crit.transformation_epsilon;
+  k.mse_relative = crit.fitness_epsilon;
+  k.mse_absolute = crit.absolute_mse;
+  k.failure_after_max_iterations = crit.failure_after_max_iterations;
+  im::ConvergenceState conv;
+  double final_t[16];
+  for (int r = 0; r < 4; ++r)
+    for (int col = 0; col < 4; ++col)
+      final_t[4 * r + col] = c.params.initial(r, col);
+  std::vector<Eigen::Vector4f> cur;
+  const Eigen::Matrix4f guess = c.params.initial.cast<float>();
+  for (const auto& p : c.source) {
+    const Eigen::Vector4f v(p.x, p.y, p.z, 1.f);
+    cur.push_back(c.params.initial == Eigen::Matrix4d::Identity() ? v : Eigen::Vector4f(guess * v));
+  }
+  const double centre[3] = {c.target[0].x, c.target[0].y, c.target[0].z};
+  const double max_d2 = c.params.max_correspondence_distance * c.params.max_correspondence_distance;
+  IcpResult out;
+  int state = im::kNotConverged, iterations = 0;
+  pcl::Indices idx(1);
+  std::vector<float> d2(1);
+  while (state == im::kNotConverged) {
+    im::Sums sums;
+    for (const auto& p : cur) {
+      tree.nearestKSearch(pcl::PointXYZ(p.x(), p.y(), p.z()), 1, idx, d2);
+      if (double(d2[0]) > max_d2) continue;
+      const auto& t = (*target)[std::size_t(idx[0])];
+      const double s3[3] = {p.x() - centre[0], p.y() - centre[1], p.z() - centre[2]};
+      const double t3[3] = {t.x - centre[0], t.y - centre[1], t.z - centre[2]};
+      im::add(sums, s3, t3, d2[0]);
+    }
+    if (sums.n < 3) {
+      state = im::kNoCorrespondences;
+      break;
+    }
+    double step[16];
+    im::estimate_rigid(sums, centre, step);
+    im::multiply(step, final_t, final_t);
+    Eigen::Matrix4f stepf;
+    for (int r = 0; r < 4; ++r)
+      for (int col = 0; col < 4; ++col)
+        stepf(r, col) = float(step[4 * r + col]);
+    for (auto& p : cur)
+      p = stepf * p;
+    ++iterations;
+    IcpIteration h;
+    h.correspondences = std::size_t(sums.n);
+    h.mse = sums.d2 / sums.n;
+    state = im::check_convergence(k, conv, iterations, step, h.mse, &h.rotation_cosine,
+                                  &h.translation_sq);
+    out.history.push_back(h);
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int col = 0; col < 4; ++col)
+      out.transform(r, col) = final_t[4 * r + col];
+  out.iterations = iterations;
+  out.stop = state == im::kIterations          ? IcpStop::Iterations
+             : state == im::kTransform         ? IcpStop::Transform
+             : state == im::kAbsMse            ? IcpStop::AbsoluteMse
+             : state == im::kRelMse            ? IcpStop::RelativeMse
+             : state == im::kNoCorrespondences ? IcpStop::NoCorrespondences
+                                               : IcpStop::FailureAfterMaxIterations;
+  out.converged =
+      out.stop != IcpStop::NoCorrespondences && out.stop != IcpStop::FailureAfterMaxIterations;
+  double sum = 0;
+  for (const auto& p : transform_points(c.source, out.transform)) {
+    tree.nearestKSearch(pcl::PointXYZ(p.x, p.y, p.z), 1, idx, d2);
+    sum += d2[0];
+  }
+  out.fitness = sum / double(c.source.size());
+  return out;
+}
+
+std::vector<Eigen::Vector3d> random_vectors(Random& rng, int n, double flat) {
+  std::vector<Eigen::Vector3d> v;
+  for (int i = 0; i < n; ++i)
+    v.emplace_back(rng.normal(), rng.normal() * 0.7, rng.normal() * flat);
+  return v;
+}
+
+}  // namespace
+
+class TestIcp : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void rigid_estimate_equals_eigen_umeyama() {
+    Random rng(3);
+    for (int trial = 0; trial < 200; ++trial) {
+      // Volumes, planes (rank 2) and noisy reflections of one another.
+      const double flat = trial % 3 == 0 ? 0.0 : 0.5;
+      const auto src = random_vectors(rng, 50, flat);
+      const Eigen::Matrix4d truth =
+          rigid_transform(rng.normal() * 40, rng.normal() * 40, rng.normal() * 40, rng.normal(),
+                          rng.normal(), rng.normal());
+      Eigen::Matrix<double, 3, Eigen::Dynamic> a(3, 50), b(3, 50);
+      const double centre[3] = {0.3, -0.2, 0.1};
+      im::Sums sums;
+      for (int i = 0; i < 50; ++i) {
+        Eigen::Vector3d t =
+            truth.topLeftCorner<3, 3>() * src[std::size_t(i)] + truth.topRightCorner<3, 1>();
+        if (trial % 5 == 1) t.z() = -t.z() + rng.normal() * 0.01;  // far from rigid
+        a.col(i) = src[std::size_t(i)];
+        b.col(i) = t;
+        const double s3[3] = {a(0, i) - centre[0], a(1, i) - centre[1], a(2, i) - centre[2]};
+        const double t3[3] = {b(0, i) - centre[0], b(1, i) - centre[1], b(2, i) - centre[2]};
+        im::add(sums, s3, t3, 0);
+      }
+      const Eigen::Matrix4d eigen = Eigen::umeyama(a, b, false);
+      double m[16];
+      im::estimate_rigid(sums, centre, m);
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; ++c)
+          QVERIFY2(std::abs(m[4 * r + c] - eigen(r, c)) < 1e-9,
+                   qPrintable(QString("trial %1 (%2,%3): %4 vs %5")
+                                  .arg(trial)
+                                  .arg(r)
+                                  .arg(c)
+                                  .arg(m[4 * r + c])
+                                  .arg(eigen(r, c))));
+    }
+  }
+
+  void convergence_test_replays_pcl() {
+    // Drive PCL's DefaultConvergenceCriteria and ours with the same steps and errors.
+    Random rng(5);
+    for (int trial = 0; trial < 300; ++trial) {
+      int iterations = 0;
+      Eigen::Matrix4d step = Eigen::Matrix4d::Identity();
+      pcl::Correspondences pairs(1);
+      pcl::registration::DefaultConvergenceCriteria<double> pcl(iterations, step, pairs);
+      im::Criteria k;
+      k.max_iterations = 1 + trial % 12;
+      k.translation_threshold = trial % 4 == 0 ? 0 : 1e-6;
+      k.rotation_threshold = 1 - k.translation_threshold;
+      k.mse_relative = trial % 3 == 0 ? -DBL_MAX : 1e-3;
+      k.failure_after_max_iterations = trial % 7 == 0;
+      pcl.setMaximumIterations(k.max_iterations);
+      pcl.setTranslationThreshold(k.translation_threshold);
+      pcl.setRotationThreshold(k.rotation_threshold);
+      pcl.setRelativeMSE(k.mse_relative);
+      pcl.setFailureAfterMaximumIterations(k.failure_after_max_iterations);
+      im::ConvergenceState ours;
+      float mse = 1.0f;
+      for (int it = 1; it <= 20; ++it) {
+        iterations = it;
+        const double scale = std::pow(10.0, -double(it) * (1 + trial % 3));
+        step = rigid_transform(rng.normal() * scale, 0, 0, rng.normal() * scale, 0, 0);
+        if (rng.uniform() < 0.2) step = Eigen::Matrix4d::Identity();
+        mse *= float(rng.uniform() < 0.3 ? 1.0 : 0.5 + 0.5 * rng.uniform());
+        pairs[0].distance = mse;
+        const bool pcl_done = pcl.hasConverged();
+        const int pcl_state = int(pcl.getConvergenceState());
+        double m[16], cos_angle, tsq;
+        for (int r = 0; r < 4; ++r)
+          for (int c = 0; c < 4; ++c)
+            m[4 * r + c] = step(r, c);
+        const int state = im::check_convergence(k, ours, it, m, double(mse), &cos_angle, &tsq);
+        QCOMPARE(state, pcl_state);
+        QCOMPARE(state == im::kIterations || state == im::kTransform || state == im::kAbsMse ||
+                     state == im::kRelMse,
+                 pcl_done);
+        if (state != im::kNotConverged) break;
+      }
+    }
+  }
+
+  void host_replica_equals_pcl_data() {
+    QTest::addColumn<QString>("name");
+    for (const auto& c : kCases)
+      QTest::newRow(qPrintable(c)) << c;
+  }
+  void host_replica_equals_pcl() {
+    QFETCH(QString, name);
+    Case c;
+    if (!load_case(name, c)) QSKIP(qPrintable("data for " + name + " not found"));
+    if (name == "kitti" || name == "lidar-pair")
+      QSKIP("slow on two cores; covered on the GPU host");
+    expect_same(pcl_result(name, c), host_replica(c));
+  }
+
+  void pcl_finds_the_known_transforms() {
+    Case c = generated_pair();
+    c.params.criteria.max_iterations = 150;
+    c.params.criteria.transformation_epsilon = 1e-12;
+    const IcpResult r = icp(c.source, c.target, c.params, IcpMethod::Cpu);
+    const Eigen::Matrix4d e = c.truth->inverse() * r.transform;
+    QVERIFY2(
+        rotation_angle_deg(e) < 0.05 && translation_norm(e) < 5e-3,
+        qPrintable(
+            QString("off by %1 deg, %2 m").arg(rotation_angle_deg(e)).arg(translation_norm(e))));
+    QVERIFY(r.converged);
+    QVERIFY(r.fitness < 1e-3);
+    // The error curve falls.
+    QVERIFY(r.history.front().mse > r.history.back().mse);
+  }
+
+  void pcl_aligns_the_bunny_near_its_ground_truth() {
+    Case c;
+    if (!load_case("bunny", c)) QSKIP("bunny data not found");
+    const IcpResult& r = pcl_result("bunny", c);
+    const Eigen::Matrix4d before = c.truth->inverse() * c.params.initial;
+    const Eigen::Matrix4d after = c.truth->inverse() * r.transform;
+    // From 5 degrees off to within 1.5 degrees and 2 mm of the scanner's registration.
+    QVERIFY(rotation_angle_deg(before) > 4.5);
+    QVERIFY2(
+        rotation_angle_deg(after) < 1.5 && translation_norm(after) < 0.002,
+        qPrintable(
+            QString("%1 deg, %2 m").arg(rotation_angle_deg(after)).arg(translation_norm(after))));
+  }
+
+  void stop_reasons_follow_pcl() {
+    for (const char* name : {"stops-on-transform", "stops-on-fitness", "no-correspondences",
+                             "fails-at-max-iterations"}) {
+      Case c;
+      QVERIFY(load_case(name, c));
+      const IcpResult& r = pcl_result(name, c);
+      const IcpStop expected = QString(name) == "stops-on-transform" ? IcpStop::Transform
+                               : QString(name) == "stops-on-fitness" ? IcpStop::RelativeMse
+                               : QString(name) == "no-correspondences"
+                                   ? IcpStop::NoCorrespondences
+                                   : IcpStop::FailureAfterMaxIterations;
+      QCOMPARE(stop_name(r.stop), stop_name(expected));
+      QCOMPARE(r.converged, expected == IcpStop::Transform || expected == IcpStop::RelativeMse);
+    }
+    Case c;
+    load_case("no-correspondences", c);
+    QCOMPARE(pcl_result("no-correspondences", c).iterations, 0);
+  }
+
+  void bad_input_is_a_clear_error() {
+    Case c = generated_pair();
+    IcpParams p = c.params;
+    p.max_correspondence_distance = -1;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, icp(c.source, c.target, p, IcpMethod::Cpu));
+    p = c.params;
+    p.max_correspondence_distance = NAN;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, icp(c.source, c.target, p, IcpMethod::Cpu));
+    p = c.params;
+    p.criteria.max_iterations = 0;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, icp(c.source, c.target, p, IcpMethod::Cpu));
+    p = c.params;
+    p.initial(0, 0) = 2;  // a scale is not rigid
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, icp(c.source, c.target, p, IcpMethod::Cpu));
+    p = c.params;
+    const std::vector<Point3f> two = {{0, 0, 0}, {1, 0, 0}, {NAN, 0, 0}};
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, icp(two, c.target, p, IcpMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, icp(c.source, {}, p, IcpMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parse_matrix("1 2 3"));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, parse_matrix("1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 x"));
+    QVERIFY_THROWS_EXCEPTION(IoError, read_matrix_file("/nonexistent/matrix.txt"));
+    QCOMPARE(parse_matrix("[1, 0, 0, 2; 0 1 0 3\n0 0 1 4\n0 0 0 1]")(1, 3), 3.0);
+  }
+
+  void non_finite_points_are_left_out_and_counted() {
+    Case c = generated_pair();
+    auto source = c.source;
+    source.insert(source.begin() + 10, Point3f{NAN, 1, 2});
+    source.push_back(Point3f{INFINITY, 0, 0});
+    const IcpResult r = icp(source, c.target, c.params, IcpMethod::Cpu);
+    QCOMPARE(r.source_dropped, std::size_t(2));
+    QCOMPARE(r.source_points, c.source.size());
+    expect_same(icp(c.source, c.target, c.params, IcpMethod::Cpu), r);
+  }
+
+  void utm_origins_give_world_transforms() {
+    // The same pair stored far from the origin with a local origin per cloud.
+    Case c = generated_pair();
+    PointCloud s, t;
+    s.points = c.source;
+    t.points = c.target;
+    const IcpResult plain = icp(s, t, c.params, IcpMethod::Cpu);
+    s.origin = {500000.0, 4000000.0, 100.0};
+    t.origin = {500000.0, 4000000.0, 100.0};
+    // Shift the source's local frame by 3 m; its world points stay where they were.
+    s.origin[0] += 3.0;
+    for (auto& p : s.points)
+      p.x -= 3.0f;
+    const IcpResult far = icp(s, t, c.params, IcpMethod::Cpu);
+    // World transform = T(o) * plain * T(-o): its rotation equals, translation moves.
+    Eigen::Matrix4d to = Eigen::Matrix4d::Identity(), back = Eigen::Matrix4d::Identity();
+    to.topRightCorner<3, 1>() = Eigen::Vector3d(500000.0, 4000000.0, 100.0);
+    back.topRightCorner<3, 1>() = -to.topRightCorner<3, 1>();
+    const Eigen::Matrix4d expected = to * plain.transform * back;
+    QVERIFY((far.transform.topLeftCorner<3, 3>() - expected.topLeftCorner<3, 3>())
+                .cwiseAbs()
+                .maxCoeff() < 1e-5);
+    QVERIFY((far.transform.topRightCorner<3, 1>() - expected.topRightCorner<3, 1>()).norm() < 1e-2);
+    // Moving the source cloud by the result puts it on the target.
+    const PointCloud moved = transformed(s, far.transform);
+    double worst = 0;
+    for (std::size_t i = 0; i < moved.size(); i += 97) {
+      const double wx = moved.origin[0] + moved.points[i].x;
+      const Eigen::Vector4d expect =
+          plain.transform * Eigen::Vector4d(c.source[i].x, c.source[i].y, c.source[i].z, 1);
+      worst = std::max(worst, std::abs(wx - (500000.0 + expect.x())));
+    }
+    QVERIFY2(worst < 0.01, qPrintable(QString::number(worst)));
+  }
+
+  void gpu_methods_report_no_gpu_clearly() {
+    if (query_device().available) QSKIP("a GPU is available here");
+    Case c = generated_pair();
+    for (auto m : {IcpMethod::Gpu, IcpMethod::GpuKdTree, IcpMethod::GpuBruteForce})
+      QVERIFY_THROWS_EXCEPTION(GpuError, icp(c.source, c.target, c.params, m));
+  }
+
+  void gpu_equals_pcl_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<QString>("method");
+    for (const auto& c : kCases)
+      for (const char* m : {"gpu", "gpu-kdtree", "gpu-bruteforce"})
+        QTest::newRow(qPrintable(c + " " + m)) << c << QString(m);
+  }
+  void gpu_equals_pcl() {
+    if (!query_device().available)
+      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    QFETCH(QString, name);
+    QFETCH(QString, method);
+    Case c;
+    if (!load_case(name, c)) QSKIP(qPrintable("data for " + name + " not found"));
+    const IcpResult r = icp(c.source, c.target, c.params, *parse_icp_method(method.toStdString()));
+    expect_same(pcl_result(name, c), r);
+    // Twice in a row: the reused workspace leaves nothing behind.
+    expect_same(r, icp(c.source, c.target, c.params, *parse_icp_method(method.toStdString())));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestIcp)
+#include "test_icp.moc"

@@ -1,0 +1,346 @@
+// Nearest-neighbour search: the paper's left-balanced kd-tree layout, grid sizing, the FLANN
+// reference against brute force, argument checks, and every GPU method against FLANN on real
+// and generated clouds (GPU tests skip where no GPU can be used).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/generate.h"
+#include "cumulus/io.h"
+#include "cumulus/nns.h"
+#include "nns/grid_plan.h"
+#include "nns/kdtree_build.h"
+#include "test_support.h"
+
+using namespace cumulus;
+
+namespace {
+
+float flann_d2(const Point3f& a, const Point3f& b) {
+  const float dx = a.x - b.x, dy = a.y - b.y, dz = a.z - b.z;
+  return (dx * dx + dy * dy) + dz * dz;
+}
+
+bool finite(const Point3f& p) {
+  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
+}
+
+std::vector<Point3f> random_points(std::uint64_t seed, int n, float spread, bool nans) {
+  Random rng(seed);
+  std::vector<Point3f> pts;
+  for (int i = 0; i < n; ++i) {
+    pts.push_back({float(rng.normal() * spread), float(rng.normal() * spread),
+                   float(rng.normal() * spread * 0.3)});
+    if (nans && i % 41 == 7) pts.back().z = NAN;
+  }
+  return pts;
+}
+
+// Exhaustive k nearest with ties by index: the definition every method must meet.
+KnnResult brute_knn(const std::vector<Point3f>& t, const std::vector<Point3f>& q, int k,
+                    float max_d2) {
+  KnnResult r;
+  r.k = k;
+  r.indices.assign(q.size() * std::size_t(k), -1);
+  r.sq_distances.assign(q.size() * std::size_t(k), INFINITY);
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    if (!finite(q[i])) continue;
+    std::vector<std::pair<float, int>> all;
+    for (std::size_t j = 0; j < t.size(); ++j)
+      if (finite(t[j]) && flann_d2(q[i], t[j]) <= max_d2)
+        all.push_back({flann_d2(q[i], t[j]), int(j)});
+    std::sort(all.begin(), all.end());
+    for (std::size_t j = 0; j < all.size() && j < std::size_t(k); ++j) {
+      r.indices[i * std::size_t(k) + j] = all[j].second;
+      r.sq_distances[i * std::size_t(k) + j] = all[j].first;
+    }
+  }
+  return r;
+}
+
+// Same distances everywhere; where an index differs it must be another target at exactly that
+// distance (a tie, which FLANN breaks its own way).
+void compare_knn(const KnnResult& ref, const KnnResult& r, const std::vector<Point3f>& targets,
+                 const std::vector<Point3f>& queries) {
+  QCOMPARE(r.sq_distances.size(), ref.sq_distances.size());
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < r.sq_distances.size(); ++i) {
+    bool ok = r.sq_distances[i] == ref.sq_distances[i] ||
+              (std::isinf(r.sq_distances[i]) && std::isinf(ref.sq_distances[i]));
+    if (ok && r.indices[i] != ref.indices[i])
+      ok = r.indices[i] >= 0 && std::size_t(r.indices[i]) < targets.size() &&
+           flann_d2(queries[i / std::size_t(r.k)], targets[std::size_t(r.indices[i])]) ==
+               r.sq_distances[i];
+    if (!ok && bad++ == 0) first = i;
+  }
+  QVERIFY2(bad == 0, qPrintable(QString("%1 of %2 entries differ, first at %3: index %4 d2 %5 vs "
+                                        "index %6 d2 %7")
+                                    .arg(bad)
+                                    .arg(r.sq_distances.size())
+                                    .arg(first)
+                                    .arg(r.indices[first])
+                                    .arg(double(r.sq_distances[first]), 0, 'g', 9)
+                                    .arg(ref.indices[first])
+                                    .arg(double(ref.sq_distances[first]), 0, 'g', 9)));
+}
+
+std::vector<Point3f> finite_only(const std::vector<Point3f>& pts) {
+  std::vector<Point3f> out;
+  for (const auto& p : pts)
+    if (finite(p)) out.push_back(p);
+  return out;
+}
+
+std::vector<Point3f> every_nth(const std::vector<Point3f>& pts, std::size_t step) {
+  std::vector<Point3f> out;
+  for (std::size_t i = 0; i < pts.size(); i += step)
+    out.push_back(pts[i]);
+  return out;
+}
+
+struct Pair {
+  std::vector<Point3f> targets, queries;
+};
+
+// Named cases: real clouds from ../shared/data and generated ones with the hard parts.
+bool load_pair(const QString& name, Pair& p) {
+  const QString data = test::sharedDataDir();
+  auto real = [&](const char* rel) -> std::vector<Point3f> {
+    const QString path = data + "/" + rel;
+    if (data.isEmpty() || !QFileInfo::exists(path)) return {};
+    return load_cloud(path.toStdString()).points;
+  };
+  if (name == "bunny") {
+    p.targets = real("bunny/bun000.ply");
+    p.queries = every_nth(finite_only(real("bunny/bun045.ply")), 2);
+  } else if (name == "kitti") {
+    p.targets = real("kitti/000000.bin");
+    p.queries = every_nth(real("kitti/000001.bin"), 3);
+  } else if (name == "lidar-pair") {
+    p.targets = real("lidar-pair/251371071.pcd");
+    p.queries = every_nth(real("lidar-pair/251370668.pcd"), 3);
+  } else if (name == "nans") {
+    p.targets = random_points(1, 5000, 2.0f, true);
+    p.queries = random_points(2, 2000, 2.5f, true);
+  } else if (name == "duplicates") {
+    // Every target three times and queries on a lattice: many exact ties.
+    for (int i = 0; i < 900; ++i)
+      for (int c = 0; c < 3; ++c)
+        p.targets.push_back({float(i % 30) * 0.25f, float(i / 30) * 0.25f, 0.f});
+    for (int i = 0; i < 600; ++i)
+      p.queries.push_back({float(i % 20) * 0.375f, float(i / 20) * 0.25f + 0.125f, 0.f});
+  } else if (name == "far-queries") {
+    p.targets = random_points(3, 3000, 1.0f, false);
+    p.queries = random_points(4, 500, 1.0f, false);
+    for (int i = 0; i < 50; ++i)
+      p.queries.push_back({500.f + float(i), -300.f, 40.f});
+  } else if (name == "utm") {
+    // Coordinates near 5e5 m: float spacing 3 cm, the grid's rounding slack matters.
+    for (const auto& q : random_points(5, 4000, 20.0f, false))
+      p.targets.push_back({q.x + 512345.f, q.y + 5412345.f, q.z});
+    for (const auto& q : random_points(6, 1000, 20.0f, false))
+      p.queries.push_back({q.x + 512345.f, q.y + 5412345.f, q.z});
+  } else if (name == "tiny") {
+    p.targets = {{0, 0, 0}, {1, 0, 0}};
+    p.queries = {{0.4f, 0, 0}, {5, 5, 5}};
+  } else if (name == "empty-target") {
+    p.queries = {{0, 0, 0}};
+  }
+  return !p.queries.empty();
+}
+
+const QStringList kCases = {"bunny",       "kitti", "lidar-pair", "nans",        "duplicates",
+                            "far-queries", "utm",   "tiny",       "empty-target"};
+
+}  // namespace
+
+class TestNns : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void left_subtree_sizes_match_a_complete_tree() {
+    for (std::size_t m = 1; m <= 300; ++m) {
+      // Count heap positions 2.. that lie under node 2 among 1..m.
+      std::size_t count = 0;
+      for (std::size_t i = 2; i <= m; ++i) {
+        std::size_t j = i;
+        while (j > 3)
+          j >>= 1;
+        count += j == 2;
+      }
+      QCOMPARE(nns::left_subtree_size(m), count);
+    }
+  }
+
+  void kd_tree_is_partitioned_on_cycling_axes() {
+    const auto pts = random_points(7, 3001, 1.0f, true);
+    const auto tree = nns::build_left_balanced(pts.data(), pts.size());
+    QCOMPARE(tree.size(), finite_only(pts).size());
+    std::vector<int> seen(pts.size(), 0);
+    for (auto i : tree.index)
+      ++seen[std::size_t(i)];
+    for (std::size_t i = 0; i < pts.size(); ++i)
+      QCOMPARE(seen[i], finite(pts[i]) ? 1 : 0);
+    const std::size_t n = tree.size();
+    auto coord = [&](std::size_t node, int axis) {
+      return axis == 0 ? tree.x[node - 1] : axis == 1 ? tree.y[node - 1] : tree.z[node - 1];
+    };
+    std::function<void(std::size_t, std::size_t, int, float, bool)> check =
+        [&](std::size_t node, std::size_t root, int axis, float split, bool left) {
+          if (node > n) return;
+          const float v = coord(node, axis);
+          QVERIFY2(left ? v <= split : v >= split,
+                   qPrintable(QString("node %1 under %2").arg(node).arg(root)));
+          check(2 * node, root, axis, split, left);
+          check(2 * node + 1, root, axis, split, left);
+        };
+    for (std::size_t node = 1; node <= n; ++node) {
+      const int axis = nns::kd_axis(std::uint32_t(node));
+      QCOMPARE(axis, int(std::bit_width(node) - 1) % 3);
+      check(2 * node, node, axis, coord(node, axis), true);
+      check(2 * node + 1, node, axis, coord(node, axis), false);
+    }
+  }
+
+  void grid_plan_stays_linear_in_memory() {
+    std::vector<std::vector<Point3f>> shapes;
+    shapes.push_back(random_points(8, 10000, 5.0f, true));
+    std::vector<Point3f> line, plane, spot, utm;
+    for (int i = 0; i < 5000; ++i) {
+      line.push_back({float(i) * 0.01f, 0, 0});
+      plane.push_back({float(i % 70), float(i / 70), 0});
+      spot.push_back({1, 2, 3});
+      utm.push_back({6.0e6f + float(i % 100), 4.0e5f, float(i / 100)});
+    }
+    for (auto* s : {&line, &plane, &spot, &utm})
+      shapes.push_back(*s);
+    for (const auto& pts : shapes) {
+      const auto plan = nns::plan_grid(pts.data(), pts.size());
+      QCOMPARE(plan.finite, finite_only(pts).size());
+      QVERIFY(plan.cells() <= 8 * plan.finite + 4096);
+      QVERIFY(plan.cell > 0 && std::isfinite(plan.cell));
+      QVERIFY(plan.slack > 0);
+      for (const auto& p : pts) {
+        if (!finite(p)) continue;
+        QVERIFY(p.x >= plan.lo[0] && p.y >= plan.lo[1] && p.z >= plan.lo[2]);
+        QVERIFY(p.x <= plan.lo[0] + plan.cell * float(plan.dims[0]) + plan.slack);
+      }
+    }
+    const auto none = nns::plan_grid(nullptr, 0);
+    QCOMPARE(none.finite, std::size_t(0));
+  }
+
+  void flann_reference_equals_brute_force() {
+    const auto t = random_points(9, 3000, 1.0f, true);
+    const auto q = random_points(10, 700, 1.2f, true);
+    for (int k : {1, 5, 40}) {
+      const auto ref = brute_knn(t, q, k, INFINITY);
+      compare_knn(ref, knn_search(t, q, k, NnsMethod::Cpu), t, q);
+    }
+    const auto bounded = brute_knn(t, q, 4, 0.05f * 0.05f);
+    compare_knn(bounded, knn_search(t, q, 4, NnsMethod::Cpu, 0.05f), t, q);
+  }
+
+  void flann_radius_is_strict_and_sorted() {
+    const std::vector<Point3f> t = {{0, 0, 0}, {0.5f, 0, 0}, {0.25f, 0, 0}, {2, 0, 0}};
+    const std::vector<Point3f> q = {{0, 0, 0}, {NAN, 0, 0}};
+    const auto r = radius_search(t, q, 0.5f, NnsMethod::Cpu);
+    QCOMPARE(r.offsets, (std::vector<std::uint32_t>{0, 2, 2}));
+    QCOMPARE(r.indices, (std::vector<std::int32_t>{0, 2}));
+    const auto capped = radius_search(t, q, 3.0f, NnsMethod::Cpu, 2);
+    QCOMPARE(capped.indices, (std::vector<std::int32_t>{0, 2}));
+  }
+
+  void bad_arguments_are_clear_errors() {
+    const std::vector<Point3f> t = {{0, 0, 0}}, q = {{1, 0, 0}};
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knn_search(t, q, 0, NnsMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knn_search(t, q, 1, NnsMethod::Cpu, -1.0f));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knn_search(t, q, 1, NnsMethod::Cpu, NAN));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, knn_search(t, q, kMaxKnnK + 1, NnsMethod::Gpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, radius_search(t, q, 0.0f, NnsMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, radius_search(t, q, INFINITY, NnsMethod::Cpu));
+    // k larger than the cloud: the missing neighbours are marked, not invented.
+    const auto r = knn_search(t, q, 3, NnsMethod::Cpu);
+    QCOMPARE(r.indices, (std::vector<std::int32_t>{0, -1, -1}));
+  }
+
+  void gpu_methods_report_no_gpu_clearly() {
+    if (query_device().available) QSKIP("a GPU is available here");
+    const std::vector<Point3f> t = {{0, 0, 0}}, q = {{1, 0, 0}};
+    for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce})
+      QVERIFY_THROWS_EXCEPTION(GpuError, knn_search(t, q, 1, m));
+  }
+
+  void gpu_knn_equals_flann_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<int>("k");
+    for (const auto& c : kCases)
+      for (int k : {1, 8, 100})
+        QTest::newRow(qPrintable(QString("%1 k=%2").arg(c).arg(k))) << c << k;
+  }
+  void gpu_knn_equals_flann() {
+    if (!query_device().available)
+      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    QFETCH(QString, name);
+    QFETCH(int, k);
+    Pair p;
+    if (!load_pair(name, p)) QSKIP(qPrintable("data for " + name + " not found"));
+    const auto ref = knn_search(p.targets, p.queries, k, NnsMethod::Cpu);
+    KnnResult first;
+    for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce}) {
+      const auto r = knn_search(p.targets, p.queries, k, m);
+      compare_knn(ref, r, p.targets, p.queries);
+      if (QTest::currentTestFailed()) qWarning("method %s", method_name(m));
+      // Every GPU method breaks ties by index: identical to one another.
+      if (first.indices.empty())
+        first = r;
+      else
+        QCOMPARE(r.indices, first.indices);
+    }
+    // Bounded search, as ICP uses it.
+    const float bound = name == "utm" || name == "kitti" || name == "lidar-pair" ? 0.5f : 0.05f;
+    const auto bref = knn_search(p.targets, p.queries, k, NnsMethod::Cpu, bound);
+    for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce})
+      compare_knn(bref, knn_search(p.targets, p.queries, k, m, bound), p.targets, p.queries);
+  }
+
+  void gpu_radius_equals_flann_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<float>("radius");
+    for (const auto& c : kCases)
+      QTest::newRow(qPrintable(c)) << c
+                                   << (c == "kitti" || c == "lidar-pair" || c == "utm" ? 0.6f
+                                       : c == "bunny"                                  ? 0.004f
+                                                                                       : 0.3f);
+  }
+  void gpu_radius_equals_flann() {
+    if (!query_device().available)
+      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    QFETCH(QString, name);
+    QFETCH(float, radius);
+    Pair p;
+    if (!load_pair(name, p)) QSKIP(qPrintable("data for " + name + " not found"));
+    const auto ref = radius_search(p.targets, p.queries, radius, NnsMethod::Cpu);
+    for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce}) {
+      const auto r = radius_search(p.targets, p.queries, radius, m);
+      QCOMPARE(r.offsets, ref.offsets);
+      QCOMPARE(r.sq_distances, ref.sq_distances);
+      // Same sets per query (FLANN orders ties its own way).
+      for (std::size_t q = 0; q + 1 < r.offsets.size(); ++q) {
+        std::vector<int> a(r.indices.begin() + r.offsets[q], r.indices.begin() + r.offsets[q + 1]);
+        std::vector<int> b(ref.indices.begin() + ref.offsets[q],
+                           ref.indices.begin() + ref.offsets[q + 1]);
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        QCOMPARE(a, b);
+      }
+      const auto capped = radius_search(p.targets, p.queries, radius, m, 5);
+      QVERIFY(capped.offsets.back() <= 5 * p.queries.size());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestNns)
+#include "test_nns.moc"

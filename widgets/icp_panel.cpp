@@ -1,0 +1,299 @@
+#include "icp_panel.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainter>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QRandomGenerator>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace cumulus::ui {
+
+void IcpErrorChart::setHistory(std::vector<IcpIteration> history) {
+  history_ = std::move(history);
+  update();
+}
+
+void IcpErrorChart::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().base());
+  p.setRenderHint(QPainter::Antialiasing);
+  const QRectF plot = QRectF(rect()).adjusted(56, 10, -10, -28);
+  p.setPen(palette().text().color());
+  p.drawRect(plot);
+  p.drawText(QRectF(plot.left(), plot.bottom() + 4, plot.width(), 20), Qt::AlignCenter,
+             tr("iteration"));
+  if (history_.empty()) {
+    p.drawText(plot, Qt::AlignCenter, tr("no run yet"));
+    return;
+  }
+  double lo = INFINITY, hi = 0;
+  for (const auto& h : history_)
+    if (h.mse > 0) lo = std::min(lo, h.mse), hi = std::max(hi, h.mse);
+  if (!(hi > 0)) return;
+  lo = std::log10(lo);
+  hi = std::log10(hi);
+  if (hi - lo < 1e-3) lo -= 0.5, hi += 0.5;
+  p.drawText(QRectF(0, plot.top() - 6, 54, 14), Qt::AlignRight,
+             QString::number(std::pow(10, hi), 'g', 2));
+  p.drawText(QRectF(0, plot.bottom() - 8, 54, 14), Qt::AlignRight,
+             QString::number(std::pow(10, lo), 'g', 2));
+  const int n = int(history_.size());
+  auto at = [&](int i) {
+    const double x = plot.left() + plot.width() * (n > 1 ? double(i) / (n - 1) : 0.5);
+    const double y =
+        plot.bottom() - plot.height() * (std::log10(history_[std::size_t(i)].mse) - lo) / (hi - lo);
+    return QPointF(x, y);
+  };
+  p.setPen(QPen(QColor(31, 119, 180), 2));
+  for (int i = 1; i < n; ++i)
+    p.drawLine(at(i - 1), at(i));
+  for (int i = 0; i < n; ++i)
+    p.drawEllipse(at(i), 2.5, 2.5);
+  p.setPen(palette().text().color());
+  p.drawText(QRectF(plot.left() + 4, plot.top() + 2, plot.width() - 8, 16), Qt::AlignRight,
+             tr("mean squared error of the pairs"));
+}
+
+IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
+  auto* lay = new QVBoxLayout(this);
+  auto* form = new QFormLayout;
+  method_ = new QComboBox(this);
+  for (auto m : all_icp_methods())
+    method_->addItem(method_name(m), int(m));
+  method_->setToolTip(
+      tr("cpu: PCL IterativeClosestPoint (the reference). gpu-kdtree: the paper "
+         "(left-balanced kd-tree, SVD on the host each iteration). "
+         "gpu-bruteforce: exhaustive pairs. gpu: ours (grid search, the whole "
+         "loop on the GPU)."));
+  form->addRow(tr("Method"), method_);
+
+  auto* perturb = new QGridLayout;
+  const char* axes[3] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a) {
+    angle_[a] = new QDoubleSpinBox(this);
+    angle_[a]->setRange(-180, 180);
+    angle_[a]->setSuffix(QString::fromUtf8("°"));
+    angle_[a]->setSingleStep(1);
+    shift_[a] = new QDoubleSpinBox(this);
+    shift_[a]->setRange(-1000, 1000);
+    shift_[a]->setDecimals(4);
+    shift_[a]->setSingleStep(0.01);
+    shift_[a]->setSuffix(" m");
+    perturb->addWidget(new QLabel(tr("rot %1").arg(axes[a]), this), a, 0);
+    perturb->addWidget(angle_[a], a, 1);
+    perturb->addWidget(new QLabel(tr("shift %1").arg(axes[a]), this), a, 2);
+    perturb->addWidget(shift_[a], a, 3);
+  }
+  auto* random = new QPushButton(tr("Random within ±10°, ±5 % of the size"), this);
+  random->setObjectName("randomPerturbation");
+  perturb->addWidget(random, 3, 0, 1, 4);
+  form->addRow(tr("Perturb source"), perturb);
+
+  max_distance_ = new QDoubleSpinBox(this);
+  max_distance_->setDecimals(4);
+  max_distance_->setRange(1e-4, 1e4);
+  max_distance_->setValue(0.05);
+  max_distance_->setSuffix(" m");
+  max_distance_->setToolTip(
+      tr("Pairs farther apart than this are ignored "
+         "(PCL's max correspondence distance)."));
+  form->addRow(tr("Max distance"), max_distance_);
+  iterations_ = new QSpinBox(this);
+  iterations_->setRange(1, 100000);
+  iterations_->setValue(50);
+  form->addRow(tr("Max iterations"), iterations_);
+  transformation_epsilon_ = new QDoubleSpinBox(this);
+  transformation_epsilon_->setDecimals(14);
+  transformation_epsilon_->setRange(0, 1);
+  transformation_epsilon_->setValue(1e-10);
+  transformation_epsilon_->setToolTip(
+      tr("Stop when the last step's translation SQUARED is at most this and its rotation "
+         "cosine is at least 1 minus this (PCL compares the translation squared)."));
+  form->addRow(tr("Transformation ε"), transformation_epsilon_);
+  fitness_epsilon_ = new QDoubleSpinBox(this);
+  fitness_epsilon_->setDecimals(12);
+  fitness_epsilon_->setRange(-1, 1);
+  fitness_epsilon_->setValue(1e-8);
+  fitness_epsilon_->setToolTip(
+      tr("Stop when the mean squared pair distance changes by less "
+         "than this fraction of its previous value; negative disables "
+         "it (PCL's Euclidean fitness epsilon)."));
+  form->addRow(tr("Fitness ε (relative)"), fitness_epsilon_);
+  lay->addLayout(form);
+
+  auto* buttons = new QHBoxLayout;
+  live_ = new QCheckBox(tr("Live"), this);
+  live_->setChecked(true);
+  run_ = new QPushButton(tr("Align"), this);
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setEnabled(false);
+  auto* time_all = new QPushButton(tr("Time all methods"), this);
+  buttons->addWidget(live_);
+  buttons->addWidget(run_);
+  buttons->addWidget(cancel_);
+  buttons->addWidget(time_all);
+  lay->addLayout(buttons);
+
+  summary_ = new QLabel(tr("Choose a source and a target."), this);
+  summary_->setWordWrap(true);
+  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  lay->addWidget(summary_);
+  transform_ = new QPlainTextEdit(this);
+  transform_->setReadOnly(true);
+  transform_->setFont(QFont("monospace"));
+  transform_->setMaximumHeight(90);
+  lay->addWidget(transform_);
+  chart_ = new IcpErrorChart(this);
+  lay->addWidget(chart_, 1);
+  timings_ = new QTableWidget(0, 5, this);
+  timings_->setHorizontalHeaderLabels(
+      {tr("method"), tr("ms"), tr("iterations"), tr("stop"), tr("vs cpu")});
+  timings_->horizontalHeader()->setStretchLastSection(true);
+  timings_->verticalHeader()->hide();
+  timings_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  timings_->setMaximumHeight(150);
+  lay->addWidget(timings_);
+  auto* exports = new QHBoxLayout;
+  auto* export_t = new QPushButton(tr("Export transform…"), this);
+  auto* export_c = new QPushButton(tr("Export aligned cloud…"), this);
+  exports->addWidget(export_t);
+  exports->addWidget(export_c);
+  lay->addLayout(exports);
+
+  auto changed = [this] { emit parametersChanged(); };
+  connect(method_, &QComboBox::currentIndexChanged, this, changed);
+  for (int a = 0; a < 3; ++a) {
+    connect(angle_[a], &QDoubleSpinBox::valueChanged, this, changed);
+    connect(shift_[a], &QDoubleSpinBox::valueChanged, this, changed);
+  }
+  connect(max_distance_, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(iterations_, &QSpinBox::valueChanged, this, changed);
+  connect(transformation_epsilon_, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(fitness_epsilon_, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(run_, &QPushButton::clicked, this, &IcpPanel::runRequested);
+  connect(cancel_, &QPushButton::clicked, this, &IcpPanel::cancelRequested);
+  connect(time_all, &QPushButton::clicked, this, &IcpPanel::timeAllRequested);
+  connect(export_t, &QPushButton::clicked, this, &IcpPanel::exportTransformRequested);
+  connect(export_c, &QPushButton::clicked, this, &IcpPanel::exportCloudRequested);
+  connect(random, &QPushButton::clicked, this, [this] {
+    auto* rng = QRandomGenerator::global();
+    const double size =
+        property("sourceSize").toDouble() > 0 ? property("sourceSize").toDouble() : 1.0;
+    setPerturbation(rng->bounded(20.0) - 10, rng->bounded(20.0) - 10, rng->bounded(20.0) - 10,
+                    (rng->bounded(0.1) - 0.05) * size, (rng->bounded(0.1) - 0.05) * size,
+                    (rng->bounded(0.1) - 0.05) * size);
+  });
+}
+
+IcpMethod IcpPanel::method() const {
+  return IcpMethod(method_->currentData().toInt());
+}
+
+void IcpPanel::setMethod(IcpMethod m) {
+  method_->setCurrentIndex(method_->findData(int(m)));
+}
+
+IcpParams IcpPanel::params() const {
+  IcpParams p;
+  p.max_correspondence_distance = max_distance_->value();
+  p.criteria.max_iterations = iterations_->value();
+  p.criteria.transformation_epsilon = transformation_epsilon_->value();
+  p.criteria.fitness_epsilon = fitness_epsilon_->value();
+  return p;
+}
+
+Eigen::Matrix4d IcpPanel::perturbation() const {
+  return rigid_transform(angle_[0]->value(), angle_[1]->value(), angle_[2]->value(),
+                         shift_[0]->value(), shift_[1]->value(), shift_[2]->value());
+}
+
+void IcpPanel::setPerturbation(double rx, double ry, double rz, double tx, double ty, double tz) {
+  const double v[6] = {rx, ry, rz, tx, ty, tz};
+  for (int a = 0; a < 3; ++a) {
+    QSignalBlocker b1(angle_[a]), b2(shift_[a]);
+    angle_[a]->setValue(v[a]);
+    shift_[a]->setValue(v[3 + a]);
+  }
+  emit parametersChanged();
+}
+
+bool IcpPanel::live() const {
+  return live_->isChecked();
+}
+
+void IcpPanel::setGpuAvailable(bool available, const QString& reason) {
+  for (int i = 0; i < method_->count(); ++i)
+    if (is_gpu_method(IcpMethod(method_->itemData(i).toInt())) && !available)
+      method_->setItemData(i, tr("No GPU: %1").arg(reason), Qt::ToolTipRole);
+}
+
+void IcpPanel::setBusy(bool busy) {
+  cancel_->setEnabled(busy);
+  run_->setText(busy ? tr("Aligning…") : tr("Align"));
+}
+
+void IcpPanel::setResult(const IcpResult& r, const Eigen::Matrix4d& perturbation) {
+  // The perturbation was applied to the source first, so ICP's answer composed with it should
+  // be the identity when ICP undid it exactly.
+  const Eigen::Matrix4d residual = r.transform * perturbation;
+  summary_->setText(
+      tr("<b>%1</b>: %2 iterations, stopped: %3 — %4.<br>%5. Fitness (mean squared distance "
+         "to the nearest target point): %6. Pairs in the last iteration: %7 of %8.<br>Left "
+         "after undoing the perturbation: %9°, %10 m. Time %11 ms.")
+          .arg(QString::fromStdString(r.method))
+          .arg(r.iterations)
+          .arg(stop_name(r.stop))
+          .arg(QString::fromStdString(stop_description(r.stop)))
+          .arg(r.converged ? tr("Converged (PCL's hasConverged)") : tr("<b>Not converged</b>"))
+          .arg(r.fitness, 0, 'g', 6)
+          .arg(r.history.empty() ? 0 : qulonglong(r.history.back().correspondences))
+          .arg(qulonglong(r.source_points))
+          .arg(rotation_angle_deg(residual), 0, 'g', 3)
+          .arg(translation_norm(residual), 0, 'g', 3)
+          .arg(r.total_ms, 0, 'f', 2));
+  transform_->setPlainText(QString::fromStdString(format_matrix(r.transform)));
+  chart_->setHistory(r.history);
+}
+
+void IcpPanel::setError(const QString& message) {
+  summary_->setText(message);
+}
+
+void IcpPanel::setTimings(const std::vector<IcpResult>& results) {
+  timings_->setRowCount(int(results.size()));
+  const IcpResult* cpu = nullptr;
+  for (const auto& r : results)
+    if (r.method == "cpu") cpu = &r;
+  for (int i = 0; i < int(results.size()); ++i) {
+    const IcpResult& r = results[std::size_t(i)];
+    QString agree = tr("reference");
+    if (cpu && &r != cpu) {
+      const double dt = (r.transform - cpu->transform).cwiseAbs().maxCoeff();
+      const bool same = r.iterations == cpu->iterations && r.stop == cpu->stop && dt <= 1e-5;
+      agree =
+          same ? tr("same (%1x faster)").arg(cpu->total_ms / std::max(r.total_ms, 1e-9), 0, 'f', 0)
+               : tr("DIFFERS (transform %1)").arg(dt, 0, 'g', 2);
+    }
+    const QString cells[5] = {QString::fromStdString(r.method), QString::number(r.total_ms, 'f', 3),
+                              QString::number(r.iterations), stop_name(r.stop), agree};
+    for (int c = 0; c < 5; ++c)
+      timings_->setItem(i, c, new QTableWidgetItem(cells[c]));
+  }
+}
+
+QString IcpPanel::transformText() const {
+  return transform_->toPlainText();
+}
+
+}  // namespace cumulus::ui

@@ -1,0 +1,83 @@
+#pragma once
+// Parameters of an ICP run (perturbation of the source, method, PCL's criteria) and the display
+// of its result: transform, fitness, stop reason, the error curve and timings of every method.
+// The panel edits and shows; the registration window runs the jobs.
+#include <QWidget>
+
+#include <memory>
+
+#include "cumulus/icp.h"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace cumulus::ui {
+
+// Mean squared error of each iteration's pairs on a log axis.
+class IcpErrorChart : public QWidget {
+  Q_OBJECT
+ public:
+  using QWidget::QWidget;
+  void setHistory(std::vector<IcpIteration> history);
+  QSize sizeHint() const override { return {320, 160}; }
+
+ protected:
+  void paintEvent(QPaintEvent*) override;
+
+ private:
+  std::vector<IcpIteration> history_;
+};
+
+class IcpPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit IcpPanel(QWidget* parent = nullptr);
+
+  IcpMethod method() const;
+  void setMethod(IcpMethod m);
+  IcpParams params() const;
+  // The perturbation applied to the source before ICP (what ICP has to undo).
+  Eigen::Matrix4d perturbation() const;
+  void setPerturbation(double rx, double ry, double rz, double tx, double ty, double tz);
+  bool live() const;
+  void setGpuAvailable(bool available, const QString& reason);
+
+  void setBusy(bool busy);
+  void setResult(const IcpResult& result, const Eigen::Matrix4d& perturbation);
+  void setError(const QString& message);
+  // Rows of the "time all methods" table: method, total ms, iterations, stop, agreement.
+  void setTimings(const std::vector<IcpResult>& results);
+  QString transformText() const;
+
+ signals:
+  void parametersChanged();
+  void runRequested();
+  void cancelRequested();
+  void timeAllRequested();
+  void exportTransformRequested();
+  void exportCloudRequested();
+
+ private:
+  QComboBox* method_ = nullptr;
+  QDoubleSpinBox* angle_[3] = {};
+  QDoubleSpinBox* shift_[3] = {};
+  QDoubleSpinBox* max_distance_ = nullptr;
+  QSpinBox* iterations_ = nullptr;
+  QDoubleSpinBox* transformation_epsilon_ = nullptr;
+  QDoubleSpinBox* fitness_epsilon_ = nullptr;
+  QCheckBox* live_ = nullptr;
+  QPushButton* run_ = nullptr;
+  QPushButton* cancel_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QPlainTextEdit* transform_ = nullptr;
+  IcpErrorChart* chart_ = nullptr;
+  QTableWidget* timings_ = nullptr;
+};
+
+}  // namespace cumulus::ui
