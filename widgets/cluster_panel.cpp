@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "run_controls.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
@@ -100,18 +101,8 @@ ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Min size"), min_);
   form->addRow(tr("Max size"), max_);
   lay->addLayout(form);
-  auto* buttons = new QHBoxLayout;
-  live_ = new QCheckBox(tr("Live"), this);
-  live_->setChecked(true);
-  live_->setToolTip(tr("Re-run whenever a parameter changes"));
-  run_ = new QPushButton(tr("Run"), this);
-  cancel_ = new QPushButton(tr("Cancel"), this);
-  cancel_->setEnabled(false);
-  buttons->addWidget(live_);
-  buttons->addStretch();
-  buttons->addWidget(run_);
-  buttons->addWidget(cancel_);
-  lay->addLayout(buttons);
+  controls_ = new RunControls(tr("Run"), {}, this);
+  lay->addWidget(controls_);
   status_ = new QLabel(tr("Open a point cloud to cluster it."), this);
   status_->setWordWrap(true);
   lay->addWidget(status_);
@@ -150,8 +141,8 @@ ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
   connect(tolerance_, &QDoubleSpinBox::valueChanged, this, changed);
   connect(min_, &QSpinBox::valueChanged, this, changed);
   connect(max_, &QSpinBox::valueChanged, this, changed);
-  connect(run_, &QPushButton::clicked, this, &ClusterPanel::runRequested);
-  connect(cancel_, &QPushButton::clicked, this, &ClusterPanel::cancelRequested);
+  connect(controls_, &RunControls::runRequested, this, &ClusterPanel::runRequested);
+  connect(controls_, &RunControls::cancelRequested, this, &ClusterPanel::cancelRequested);
   connect(export_labels_, &QPushButton::clicked, this, &ClusterPanel::exportLabelsRequested);
   connect(export_files_, &QPushButton::clicked, this, &ClusterPanel::exportFilesRequested);
   connect(export_csv_, &QPushButton::clicked, this, &ClusterPanel::exportCsvRequested);
@@ -173,7 +164,7 @@ ClusterParams ClusterPanel::params() const {
 }
 
 bool ClusterPanel::live() const {
-  return live_->isChecked();
+  return controls_->live();
 }
 
 void ClusterPanel::setMethod(ClusterMethod m) {
@@ -203,7 +194,7 @@ void ClusterPanel::setGpuAvailable(bool available, const QString& reason) {
 }
 
 void ClusterPanel::setBusy(bool busy) {
-  cancel_->setEnabled(busy);
+  controls_->setBusy(busy);
   if (busy) status_->setText(tr("Clustering…"));
 }
 
@@ -247,7 +238,7 @@ void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
   }
   for (auto* b : {export_labels_, export_files_, export_csv_})
     b->setEnabled(true);
-  cancel_->setEnabled(false);
+  controls_->setBusy(false);
   filling_ = false;
 }
 
@@ -263,7 +254,7 @@ void ClusterPanel::clearResult() {
 }
 
 void ClusterPanel::setError(const QString& message) {
-  cancel_->setEnabled(false);
+  controls_->setBusy(false);
   status_->setText(tr("<span style='color:#c0392b'>%1</span>").arg(message.toHtmlEscaped()));
 }
 

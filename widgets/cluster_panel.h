@@ -55,9 +55,7 @@ class ClusterPanel : public QWidget {
   QDoubleSpinBox* tolerance_ = nullptr;
   QSpinBox* min_ = nullptr;
   QSpinBox* max_ = nullptr;
-  QCheckBox* live_ = nullptr;
-  QPushButton* run_ = nullptr;
-  QPushButton* cancel_ = nullptr;
+  class RunControls* controls_ = nullptr;
   QLabel* status_ = nullptr;
   class StageTable* stages_ = nullptr;
   QTableWidget* clusters_ = nullptr;

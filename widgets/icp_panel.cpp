@@ -1,5 +1,7 @@
 #include "icp_panel.h"
 
+#include "run_controls.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -132,18 +134,10 @@ IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Fitness ε (relative)"), fitness_epsilon_);
   lay->addLayout(form);
 
-  auto* buttons = new QHBoxLayout;
-  live_ = new QCheckBox(tr("Live"), this);
-  live_->setChecked(true);
-  run_ = new QPushButton(tr("Align"), this);
-  cancel_ = new QPushButton(tr("Cancel"), this);
-  cancel_->setEnabled(false);
-  auto* time_all = new QPushButton(tr("Time all methods"), this);
-  buttons->addWidget(live_);
-  buttons->addWidget(run_);
-  buttons->addWidget(cancel_);
-  buttons->addWidget(time_all);
-  lay->addLayout(buttons);
+  controls_ = new RunControls(tr("Align"), tr("Aligning…"), this);
+  auto* time_all = new QPushButton(tr("Time all methods"), controls_);
+  controls_->row()->addWidget(time_all);
+  lay->addWidget(controls_);
 
   summary_ = new QLabel(tr("Choose a source and a target."), this);
   summary_->setWordWrap(true);
@@ -181,8 +175,8 @@ IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
   connect(iterations_, &QSpinBox::valueChanged, this, changed);
   connect(transformation_epsilon_, &QDoubleSpinBox::valueChanged, this, changed);
   connect(fitness_epsilon_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(run_, &QPushButton::clicked, this, &IcpPanel::runRequested);
-  connect(cancel_, &QPushButton::clicked, this, &IcpPanel::cancelRequested);
+  connect(controls_, &RunControls::runRequested, this, &IcpPanel::runRequested);
+  connect(controls_, &RunControls::cancelRequested, this, &IcpPanel::cancelRequested);
   connect(time_all, &QPushButton::clicked, this, &IcpPanel::timeAllRequested);
   connect(export_t, &QPushButton::clicked, this, &IcpPanel::exportTransformRequested);
   connect(export_c, &QPushButton::clicked, this, &IcpPanel::exportCloudRequested);
@@ -229,7 +223,7 @@ void IcpPanel::setPerturbation(double rx, double ry, double rz, double tx, doubl
 }
 
 bool IcpPanel::live() const {
-  return live_->isChecked();
+  return controls_->live();
 }
 
 void IcpPanel::setGpuAvailable(bool available, const QString& reason) {
@@ -239,8 +233,7 @@ void IcpPanel::setGpuAvailable(bool available, const QString& reason) {
 }
 
 void IcpPanel::setBusy(bool busy) {
-  cancel_->setEnabled(busy);
-  run_->setText(busy ? tr("Aligning…") : tr("Align"));
+  controls_->setBusy(busy);
 }
 
 void IcpPanel::setResult(const IcpResult& r, const Eigen::Matrix4d& perturbation) {

@@ -71,9 +71,7 @@ class IcpPanel : public QWidget {
   QSpinBox* iterations_ = nullptr;
   QDoubleSpinBox* transformation_epsilon_ = nullptr;
   QDoubleSpinBox* fitness_epsilon_ = nullptr;
-  QCheckBox* live_ = nullptr;
-  QPushButton* run_ = nullptr;
-  QPushButton* cancel_ = nullptr;
+  class RunControls* controls_ = nullptr;
   QLabel* summary_ = nullptr;
   QPlainTextEdit* transform_ = nullptr;
   IcpErrorChart* chart_ = nullptr;

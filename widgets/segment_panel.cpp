@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "run_controls.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
@@ -107,17 +108,8 @@ SegmentPanel::SegmentPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(tr("Row pitch"), pitch_);
   form->addRow(tr("Median filter"), median_);
   lay->addLayout(form);
-  auto* buttons = new QHBoxLayout;
-  live_ = new QCheckBox(tr("Live"), this);
-  live_->setChecked(true);
-  run_ = new QPushButton(tr("Run"), this);
-  cancel_ = new QPushButton(tr("Cancel"), this);
-  cancel_->setEnabled(false);
-  buttons->addWidget(live_);
-  buttons->addStretch();
-  buttons->addWidget(run_);
-  buttons->addWidget(cancel_);
-  lay->addLayout(buttons);
+  controls_ = new RunControls(tr("Run"), {}, this);
+  lay->addWidget(controls_);
   status_ = new QLabel(tr("Open a depth image to segment its columns."), this);
   status_->setWordWrap(true);
   lay->addWidget(status_);
@@ -168,8 +160,8 @@ SegmentPanel::SegmentPanel(QWidget* parent) : QWidget(parent) {
   connect(distance_, &QComboBox::currentIndexChanged, this, changed);
   connect(pitch_, &QDoubleSpinBox::valueChanged, this, changed);
   connect(median_, &QComboBox::currentIndexChanged, this, changed);
-  connect(run_, &QPushButton::clicked, this, &SegmentPanel::runRequested);
-  connect(cancel_, &QPushButton::clicked, this, &SegmentPanel::cancelRequested);
+  connect(controls_, &RunControls::runRequested, this, &SegmentPanel::runRequested);
+  connect(controls_, &RunControls::cancelRequested, this, &SegmentPanel::cancelRequested);
   connect(export_csv_, &QPushButton::clicked, this, &SegmentPanel::exportCsvRequested);
   connect(export_json_, &QPushButton::clicked, this, &SegmentPanel::exportJsonRequested);
 }
@@ -188,7 +180,7 @@ SegmentParams SegmentPanel::params() const {
 }
 
 bool SegmentPanel::live() const {
-  return live_->isChecked();
+  return controls_->live();
 }
 
 void SegmentPanel::setMethod(SegmentMethod m) {
@@ -213,7 +205,7 @@ void SegmentPanel::setGpuAvailable(bool available, const QString& reason) {
 }
 
 void SegmentPanel::setBusy(bool busy) {
-  cancel_->setEnabled(busy);
+  controls_->setBusy(busy);
   if (busy) status_->setText(tr("Segmenting…"));
 }
 
@@ -238,7 +230,7 @@ void SegmentPanel::setResult(std::shared_ptr<const DepthImage> image,
   stages_->setStages(result_->stages);
   export_csv_->setEnabled(true);
   export_json_->setEnabled(true);
-  cancel_->setEnabled(false);
+  controls_->setBusy(false);
   plot_->setColumn(image_, result_,
                    plot_->column() >= 0 ? plot_->column() : int(result_->width / 2));
 }
@@ -267,7 +259,7 @@ void SegmentPanel::clearResult() {
 }
 
 void SegmentPanel::setError(const QString& message) {
-  cancel_->setEnabled(false);
+  controls_->setBusy(false);
   status_->setText(tr("<span style='color:#c0392b'>%1</span>").arg(message.toHtmlEscaped()));
 }
 

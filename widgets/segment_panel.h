@@ -79,9 +79,7 @@ class SegmentPanel : public QWidget {
   QComboBox* distance_ = nullptr;
   QDoubleSpinBox* pitch_ = nullptr;
   QComboBox* median_ = nullptr;
-  QCheckBox* live_ = nullptr;
-  QPushButton* run_ = nullptr;
-  QPushButton* cancel_ = nullptr;
+  class RunControls* controls_ = nullptr;
   QLabel* status_ = nullptr;
   class StageTable* stages_ = nullptr;
   QTableWidget* times_ = nullptr;

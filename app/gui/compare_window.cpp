@@ -71,6 +71,8 @@ CompareWindow::CompareWindow(std::shared_ptr<const PointCloud> cloud, QString in
   cancel_->setEnabled(false);
   progress_ = new QProgressBar(this);
   progress_->setMaximumWidth(200);
+  runner_ =
+      std::make_unique<CompareRunner<ClusterMethod, ClusterResult>>(this, run_, cancel_, progress_);
   top->addWidget(run_);
   top->addWidget(cancel_);
   top->addWidget(progress_);
@@ -142,12 +144,7 @@ CompareWindow::CompareWindow(std::shared_ptr<const PointCloud> cloud, QString in
   connect(differences_, &QCheckBox::toggled, this, &CompareWindow::showRight);
 }
 
-CompareWindow::~CompareWindow() {
-  if (watcher_) {
-    *cancelled_ = true;
-    watcher_->waitForFinished();
-  }
-}
+CompareWindow::~CompareWindow() = default;
 
 void CompareWindow::setMethods(const std::vector<ClusterMethod>& methods) {
   for (int i = 0; i < methods_->count(); ++i) {
@@ -171,50 +168,29 @@ std::vector<ClusterMethod> CompareWindow::checkedMethods() const {
 }
 
 void CompareWindow::run() {
-  if (watcher_) return;
+  if (runner_->busy()) return;
   const auto methods = checkedMethods();
   if (methods.empty()) {
     verdict_->setText(tr("Choose at least one method."));
     return;
   }
-  const int repeats = repeats_->value();
-  cancelled_ = std::make_shared<std::atomic<bool>>(false);
-  done_runs_ = std::make_shared<std::atomic<int>>(0);
-  progress_->setRange(0, int(methods.size()) * repeats);
-  progress_->setValue(0);
-  run_->setEnabled(false);
-  cancel_->setEnabled(true);
   verdict_->setText(tr("Running…"));
-  // Progress is polled: the job only bumps an atomic counter, so it never touches widgets.
-  auto* poll = new QTimer(this);
-  connect(poll, &QTimer::timeout, this, [this, poll] {
-    if (!watcher_) return poll->deleteLater();
-    progress_->setValue(*done_runs_);
-  });
-  poll->start(100);
-  watcher_ = new QFutureWatcher<std::vector<MethodOutcome>>(this);
-  connect(watcher_, &QFutureWatcher<std::vector<MethodOutcome>>::finished, this,
-          &CompareWindow::onFinished);
-  watcher_->setFuture(QtConcurrent::run([cloud = cloud_, params = params_, methods, repeats,
-                                         cancelled = cancelled_, done = done_runs_] {
-    return run_methods<ClusterMethod, ClusterResult>(
-        methods, repeats, 0, *cancelled, *done,
-        [&](ClusterMethod m) { return euclidean_cluster(*cloud, params, m); });
-  }));
+  runner_->start(
+      methods, repeats_->value(), 0,
+      [cloud = cloud_, params = params_](ClusterMethod m) {
+        return euclidean_cluster(*cloud, params, m);
+      },
+      [this](std::vector<MethodOutcome> outcomes, bool completed) {
+        onFinished(std::move(outcomes), completed);
+      });
 }
 
 void CompareWindow::cancel() {
-  if (cancelled_) *cancelled_ = true;
+  runner_->cancel();
 }
 
-void CompareWindow::onFinished() {
-  outcomes_ = watcher_->result();
-  const bool completed = !*cancelled_;
-  watcher_->deleteLater();
-  watcher_ = nullptr;
-  run_->setEnabled(true);
-  cancel_->setEnabled(false);
-  progress_->setValue(*done_runs_);
+void CompareWindow::onFinished(std::vector<MethodOutcome> outcomes, bool completed) {
+  outcomes_ = std::move(outcomes);
   agreements_.clear();
   const MethodOutcome* ref = nullptr;
   for (const auto& o : outcomes_)

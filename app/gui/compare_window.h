@@ -2,10 +2,8 @@
 // Compare mode: one action runs the CPU reference and GPU methods on the same cloud and
 // parameters, then shows stage timings, speed-ups, an agreement verdict with the differing
 // clusters highlighted, and the reference and a chosen method side by side with one camera.
-#include <QFutureWatcher>
 #include <QWidget>
 
-#include <atomic>
 #include <memory>
 
 #include "compare_runs.h"
@@ -42,7 +40,7 @@ class CompareWindow : public QWidget {
   void setRepeats(int repeats);
   void run();
   void cancel();
-  bool busy() const { return watcher_ != nullptr; }
+  bool busy() const { return runner_->busy(); }
   const std::vector<MethodOutcome>& outcomes() const { return outcomes_; }
   // Agreement of each outcome with the reference (the first one that ran, `cpu` when chosen).
   const std::vector<ClusterAgreement>& agreements() const { return agreements_; }
@@ -53,7 +51,7 @@ class CompareWindow : public QWidget {
   void finished(bool completed);
 
  private:
-  void onFinished();
+  void onFinished(std::vector<MethodOutcome> outcomes, bool completed);
   void showRight();
   std::vector<ClusterMethod> checkedMethods() const;
 
@@ -72,9 +70,7 @@ class CompareWindow : public QWidget {
   QCheckBox* differences_ = nullptr;
   ui::TimingChart* chart_ = nullptr;
   QTableWidget* table_ = nullptr;
-  QFutureWatcher<std::vector<MethodOutcome>>* watcher_ = nullptr;
-  std::shared_ptr<std::atomic<bool>> cancelled_;
-  std::shared_ptr<std::atomic<int>> done_runs_;
+  std::unique_ptr<CompareRunner<ClusterMethod, ClusterResult>> runner_;
   std::vector<MethodOutcome> outcomes_;
   std::vector<ClusterAgreement> agreements_;
   int ref_index_ = -1;

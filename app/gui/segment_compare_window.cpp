@@ -50,6 +50,8 @@ SegmentCompareWindow::SegmentCompareWindow(std::shared_ptr<const DepthImage> ima
   cancel_->setEnabled(false);
   progress_ = new QProgressBar(this);
   progress_->setMaximumWidth(200);
+  runner_ =
+      std::make_unique<CompareRunner<SegmentMethod, SegmentResult>>(this, run_, cancel_, progress_);
   top->addWidget(run_);
   top->addWidget(cancel_);
   top->addWidget(progress_);
@@ -116,12 +118,7 @@ SegmentCompareWindow::SegmentCompareWindow(std::shared_ptr<const DepthImage> ima
   connect(differences_, &QCheckBox::toggled, this, &SegmentCompareWindow::showRight);
 }
 
-SegmentCompareWindow::~SegmentCompareWindow() {
-  if (watcher_) {
-    *cancelled_ = true;
-    watcher_->waitForFinished();
-  }
-}
+SegmentCompareWindow::~SegmentCompareWindow() = default;
 
 void SegmentCompareWindow::setMethods(const std::vector<SegmentMethod>& methods) {
   for (int i = 0; i < methods_->count(); ++i) {
@@ -137,7 +134,7 @@ void SegmentCompareWindow::setRepeats(int repeats) {
 }
 
 void SegmentCompareWindow::run() {
-  if (watcher_) return;
+  if (runner_->busy()) return;
   std::vector<SegmentMethod> methods;
   for (int i = 0; i < methods_->count(); ++i)
     if (methods_->item(i)->checkState() == Qt::Checked)
@@ -146,44 +143,24 @@ void SegmentCompareWindow::run() {
     verdict_->setText(tr("Choose at least one method."));
     return;
   }
-  const int repeats = repeats_->value();
-  cancelled_ = std::make_shared<std::atomic<bool>>(false);
-  done_runs_ = std::make_shared<std::atomic<int>>(0);
-  progress_->setRange(0, int(methods.size()) * repeats);
-  progress_->setValue(0);
-  run_->setEnabled(false);
-  cancel_->setEnabled(true);
   verdict_->setText(tr("Running…"));
-  auto* poll = new QTimer(this);
-  connect(poll, &QTimer::timeout, this, [this, poll] {
-    if (!watcher_) return poll->deleteLater();
-    progress_->setValue(*done_runs_);
-  });
-  poll->start(100);
-  watcher_ = new QFutureWatcher<std::vector<SegmentOutcome>>(this);
-  connect(watcher_, &QFutureWatcher<std::vector<SegmentOutcome>>::finished, this,
-          &SegmentCompareWindow::onFinished);
   // One unmeasured run per method first: thread start, GPU context and buffers.
-  watcher_->setFuture(QtConcurrent::run([image = image_, params = params_, methods, repeats,
-                                         cancelled = cancelled_, done = done_runs_] {
-    return run_methods<SegmentMethod, SegmentResult>(
-        methods, repeats, 1, *cancelled, *done,
-        [&](SegmentMethod m) { return segment_columns(*image, params, m); });
-  }));
+  runner_->start(
+      methods, repeats_->value(), 1,
+      [image = image_, params = params_](SegmentMethod m) {
+        return segment_columns(*image, params, m);
+      },
+      [this](std::vector<SegmentOutcome> outcomes, bool completed) {
+        onFinished(std::move(outcomes), completed);
+      });
 }
 
 void SegmentCompareWindow::cancel() {
-  if (cancelled_) *cancelled_ = true;
+  runner_->cancel();
 }
 
-void SegmentCompareWindow::onFinished() {
-  outcomes_ = watcher_->result();
-  const bool completed = !*cancelled_;
-  watcher_->deleteLater();
-  watcher_ = nullptr;
-  run_->setEnabled(true);
-  cancel_->setEnabled(false);
-  progress_->setValue(*done_runs_);
+void SegmentCompareWindow::onFinished(std::vector<SegmentOutcome> outcomes, bool completed) {
+  outcomes_ = std::move(outcomes);
   ref_index_ = -1;
   for (std::size_t k = 0; k < outcomes_.size(); ++k)
     if (outcomes_[k].result && (ref_index_ < 0 || outcomes_[k].method == SegmentMethod::Cpu))

@@ -2,10 +2,8 @@
 // Compare mode for RDP segmentation: the reference and other methods on the same depth image,
 // with stage timings, speed-ups, the columns whose cut rows differ, and the two polyline
 // overlays side by side.
-#include <QFutureWatcher>
 #include <QWidget>
 
-#include <atomic>
 #include <memory>
 
 #include "compare_runs.h"
@@ -41,7 +39,7 @@ class SegmentCompareWindow : public QWidget {
   void setRepeats(int repeats);
   void run();
   void cancel();
-  bool busy() const { return watcher_ != nullptr; }
+  bool busy() const { return runner_->busy(); }
   const std::vector<SegmentOutcome>& outcomes() const { return outcomes_; }
   const std::vector<SegmentAgreement>& agreements() const { return agreements_; }
   QTableWidget* table() const { return table_; }
@@ -51,7 +49,7 @@ class SegmentCompareWindow : public QWidget {
   void finished(bool completed);
 
  private:
-  void onFinished();
+  void onFinished(std::vector<SegmentOutcome> outcomes, bool completed);
   void showRight();
 
   std::shared_ptr<const DepthImage> image_;
@@ -69,9 +67,7 @@ class SegmentCompareWindow : public QWidget {
   QCheckBox* differences_ = nullptr;
   ui::TimingChart* chart_ = nullptr;
   QTableWidget* table_ = nullptr;
-  QFutureWatcher<std::vector<SegmentOutcome>>* watcher_ = nullptr;
-  std::shared_ptr<std::atomic<bool>> cancelled_;
-  std::shared_ptr<std::atomic<int>> done_runs_;
+  std::unique_ptr<CompareRunner<SegmentMethod, SegmentResult>> runner_;
   std::vector<SegmentOutcome> outcomes_;
   std::vector<SegmentAgreement> agreements_;
   int ref_index_ = -1;

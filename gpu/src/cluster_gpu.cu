@@ -7,21 +7,10 @@
 
 #include "cluster_gpu.h"
 #include "cluster_gpu_common.cuh"
-#include "cumulus/device.h"
+#include "cuda/workspace.cuh"
 
 namespace cumulus {
 namespace cluster_cuda {
-
-std::mutex& workspace_mutex() {
-  static std::mutex m;
-  return m;
-}
-
-Workspace& workspace() {
-  static std::unique_ptr<Workspace> ws;
-  if (!ws) ws = std::make_unique<Workspace>();
-  return *ws;
-}
 
 void upload_points(Workspace& ws, const Point3f* points, std::size_t n) {
   ws.points.reserve(n);
@@ -192,13 +181,9 @@ void download_result(Workspace& ws, std::size_t n, ClusterResult& out) {
 
 void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                  ClusterMethod method, ClusterResult& out) {
-  // The device cannot appear or vanish while we run; ask once (the query costs a context).
-  static const DeviceInfo dev = query_device();
-  if (!dev.available)
-    throw GpuError(std::string(method_name(method)) + " needs a GPU: " + dev.reason);
+  cuda::require_device(method_name(method));
   using namespace cluster_cuda;
-  std::lock_guard<std::mutex> lock(workspace_mutex());
-  Workspace& ws = workspace();
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
   StageClock clock(ws.stream.get());
   upload_points(ws, points, n);
   clock.mark("upload");

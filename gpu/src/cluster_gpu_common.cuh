@@ -44,7 +44,7 @@ inline float squared_threshold(float tolerance) {
 
 enum Counter { kFinite = 0, kClusters, kBig, kKept, kCounters };
 
-// Device and pinned buffers reused across calls; one GPU job at a time holds the lock.
+// Device and pinned buffers reused across calls (cuda::acquire_workspace).
 struct Workspace {
   cuda::Stream stream;
   cuda::DeviceBuffer<float3> points;
@@ -58,8 +58,6 @@ struct Workspace {
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
 };
 
-std::mutex& workspace_mutex();
-Workspace& workspace();  // created on first use, under the lock
 
 void upload_points(Workspace& ws, const Point3f* points, std::size_t n);
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the

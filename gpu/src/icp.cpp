@@ -52,7 +52,9 @@ class RecordingIcp : public pcl::IterativeClosestPoint<pcl::PointXYZ, pcl::Point
   const pcl::Correspondences& pairs() const { return *correspondences_; }
 };
 
-IcpStop stop_from_state(int state) {
+}  // namespace
+
+IcpStop stop_of_state(int state) {
   switch (state) {
     case icp_math::kIterations:
       return IcpStop::Iterations;
@@ -70,6 +72,21 @@ IcpStop stop_from_state(int state) {
       return IcpStop::NotConverged;
   }
 }
+
+icp_math::Criteria device_criteria(const IcpCriteria& c) {
+  icp_math::Criteria k;
+  k.max_iterations = c.max_iterations;
+  k.translation_threshold = c.transformation_epsilon;
+  // PCL derives the rotation threshold from the transformation epsilon unless it is set.
+  k.rotation_threshold =
+      c.rotation_epsilon > 0 ? c.rotation_epsilon : 1.0 - c.transformation_epsilon;
+  k.mse_relative = c.fitness_epsilon;
+  k.mse_absolute = c.absolute_mse;
+  k.failure_after_max_iterations = c.failure_after_max_iterations ? 1 : 0;
+  return k;
+}
+
+namespace {
 
 void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
              const IcpParams& params, IcpResult& out) {
@@ -123,7 +140,7 @@ void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   stage.reset();
   out.transform = icp.getFinalTransformation();
   out.converged = icp.hasConverged();
-  out.stop = stop_from_state(int(icp.getConvergeCriteria()->getConvergenceState()));
+  out.stop = stop_of_state(int(icp.getConvergeCriteria()->getConvergenceState()));
   out.iterations = int(out.history.size());
   out.fitness = icp.getFitnessScore();
   out.stages.emplace_back("fitness", stage.ms());

@@ -4,10 +4,9 @@
 // method instead reads the sums back and solves on the host each iteration.
 #include <cfloat>
 #include <cmath>
-#include <mutex>
 
 #include "cuda/stage_clock.cuh"
-#include "cumulus/device.h"
+#include "cuda/workspace.cuh"
 #include "icp_gpu.h"
 #include "icp_math.h"
 #include "nns/device_index.cuh"
@@ -98,14 +97,24 @@ __device__ bool last_block(unsigned* counter) {
   return last;
 }
 
-// Reduces the partials of all blocks (fixed order) into thread 0's v.
-__device__ void reduce_partials(const double* partials, int blocks, double* v) {
+// Sums every thread's v over the whole grid in a fixed order: each block's sum goes to
+// `partials`, and the last block to finish adds them up. True only in thread 0 of that block,
+// whose v then holds the total (the counter is reset there for the next launch).
+__device__ bool sum_over_grid(double* v, double* partials, unsigned* blocks_done) {
+  block_sum(v);
+  if (threadIdx.x == 0)
+    for (int j = 0; j < kValues; ++j)
+      partials[std::size_t(blockIdx.x) * kValues + j] = v[j];
+  if (!last_block(blocks_done)) return false;
   for (int j = 0; j < kValues; ++j)
     v[j] = 0;
-  for (int b = threadIdx.x; b < blocks; b += kThreads)
+  for (int b = threadIdx.x; b < int(gridDim.x); b += kThreads)
     for (int j = 0; j < kValues; ++j)
       v[j] += partials[std::size_t(b) * kValues + j];
   block_sum(v);
+  if (threadIdx.x != 0) return false;
+  *blocks_done = 0;
+  return true;
 }
 
 }  // namespace
@@ -164,14 +173,7 @@ __global__ void k_icp_iteration(Search search, float3* source, int n, const floa
     for (int j = 0; j < kValues; ++j)
       v[j] = one.values()[j];
   }
-  block_sum(v);
-  if (threadIdx.x == 0)
-    for (int j = 0; j < kValues; ++j)
-      partials[std::size_t(blockIdx.x) * kValues + j] = v[j];
-  if (!last_block(&ctl->blocks_done)) return;
-  reduce_partials(partials, gridDim.x, v);
-  if (threadIdx.x != 0) return;
-  ctl->blocks_done = 0;
+  if (!sum_over_grid(v, partials, &ctl->blocks_done)) return;
   ctl->apply_step = 0;
   im::Sums sums;
   for (int j = 0; j < kValues; ++j)
@@ -199,14 +201,7 @@ __global__ void k_fitness(Search search, const float3* source, int n, Control* c
     v[0] = double(nd);
     v[1] = 1;
   }
-  block_sum(v);
-  if (threadIdx.x == 0)
-    for (int j = 0; j < kValues; ++j)
-      partials[std::size_t(blockIdx.x) * kValues + j] = v[j];
-  if (!last_block(&ctl->blocks_done)) return;
-  reduce_partials(partials, gridDim.x, v);
-  if (threadIdx.x != 0) return;
-  ctl->blocks_done = 0;
+  if (!sum_over_grid(v, partials, &ctl->blocks_done)) return;
   ctl->fitness_sum = v[0];
   ctl->fitness_count = v[1];
 }
@@ -222,16 +217,6 @@ struct Workspace {
   cuda::PinnedBuffer<HistoryEntry> host_history;
 };
 
-std::mutex& workspace_mutex() {
-  static std::mutex m;
-  return m;
-}
-Workspace& workspace() {
-  static std::unique_ptr<Workspace> ws;
-  if (!ws) ws = std::make_unique<Workspace>();
-  return *ws;
-}
-
 NnsMethod search_of(IcpMethod m) {
   switch (m) {
     case IcpMethod::GpuKdTree:
@@ -243,34 +228,19 @@ NnsMethod search_of(IcpMethod m) {
   }
 }
 
-im::Criteria criteria_of(const IcpCriteria& c) {
-  im::Criteria k;
-  k.max_iterations = c.max_iterations;
-  k.translation_threshold = c.transformation_epsilon;
-  k.rotation_threshold =
-      c.rotation_epsilon > 0 ? c.rotation_epsilon : 1.0 - c.transformation_epsilon;
-  k.mse_relative = c.fitness_epsilon;
-  k.mse_absolute = c.absolute_mse;
-  k.failure_after_max_iterations = c.failure_after_max_iterations ? 1 : 0;
-  return k;
-}
-
 }  // namespace
 }  // namespace icp_cuda
 
 void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
              const IcpParams& params, IcpMethod method, IcpResult& out) {
   using namespace icp_cuda;
-  static const DeviceInfo dev = query_device();
-  if (!dev.available)
-    throw GpuError(std::string(method_name(method)) + " needs a GPU: " + dev.reason);
-  std::lock_guard<std::mutex> lock(workspace_mutex());
-  Workspace& ws = workspace();
+  cuda::require_device(method_name(method));
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t n = source.size();
   const int blocks = cuda::blocks_for(n, kThreads);
-  const im::Criteria criteria = criteria_of(params.criteria);
+  const im::Criteria criteria = device_criteria(params.criteria);
   const int max_it = params.criteria.max_iterations;
 
   ws.source.reserve(n);
@@ -363,13 +333,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
     for (int c = 0; c < 4; ++c)
       out.transform(r, c) = hc.final_transform[4 * r + c];
   out.iterations = hc.iterations;
-  out.stop = hc.state == im::kIterations                  ? IcpStop::Iterations
-             : hc.state == im::kTransform                 ? IcpStop::Transform
-             : hc.state == im::kAbsMse                    ? IcpStop::AbsoluteMse
-             : hc.state == im::kRelMse                    ? IcpStop::RelativeMse
-             : hc.state == im::kNoCorrespondences         ? IcpStop::NoCorrespondences
-             : hc.state == im::kFailureAfterMaxIterations ? IcpStop::FailureAfterMaxIterations
-                                                          : IcpStop::NotConverged;
+  out.stop = stop_of_state(hc.state);
   out.converged = out.stop != IcpStop::NoCorrespondences &&
                   out.stop != IcpStop::FailureAfterMaxIterations &&
                   out.stop != IcpStop::NotConverged;

@@ -40,6 +40,17 @@ bool finite(const Point3f& p) {
   return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
 }
 
+// FLANN's tree over the targets (it leaves non-finite ones out); false when none is finite, as
+// FLANN cannot build an empty tree.
+bool build_tree(const std::vector<Point3f>& targets, pcl::KdTreeFLANN<pcl::PointXYZ>& tree) {
+  for (const auto& p : targets)
+    if (finite(p)) {
+      tree.setInputCloud(to_pcl(targets));
+      return true;
+    }
+  return false;
+}
+
 // PCL squares a double radius and hands FLANN a float.
 float squared(float r) {
   return float(double(r) * double(r));
@@ -96,11 +107,7 @@ KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Poin
   out.sq_distances.assign(m, INFINITY);
   WallTimer stage;
   pcl::KdTreeFLANN<pcl::PointXYZ> tree;
-  auto cloud = to_pcl(targets);
-  bool any_target = false;
-  for (const auto& p : targets)
-    any_target = any_target || finite(p);
-  if (any_target) tree.setInputCloud(cloud);
+  const bool any_target = build_tree(targets, tree);
   out.stages.emplace_back("build", stage.ms());
   stage.reset();
   pcl::Indices idx;
@@ -134,11 +141,7 @@ RadiusResult radius_search(const std::vector<Point3f>& targets, const std::vecto
   } else {
     WallTimer stage;
     pcl::KdTreeFLANN<pcl::PointXYZ> tree;
-    auto cloud = to_pcl(targets);
-    bool any_target = false;
-    for (const auto& p : targets)
-      any_target = any_target || finite(p);
-    if (any_target) tree.setInputCloud(cloud);
+    const bool any_target = build_tree(targets, tree);
     out.stages.emplace_back("build", stage.ms());
     stage.reset();
     out.offsets.assign(queries.size() + 1, 0);

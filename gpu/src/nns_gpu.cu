@@ -3,10 +3,9 @@
 #include <cub/device/device_segmented_sort.cuh>
 
 #include <cmath>
-#include <mutex>
 
 #include "cuda/stage_clock.cuh"
-#include "cumulus/device.h"
+#include "cuda/workspace.cuh"
 #include "nns/device_index.cuh"
 #include "nns/grid_plan.h"
 #include "nns/kdtree_build.h"
@@ -186,27 +185,32 @@ struct Workspace {
   cuda::DeviceBuffer<unsigned char> temp;
 };
 
-std::mutex& workspace_mutex() {
-  static std::mutex m;
-  return m;
-}
-Workspace& workspace() {
-  static std::unique_ptr<Workspace> ws;
-  if (!ws) ws = std::make_unique<Workspace>();
-  return *ws;
-}
-
-void require_gpu(NnsMethod method) {
-  static const DeviceInfo dev = query_device();
-  if (!dev.available)
-    throw GpuError(std::string(method_name(method)) + " needs a GPU: " + dev.reason);
-}
-
-void upload_queries(Workspace& ws, const std::vector<Point3f>& queries) {
+// What both searches start with: the queries on the device and the method's structure built.
+void prepare(Workspace& ws, NnsMethod method, const std::vector<Point3f>& targets,
+             const std::vector<Point3f>& queries, cuda::StageClock& clock) {
   ws.queries.reserve(std::max<std::size_t>(queries.size(), 1));
   if (!queries.empty())
     CU_CHECK(cudaMemcpyAsync(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
                              cudaMemcpyHostToDevice, ws.stream.get()));
+  ws.index.build(method, targets.data(), targets.size(), ws.stream.get());
+  clock.mark("build");
+}
+
+// The first m results to the host, then the stream's stage times.
+void download(Workspace& ws, std::size_t m, std::vector<std::int32_t>& indices,
+              std::vector<float>& sq_distances, cuda::StageClock& clock, StageTimes& stages) {
+  cudaStream_t s = ws.stream.get();
+  indices.resize(m);
+  sq_distances.resize(m);
+  if (m) {
+    CU_CHECK(cudaMemcpyAsync(indices.data(), ws.out_index.get(), m * sizeof(int),
+                             cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaMemcpyAsync(sq_distances.data(), ws.out_d2.get(), m * sizeof(float),
+                             cudaMemcpyDeviceToHost, s));
+  }
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(stages);
 }
 
 }  // namespace
@@ -215,15 +219,12 @@ void upload_queries(Workspace& ws, const std::vector<Point3f>& queries) {
 void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, int k,
              NnsMethod method, float max_d2, KnnResult& out) {
   using namespace nns;
-  require_gpu(method);
-  std::lock_guard<std::mutex> lock(workspace_mutex());
-  Workspace& ws = workspace();
+  cuda::require_device(method_name(method));
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t nq = queries.size(), m = nq * std::size_t(k);
-  upload_queries(ws, queries);
-  ws.index.build(method, targets.data(), targets.size(), s);
-  clock.mark("build");
+  prepare(ws, method, targets, queries, clock);
   ws.out_index.reserve(std::max<std::size_t>(m, 1));
   ws.out_d2.reserve(std::max<std::size_t>(m, 1));
   if (nq) {
@@ -243,31 +244,18 @@ void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& qu
     });
   }
   clock.mark("search");
-  out.indices.resize(m);
-  out.sq_distances.resize(m);
-  if (m) {
-    CU_CHECK(cudaMemcpyAsync(out.indices.data(), ws.out_index.get(), m * sizeof(int),
-                             cudaMemcpyDeviceToHost, s));
-    CU_CHECK(cudaMemcpyAsync(out.sq_distances.data(), ws.out_d2.get(), m * sizeof(float),
-                             cudaMemcpyDeviceToHost, s));
-  }
-  clock.mark("download");
-  ws.stream.sync();
-  clock.collect(out.stages);
+  download(ws, m, out.indices, out.sq_distances, clock, out.stages);
 }
 
 void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, float r2,
                 NnsMethod method, RadiusResult& out) {
   using namespace nns;
-  require_gpu(method);
-  std::lock_guard<std::mutex> lock(workspace_mutex());
-  Workspace& ws = workspace();
+  cuda::require_device(method_name(method));
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t nq = queries.size();
-  upload_queries(ws, queries);
-  ws.index.build(method, targets.data(), targets.size(), s);
-  clock.mark("build");
+  prepare(ws, method, targets, queries, clock);
   ws.counts.reserve(nq + 1);
   ws.offsets.reserve(nq + 1);
   out.offsets.assign(nq + 1, 0);
@@ -317,17 +305,7 @@ void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>&
     CU_CHECK_LAUNCH("k_split_keys");
   }
   clock.mark("sort");
-  out.indices.resize(total);
-  out.sq_distances.resize(total);
-  if (total) {
-    CU_CHECK(cudaMemcpyAsync(out.indices.data(), ws.out_index.get(), total * sizeof(int),
-                             cudaMemcpyDeviceToHost, s));
-    CU_CHECK(cudaMemcpyAsync(out.sq_distances.data(), ws.out_d2.get(), total * sizeof(float),
-                             cudaMemcpyDeviceToHost, s));
-  }
-  clock.mark("download");
-  ws.stream.sync();
-  clock.collect(out.stages);
+  download(ws, total, out.indices, out.sq_distances, clock, out.stages);
 }
 
 }  // namespace cumulus

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "cuda/buffer.cuh"
+#include "cuda/workspace.cuh"
 #include "cumulus/device.h"
 #include "segment_gpu.h"
 #include "segment_math.h"
@@ -197,15 +198,12 @@ std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& ima
 std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
                                                std::uint32_t w, std::uint32_t h,
                                                const SegmentParams& p) {
-  static const DeviceInfo dev = query_device();
-  if (!dev.available) throw GpuError("gpu segmentation needs a GPU: " + dev.reason);
+  cuda::require_device("gpu segmentation");
   if (data.empty()) return {};
   const int width = int(w), height = int(h);
   if (height > kMaxRows)
     throw InvalidArgument("gpu segmentation takes columns of at most 4096 rows");
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
-  static SegmentWorkspace ws;
+  auto [lock, ws] = cuda::acquire_workspace<SegmentWorkspace>();
   const std::size_t n = data.size(), pixels = std::size_t(width) * height,
                     columns = std::size_t(width) * n;
   const int words = (height + 31) / 32;
