@@ -3,7 +3,7 @@
 #   .gpu/bin (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
 #   they need), .gpu/data (a copy of ../shared/data). Writes logs and benchmark output to $OUT.
 #   scripts/gpu-pack.sh makes .gpu/ on this machine; then, on the GPU machine:
-#   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|all
+#   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|features|features-bench|all
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/out}
@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 what=${1:-all}
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp; do
+  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
 fi
@@ -45,6 +45,35 @@ if [ "$what" = sanitize ] || [ "$what" = all ]; then
       echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|clusters from' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
     done
   done
+fi
+
+if [ "$what" = features ]; then
+  # Normals and histograms: their tests, then every kernel under the sanitizers (a bunny subset,
+  # k and radius neighbourhoods, radius rows longer than the shared-memory stage).
+  "$bin/test_features" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc|QINFO" | head -60
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  "$bin/cumulus-cli" convert "$CUMULUS_DATA/bunny/bun_zipper.ply" /tmp/bunny.pcd >/dev/null
+  { printf 'x y z\n'; for k in $(seq 0 59); do echo "0.$k 0.$((k % 7)) 0.0$((k % 5))"; done; echo "0.1 0 0"; echo "0.1 0 0"; echo "nan 0 0"; } > /tmp/hard.xyz
+  for m in gpu gpu-paper; do
+    for d in pfh fpfh; do
+      for nb in "--k 24" "--radius 0.012"; do
+        for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+          printf '%-10s %-5s %-15s %-10s ' "$m" "$d" "$nb" "$tool"
+          "$cs" --tool $tool --error-exitcode 9 "$bin/cumulus-cli" features /tmp/bunny.pcd --descriptor $d --method $m $nb --normals-k 12 > /tmp/san.log 2>&1
+          rc=$?
+          cat /tmp/san.log >> "$out/sanitize.log"
+          echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san.log | tr '\n' ' ' | cut -c1-120)"
+        done
+      done
+      printf '%-10s %-5s %-15s %-10s ' "$m" "$d" "hard k=5" memcheck
+      "$cs" --tool memcheck --error-exitcode 9 "$bin/cumulus-cli" features /tmp/hard.xyz --descriptor $d --method $m --k 5 > /tmp/san.log 2>&1
+      echo "rc=$? $(grep -E 'ERROR SUMMARY' /tmp/san.log | tr '\n' ' ')"
+    done
+  done
+fi
+
+if [ "$what" = features-bench ]; then
+  "$bin/cumulus-cli" bench features --data "$CUMULUS_DATA" --out "$out/bench" --repeat ${REPEAT:-10} 2>&1 | tee "$out/bench-features.log"
 fi
 
 if [ "$what" = icp ]; then

@@ -179,6 +179,30 @@ class TestCli : public QObject {
     QCOMPARE(cli({"register", src}).code, 2);
   }
 
+  void featuresOnSampleWithJsonAndExports() {
+    QTemporaryDir dir;
+    const std::string src = (cumulus::test::sampleDir() + "/object_source.ply").toStdString();
+    const std::string pcd = (dir.path() + "/f.pcd").toStdString();
+    const std::string csv = (dir.path() + "/f.csv").toStdString();
+    const Run r = cli({"features", src, "--descriptor", "pfh", "--method", "cpu", "--k", "12",
+                       "--normals-k", "8", "--json", "--out", pcd, "--csv", csv});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    QCOMPARE(j["bins"].toInt(), 125);
+    QCOMPARE(j["neighbourhood"].toString(), QString("k=12"));
+    QCOMPARE(j["normals_neighbourhood"].toString(), QString("k=8"));
+    QCOMPARE(j["nan_histograms"].toInt(), 0);
+    QVERIFY(j["points"].toInt() > 0);
+    QVERIFY(!j["stages_ms"].toArray().isEmpty());
+    QVERIFY(QFileInfo(QString::fromStdString(pcd)).size() > 125 * 4);
+    QVERIFY(QFileInfo(QString::fromStdString(csv)).size() > 0);
+    // Bad input: exit code 1 (values) or 2 (usage).
+    QCOMPARE(cli({"features", src, "--k", "0"}).code, 1);
+    QCOMPARE(cli({"features", src, "--k", "4", "--radius", "0.1"}).code, 2);
+    QCOMPARE(cli({"features", src}).code, 2);
+    QCOMPARE(cli({"features", src, "--k", "4", "--descriptor", "shot"}).code, 2);
+  }
+
   void realBinaryEndToEnd() {
     QProcess p;
     p.start(QStringLiteral(CUMULUS_CLI_BINARY),

@@ -41,6 +41,8 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
 class Args;
 // bench icp (commands_bench_icp.cpp).
 int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_line);
+// bench features (commands_features.cpp).
+int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line);
 
 std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
                                     std::string* why, const std::string& prefix);

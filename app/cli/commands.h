@@ -21,6 +21,7 @@ std::vector<Command> data_commands();      // info, convert, generate
 std::vector<Command> cluster_commands();   // cluster
 std::vector<Command> segment_commands();   // segment
 std::vector<Command> register_commands();  // register
+std::vector<Command> features_commands();  // features
 std::vector<Command> bench_commands();     // bench
 
 // Runs cumulus-cli with argv[1..]; used by main() and by the tests.

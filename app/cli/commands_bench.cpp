@@ -378,9 +378,12 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
   fs::create_directories(dir);
   int rc = run_bench_cluster(a, out, command_line);
   rc = std::max(rc, run_bench_segment(a, out, command_line));
-  if (!a.get("data", "").empty()) rc = std::max(rc, run_bench_icp(a, out, command_line));
+  if (!a.get("data", "").empty()) {
+    rc = std::max(rc, run_bench_icp(a, out, command_line));
+    rc = std::max(rc, run_bench_features(a, out, command_line));
+  }
   std::stringstream body;
-  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md"}) {
+  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/features.md"}) {
     std::ifstream f(dir + part);
     // A part not run (icp without --data) must not put the stream into a failed state.
     if (f && f.peek() != std::ifstream::traits_type::eof()) body << f.rdbuf() << "\n";
@@ -398,8 +401,8 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
          << "- Method: one warm-up run, then the median, min and max of the repeats; GPU stage "
             "times from CUDA "
             "events, totals as wall time of the whole call with upload and download.\n\n"
-         << "Algorithms measured: Euclidean clustering, RDP segmentation and ICP (with k-NN "
-            "search; ICP needs --data). PFH has no implementation yet.\n\n";
+         << "Algorithms measured: Euclidean clustering, RDP segmentation, ICP (with k-NN "
+            "search) and normals with PFH/FPFH (ICP and features need --data).\n\n";
   // The clustering report, one heading level down.
   std::string line;
   while (std::getline(body, line))
@@ -411,8 +414,8 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"quick"},
                {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
-                "tolerance", "csv", "max-points", "batch", "cases"});
-  a.expect_positionals(1, 1, "cumulus-cli bench cluster|segment|icp|all|plot [options]");
+                "tolerance", "csv", "max-points", "batch", "cases", "pcl-max-pairs"});
+  a.expect_positionals(1, 1, "cumulus-cli bench cluster|segment|icp|features|all|plot [options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
     command_line += " " + s;
@@ -421,6 +424,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "all") return run_bench_all(a, out, command_line);
   if (what == "segment") return run_bench_segment(a, out, command_line);
   if (what == "icp") return run_bench_icp(a, out, command_line);
+  if (what == "features") return run_bench_features(a, out, command_line);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
     const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());
@@ -434,7 +438,8 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
       out << "wrote " << p << '\n';
     return 0;
   }
-  throw UsageError("bench: unknown benchmark '" + what + "' (cluster, segment, icp, all, plot)");
+  throw UsageError("bench: unknown benchmark '" + what +
+                   "' (cluster, segment, icp, features, all, plot)");
 }
 
 }  // namespace
@@ -469,6 +474,16 @@ std::vector<Command> bench_commands() {
        "  KITTI frame 1 onto 0 (max distance 1), for PCL and every GPU method: iterations, stop\n"
        "  reason, fitness, error against the ground truth; and k-NN throughput (k 1, 8, 16) of\n"
        "  every search method against PCL's kd-tree.\n"
+       "cumulus-cli bench features --data DIR [--out DIR] [--repeat N] [--methods a,b] [--cases "
+       "word]\n"
+       "                           [--pcl-max-pairs N]\n"
+       "  Normals + PFH and FPFH of the bunny (bun_zipper.ply, 35,947 points) at k 16, 32, 64, "
+       "100 and\n"
+       "  r 5 mm, and KITTI frame 0 at k 16, 32, 64 and r 0.5 m (normals on the same "
+       "neighbourhood),\n"
+       "  for PCL and every GPU method, end to end, with agreement to PCL's histograms. PCL is "
+       "skipped\n"
+       "  where it would visit more than N point pairs (default 2.5e8).\n"
        "cumulus-cli bench all [same options]\n"
        "  Every benchmark into --out (default bench-all) and report.md with the machine, GPU, "
        "driver\n"

@@ -6,11 +6,7 @@
 #include <cfloat>
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define CUMULUS_HD __host__ __device__
-#else
-#define CUMULUS_HD
-#endif
+#include "hd.h"
 
 namespace cumulus::icp_math {
 

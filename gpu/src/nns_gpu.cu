@@ -7,6 +7,7 @@
 #include "cuda/stage_clock.cuh"
 #include "cuda/workspace.cuh"
 #include "nns/device_index.cuh"
+#include "nns/device_search.cuh"
 #include "nns/grid_plan.h"
 #include "nns/kdtree_build.h"
 #include "nns/visitors.cuh"
@@ -174,15 +175,84 @@ __global__ void k_split_keys(const unsigned long long* keys, std::size_t m, int*
 
 constexpr int kSearchThreads = 128;
 
+}  // namespace
+
+void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, float max_d2,
+                int* out_index, float* out_d2, cudaStream_t s) {
+  if (nq == 0) return;
+  index.with_search([&](auto search) {
+    if (k == 1) {
+      k_nearest<<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
+          search, queries, nq, max_d2, out_index, out_d2);
+      CU_CHECK_LAUNCH("k_nearest");
+      return;
+    }
+    with_max_k(k, [&](auto max_k) {
+      k_knn<decltype(search), decltype(max_k)::value>
+          <<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
+              search, queries, nq, k, max_d2, out_index, out_d2);
+      CU_CHECK_LAUNCH("k_knn");
+    });
+  });
+}
+
+std::size_t search_radius(const DeviceIndex& index, const float3* queries, int nq, float r2,
+                          RadiusScratch& b, std::vector<unsigned>& host_offsets, cudaStream_t s) {
+  const std::size_t n = std::size_t(nq);
+  b.counts.reserve(n + 1);
+  b.offsets.reserve(n + 1);
+  host_offsets.assign(n + 1, 0);
+  if (nq == 0) return 0;
+  const int B = cuda::blocks_for(n, kSearchThreads);
+  CU_CHECK(cudaMemsetAsync(b.counts.get() + n, 0, sizeof(unsigned), s));
+  index.with_search([&](auto search) {
+    k_radius_count<<<B, kSearchThreads, 0, s>>>(search, queries, nq, r2, b.counts.get());
+    CU_CHECK_LAUNCH("k_radius_count");
+  });
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, b.counts.get(), b.offsets.get(),
+                                         int(n + 1), s));
+  b.temp.reserve(bytes);
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(b.temp.get(), bytes, b.counts.get(), b.offsets.get(),
+                                         int(n + 1), s));
+  CU_CHECK(cudaMemcpyAsync(host_offsets.data(), b.offsets.get(), (n + 1) * sizeof(unsigned),
+                           cudaMemcpyDeviceToHost, s));
+  CU_CHECK(cudaStreamSynchronize(s));  // the total sizes the output
+  const std::size_t total = host_offsets[n];
+  b.keys.reserve(std::max<std::size_t>(total, 1));
+  b.sorted_keys.reserve(std::max<std::size_t>(total, 1));
+  b.index.reserve(std::max<std::size_t>(total, 1));
+  b.d2.reserve(std::max<std::size_t>(total, 1));
+  index.with_search([&](auto search) {
+    k_radius_fill<<<B, kSearchThreads, 0, s>>>(search, queries, nq, r2, b.offsets.get(),
+                                               b.keys.get());
+    CU_CHECK_LAUNCH("k_radius_fill");
+  });
+  if (total) {
+    bytes = 0;
+    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, b.keys.get(), b.sorted_keys.get(),
+                                                int64_t(total), int64_t(n), b.offsets.get(),
+                                                b.offsets.get() + 1, s));
+    b.temp.reserve(bytes);
+    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(b.temp.get(), bytes, b.keys.get(),
+                                                b.sorted_keys.get(), int64_t(total), int64_t(n),
+                                                b.offsets.get(), b.offsets.get() + 1, s));
+    k_split_keys<<<cuda::blocks_for(total, 256), 256, 0, s>>>(b.sorted_keys.get(), total,
+                                                              b.index.get(), b.d2.get());
+    CU_CHECK_LAUNCH("k_split_keys");
+  }
+  return total;
+}
+
+namespace {
+
 struct Workspace {
   cuda::Stream stream;
   DeviceIndex index;
   cuda::DeviceBuffer<float3> queries;
   cuda::DeviceBuffer<int> out_index;
   cuda::DeviceBuffer<float> out_d2;
-  cuda::DeviceBuffer<unsigned> counts, offsets;
-  cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;
-  cuda::DeviceBuffer<unsigned char> temp;
+  RadiusScratch radius;
 };
 
 // What both searches start with: the queries on the device and the method's structure built.
@@ -197,16 +267,16 @@ void prepare(Workspace& ws, NnsMethod method, const std::vector<Point3f>& target
 }
 
 // The first m results to the host, then the stream's stage times.
-void download(Workspace& ws, std::size_t m, std::vector<std::int32_t>& indices,
-              std::vector<float>& sq_distances, cuda::StageClock& clock, StageTimes& stages) {
+void download(Workspace& ws, const int* d_index, const float* d_d2, std::size_t m,
+              std::vector<std::int32_t>& indices, std::vector<float>& sq_distances,
+              cuda::StageClock& clock, StageTimes& stages) {
   cudaStream_t s = ws.stream.get();
   indices.resize(m);
   sq_distances.resize(m);
   if (m) {
-    CU_CHECK(cudaMemcpyAsync(indices.data(), ws.out_index.get(), m * sizeof(int),
-                             cudaMemcpyDeviceToHost, s));
-    CU_CHECK(cudaMemcpyAsync(sq_distances.data(), ws.out_d2.get(), m * sizeof(float),
-                             cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaMemcpyAsync(indices.data(), d_index, m * sizeof(int), cudaMemcpyDeviceToHost, s));
+    CU_CHECK(
+        cudaMemcpyAsync(sq_distances.data(), d_d2, m * sizeof(float), cudaMemcpyDeviceToHost, s));
   }
   clock.mark("download");
   ws.stream.sync();
@@ -227,24 +297,11 @@ void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& qu
   prepare(ws, method, targets, queries, clock);
   ws.out_index.reserve(std::max<std::size_t>(m, 1));
   ws.out_d2.reserve(std::max<std::size_t>(m, 1));
-  if (nq) {
-    ws.index.with_search([&](auto search) {
-      if (k == 1) {
-        k_nearest<<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
-            search, ws.queries.get(), int(nq), max_d2, ws.out_index.get(), ws.out_d2.get());
-        CU_CHECK_LAUNCH("k_nearest");
-        return;
-      }
-      with_max_k(k, [&](auto max_k) {
-        k_knn<decltype(search), decltype(max_k)::value>
-            <<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
-                search, ws.queries.get(), int(nq), k, max_d2, ws.out_index.get(), ws.out_d2.get());
-        CU_CHECK_LAUNCH("k_knn");
-      });
-    });
-  }
+  search_knn(ws.index, ws.queries.get(), int(nq), k, max_d2, ws.out_index.get(), ws.out_d2.get(),
+             s);
   clock.mark("search");
-  download(ws, m, out.indices, out.sq_distances, clock, out.stages);
+  download(ws, ws.out_index.get(), ws.out_d2.get(), m, out.indices, out.sq_distances, clock,
+           out.stages);
 }
 
 void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, float r2,
@@ -256,56 +313,11 @@ void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>&
   cuda::StageClock clock(s);
   const std::size_t nq = queries.size();
   prepare(ws, method, targets, queries, clock);
-  ws.counts.reserve(nq + 1);
-  ws.offsets.reserve(nq + 1);
-  out.offsets.assign(nq + 1, 0);
-  if (nq == 0) {
-    ws.stream.sync();
-    clock.collect(out.stages);
-    return;
-  }
-  const int B = cuda::blocks_for(nq, kSearchThreads);
-  CU_CHECK(cudaMemsetAsync(ws.counts.get() + nq, 0, sizeof(unsigned), s));
-  ws.index.with_search([&](auto search) {
-    k_radius_count<<<B, kSearchThreads, 0, s>>>(search, ws.queries.get(), int(nq), r2,
-                                                ws.counts.get());
-    CU_CHECK_LAUNCH("k_radius_count");
-  });
-  std::size_t bytes = 0;
-  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, ws.counts.get(), ws.offsets.get(),
-                                         int(nq + 1), s));
-  ws.temp.reserve(bytes);
-  CU_CHECK(cub::DeviceScan::ExclusiveSum(ws.temp.get(), bytes, ws.counts.get(), ws.offsets.get(),
-                                         int(nq + 1), s));
-  CU_CHECK(cudaMemcpyAsync(out.offsets.data(), ws.offsets.get(), (nq + 1) * sizeof(unsigned),
-                           cudaMemcpyDeviceToHost, s));
-  ws.stream.sync();  // the total sizes the output
-  const std::size_t total = out.offsets[nq];
-  ws.keys.reserve(std::max<std::size_t>(total, 1));
-  ws.sorted_keys.reserve(std::max<std::size_t>(total, 1));
-  ws.index.with_search([&](auto search) {
-    k_radius_fill<<<B, kSearchThreads, 0, s>>>(search, ws.queries.get(), int(nq), r2,
-                                               ws.offsets.get(), ws.keys.get());
-    CU_CHECK_LAUNCH("k_radius_fill");
-  });
+  const std::size_t total =
+      search_radius(ws.index, ws.queries.get(), int(nq), r2, ws.radius, out.offsets, s);
   clock.mark("search");
-  if (total) {
-    bytes = 0;
-    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
-                                                int64_t(total), int64_t(nq), ws.offsets.get(),
-                                                ws.offsets.get() + 1, s));
-    ws.temp.reserve(bytes);
-    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(ws.temp.get(), bytes, ws.keys.get(),
-                                                ws.sorted_keys.get(), int64_t(total), int64_t(nq),
-                                                ws.offsets.get(), ws.offsets.get() + 1, s));
-    ws.out_index.reserve(total);
-    ws.out_d2.reserve(total);
-    k_split_keys<<<cuda::blocks_for(total, 256), 256, 0, s>>>(ws.sorted_keys.get(), total,
-                                                              ws.out_index.get(), ws.out_d2.get());
-    CU_CHECK_LAUNCH("k_split_keys");
-  }
-  clock.mark("sort");
-  download(ws, total, out.indices, out.sq_distances, clock, out.stages);
+  download(ws, ws.radius.index.get(), ws.radius.d2.get(), total, out.indices, out.sq_distances,
+           clock, out.stages);
 }
 
 }  // namespace cumulus

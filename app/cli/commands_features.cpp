@@ -1,0 +1,303 @@
+// cumulus-cli features (normals + PFH/FPFH of a cloud) and bench features.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "args.h"
+#include "bench.h"
+#include "commands.h"
+#include "cumulus/device.h"
+#include "cumulus/error.h"
+#include "cumulus/features.h"
+#include "cumulus/io.h"
+#include "json.h"
+
+namespace cumulus::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string method_list() {
+  std::string s;
+  for (auto m : all_feature_methods())
+    s += std::string(s.empty() ? "" : ", ") + method_name(m);
+  return s;
+}
+
+Neighbourhood neighbourhood_from(const Args& a, const std::string& k, const std::string& r,
+                                 std::optional<Neighbourhood> fallback) {
+  if (a.has(k) && a.has(r)) throw UsageError("give --" + k + " or --" + r + ", not both");
+  if (a.has(k)) return Neighbourhood::nearest(int(a.get_int(k, 0)));
+  if (a.has(r)) return Neighbourhood::within(float(a.get_double(r, 0)));
+  if (fallback) return *fallback;
+  throw UsageError("features: give the neighbourhood as --k K or --radius R");
+}
+
+std::array<double, 3> parse_viewpoint(const std::string& v) {
+  std::array<double, 3> p{};
+  std::istringstream ss(v);
+  char c1 = 0, c2 = 0;
+  if (!(ss >> p[0] >> c1 >> p[1] >> c2 >> p[2]) || c1 != ',' || c2 != ',')
+    throw UsageError("--viewpoint takes x,y,z (got '" + v + "')");
+  return p;
+}
+
+int run_features(const std::vector<std::string>& argv, std::ostream& out) {
+  const Args a(argv, {"json"},
+               {"descriptor", "method", "k", "radius", "normals-k", "normals-radius", "viewpoint",
+                "out", "csv"});
+  a.expect_positionals(1, 1,
+                       "cumulus-cli features FILE --descriptor pfh|fpfh [--method NAME] (--k K | "
+                       "--radius R) [--normals-k K | --normals-radius R] [--out FILE] [--json]");
+  FeatureParams p;
+  const auto d = parse_descriptor(a.get("descriptor", "fpfh"));
+  if (!d) throw UsageError("unknown descriptor '" + a.get("descriptor") + "' (pfh, fpfh)");
+  p.descriptor = *d;
+  const FeatureMethod method = a.has("method") ? [&] {
+    auto m = parse_feature_method(a.get("method"));
+    if (!m) throw UsageError("unknown method '" + a.get("method") + "' (" + method_list() + ")");
+    return *m;
+  }()
+                                               : default_feature_method();
+  p.neighbourhood = neighbourhood_from(a, "k", "radius", std::nullopt);
+  p.normals.neighbourhood = neighbourhood_from(a, "normals-k", "normals-radius", p.neighbourhood);
+  if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
+  const std::string file = a.positionals()[0];
+  const PointCloud cloud = load_cloud(file);
+  const FeatureResult r = compute_features(cloud, p, method);
+  if (a.has("out")) {
+    const std::string o = a.get("out");
+    if (fs::path(o).extension() == ".csv")
+      write_features_csv(o, cloud, r);
+    else
+      write_features_pcd(o, r);
+  }
+  if (a.has("csv")) write_features_csv(a.get("csv"), cloud, r);
+  if (a.flag("json")) {
+    print_json(out,
+               QJsonObject{{"file", QString::fromStdString(file)},
+                           {"method", QString::fromStdString(r.method)},
+                           {"descriptor", descriptor_name(r.descriptor)},
+                           {"bins", r.bins},
+                           {"neighbourhood", QString::fromStdString(p.neighbourhood.describe())},
+                           {"normals_neighbourhood",
+                            QString::fromStdString(p.normals.neighbourhood.describe())},
+                           {"points", double(cloud.size())},
+                           {"non_finite_points", double(r.non_finite_points)},
+                           {"nan_histograms", double(r.nan_histograms)},
+                           {"stages_ms", stages_json(r.stages)},
+                           {"total_ms", r.total_ms}});
+    return 0;
+  }
+  out << file << ": " << descriptor_name(r.descriptor) << " (" << r.bins << " bins) of "
+      << cloud.size() << " points with " << r.method << ", neighbourhood "
+      << p.neighbourhood.describe() << ", normals " << p.normals.neighbourhood.describe() << "\n";
+  if (r.non_finite_points)
+    out << "  left out " << r.non_finite_points << " non-finite points (their rows are NaN)\n";
+  out << "  time: " << std::fixed << std::setprecision(3) << r.total_ms << " ms (";
+  for (std::size_t i = 0; i < r.stages.size(); ++i)
+    out << (i ? ", " : "") << r.stages[i].first << ' ' << r.stages[i].second;
+  out << ")\n";
+  return 0;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Rows (points) with a bin more than 1e-3 away from the reference's, and the largest difference.
+std::string agreement(const FeatureResult& ref, const FeatureResult& r) {
+  std::size_t rows = 0;
+  double worst = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    bool bad = false;
+    for (int j = 0; j < ref.bins; ++j) {
+      const float x = ref.row(i)[j], y = r.row(i)[j];
+      if (std::isnan(x) && std::isnan(y)) continue;
+      const double e = std::isnan(x) != std::isnan(y) ? INFINITY : std::fabs(double(x) - y);
+      worst = std::max(worst, e);
+      bad |= e > 1e-3;
+    }
+    rows += bad;
+  }
+  if (!rows) return "identical";
+  std::ostringstream s;
+  s << rows << " of " << ref.size() << " points differ (max " << std::setprecision(3) << worst
+    << ")";
+  return s.str();
+}
+
+struct FeatureCase {
+  std::string sweep, label;
+  PointCloud cloud;
+  FeatureParams params;
+  double x;
+};
+
+std::vector<FeatureCase> feature_cases(const std::string& data, const std::string& only) {
+  std::vector<FeatureCase> cases;
+  const fs::path d(data);
+  auto add = [&](const std::string& name, const PointCloud& c, Neighbourhood nb) {
+    for (Descriptor desc : {Descriptor::Pfh, Descriptor::Fpfh}) {
+      FeatureCase fc{name + " " + descriptor_name(desc),
+                     name + " " + descriptor_name(desc) + " " + nb.describe(), c, FeatureParams{},
+                     nb.k > 0 ? double(nb.k) : double(nb.radius)};
+      fc.params.descriptor = desc;
+      fc.params.neighbourhood = nb;
+      fc.params.normals.neighbourhood = nb;  // one search serves both stages
+      if (only.empty() || fc.label.find(only) != std::string::npos) cases.push_back(fc);
+    }
+  };
+  if (fs::exists(d / "bunny/bun_zipper.ply")) {
+    const PointCloud bunny = load_cloud((d / "bunny/bun_zipper.ply").string());
+    for (int k : {16, 32, 64, 100})
+      add("bunny", bunny, Neighbourhood::nearest(k));
+    add("bunny", bunny, Neighbourhood::within(0.005f));
+  }
+  if (fs::exists(d / "kitti/000000.bin")) {
+    const PointCloud kitti = load_cloud((d / "kitti/000000.bin").string());
+    for (int k : {16, 32, 64})
+      add("kitti", kitti, Neighbourhood::nearest(k));
+    add("kitti", kitti, Neighbourhood::within(0.5f));
+  }
+  return cases;
+}
+
+// Pairs a PFH run visits: sum over points of n(n-1)/2 (FPFH: n).
+double pair_count(const FeatureCase& c) {
+  const double n = double(c.cloud.size());
+  const double k = c.params.neighbourhood.k > 0 ? c.params.neighbourhood.k : 64;
+  return c.params.descriptor == Descriptor::Pfh ? n * k * (k - 1) / 2 : n * k;
+}
+
+}  // namespace
+
+int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line) {
+  const std::string dir = a.get("out", "bench-features");
+  fs::create_directories(dir);
+  const int repeat = int(a.get_int("repeat", 5)), warmup = int(a.get_int("warmup", 1));
+  // PCL is skipped where it would visit more pairs than this (PFH is O(n k^2)).
+  const double pcl_limit = a.get_double("pcl-max-pairs", 2.5e8);
+  const bool gpu = query_device().available;
+  if (!gpu) out << "no GPU (" << query_device().reason << "): measuring cpu only\n";
+  const std::string only = "," + a.get("methods", "") + ",";
+  auto wanted = [&](const std::string& m) {
+    return only == ",," || only.find("," + m + ",") != std::string::npos;
+  };
+  const auto cases = feature_cases(a.get("data", ""), a.get("cases", ""));
+  if (cases.empty())
+    throw UsageError("bench features needs --data DIR with bunny/bun_zipper.ply or kitti/ in it");
+  std::vector<BenchRow> rows;
+  std::ostringstream stages_md;
+  stages_md << "\n## Stages (median ms)\n\n| case | method | stages |\n|---|---|---|\n";
+  for (const auto& c : cases) {
+    FeatureResult ref;
+    bool have_ref = false;
+    std::vector<Point3f> ref_normals;
+    for (FeatureMethod m : all_feature_methods()) {
+      if (m != FeatureMethod::Cpu && !gpu) continue;
+      if (!wanted(method_name(m))) continue;
+      BenchRow row{c.sweep, c.label, c.x, c.cloud.size(), c.x, method_name(m)};
+      const bool is_pcl = m == FeatureMethod::Cpu;
+      if (is_pcl && pair_count(c) > pcl_limit) {
+        row.agreement = "skipped (over --pcl-max-pairs)";
+        rows.push_back(row);
+        out << std::left << std::setw(26) << c.label << std::setw(11) << row.method << row.agreement
+            << '\n'
+            << std::flush;
+        continue;
+      }
+      try {
+        const int reps = is_pcl ? 1 : repeat;
+        for (int i = 0; i < (is_pcl ? 0 : warmup); ++i)
+          compute_features(c.cloud, c.params, m);
+        std::vector<double> t;
+        FeatureResult last;
+        for (int i = 0; i < std::max(1, reps); ++i) {
+          last = compute_features(c.cloud, c.params, m);
+          t.push_back(last.total_ms);
+        }
+        row.median_ms = median(t);
+        row.min_ms = *std::min_element(t.begin(), t.end());
+        row.max_ms = *std::max_element(t.begin(), t.end());
+        row.clusters = last.nan_histograms;
+        row.stages = last.stages;
+        if (is_pcl) {
+          ref = std::move(last);
+          ref_normals = ref.normals;
+          have_ref = true;
+          row.agreement = "reference";
+        } else if (have_ref) {
+          row.agreement = "end to end: " + agreement(ref, last);
+          // The histogram stage alone: the same normals as PCL's (an untimed extra run).
+          const FeatureResult same = compute_features(c.cloud, c.params, m, &ref_normals);
+          row.agreement += "; from PCL's normals: " + agreement(ref, same);
+        } else {
+          row.agreement = "no reference";
+        }
+      } catch (const std::exception& e) {
+        row.agreement = std::string("error: ") + e.what();
+      }
+      rows.push_back(row);
+      stages_md << "| " << c.label << " | " << row.method << " | ";
+      for (std::size_t i = 0; i < row.stages.size(); ++i)
+        stages_md << (i ? ", " : "") << row.stages[i].first << " " << std::fixed
+                  << std::setprecision(3) << row.stages[i].second << std::defaultfloat;
+      stages_md << " |\n";
+      out << std::left << std::setw(26) << c.label << std::setw(11) << row.method << std::right
+          << std::fixed << std::setprecision(3) << std::setw(11) << row.median_ms << " ms  "
+          << row.agreement.substr(0, 110) << '\n'
+          << std::defaultfloat << std::flush;
+    }
+  }
+  write_bench_csv(dir + "/features.csv", rows);
+  std::ofstream md(dir + "/features.md");
+  md << bench_markdown(rows, "Normals and feature histograms benchmark", describe_host(),
+                       command_line)
+     << "\nEach time is end to end: upload, neighbour search, normals (same neighbourhood as the "
+        "descriptor), histograms and download. cpu is PCL (NormalEstimation + PFHEstimation / "
+        "FPFHEstimation, one run). Agreement: every bin within 1e-3 (percent units) of PCL's; "
+        "'end to end' compares with each method's own normals (gpu estimates them on the "
+        "device, so pairs right on a bin edge can move), 'from PCL's normals' gives every "
+        "method PCL's normals.\n"
+     << stages_md.str();
+  std::string why;
+  const auto pngs = plot_bench(rows, dir, &why, "features");
+  out << "wrote " << dir << "/features.csv, " << dir << "/features.md";
+  for (const auto& p : pngs)
+    out << ", " << p;
+  out << '\n';
+  if (pngs.empty()) out << "plots: " << why << '\n';
+  return 0;
+}
+
+std::vector<Command> features_commands() {
+  static const std::string help =
+      "cumulus-cli features FILE [--descriptor pfh|fpfh] [--method NAME] (--k K | --radius R)\n"
+      "                     [--normals-k K | --normals-radius R] [--viewpoint x,y,z]\n"
+      "                     [--out FILE.pcd|FILE.csv] [--csv FILE] [--json]\n"
+      "  Surface normals and point feature histograms with PCL's semantics: PFH (125 bins,\n"
+      "  PCL's PFHEstimation) or FPFH (33 bins, FPFHEstimation; the default).\n"
+      "  --method   " +
+      method_list() +
+      "\n"
+      "             (default: gpu where a GPU is usable, else cpu). cpu is PCL; gpu-paper\n"
+      "             takes neighbours and normals from the CPU and builds the histograms on the\n"
+      "             GPU (a 64-thread block per point); gpu does everything on the GPU.\n"
+      "  --k K / --radius R     the descriptor's neighbourhood (itself included)\n"
+      "  --normals-k K / --normals-radius R   the normals' neighbourhood (default: the same)\n"
+      "  --viewpoint x,y,z      normals face this world point (default 0,0,0, as PCL)\n"
+      "  --out FILE             descriptors as PCD (PFHSignature125 / FPFHSignature33 field)\n"
+      "                         or, for a .csv name, CSV: index,x,y,z,bins...\n"
+      "  --json                 counts, NaN count, timings per stage in ms\n"
+      "  Non-finite points are left out of every neighbourhood; their rows are NaN.\n";
+  return {{"features", "normals and PFH/FPFH descriptors (PCL and GPU methods)", help.c_str(),
+           run_features}};
+}
+
+}  // namespace cumulus::cli
