@@ -168,7 +168,8 @@ std::vector<FeatureCase> feature_cases(const std::string& data, const std::strin
   return cases;
 }
 
-// Pairs a PFH run visits: sum over points of n(n-1)/2 (FPFH: n).
+// Pairs a PFH run visits: sum over points of n(n-1)/2 (FPFH: n). A radius neighbourhood's size
+// is not known before searching; 64 stands in for it.
 double pair_count(const FeatureCase& c) {
   const double n = double(c.cloud.size());
   const double k = c.params.neighbourhood.k > 0 ? c.params.neighbourhood.k : 64;

@@ -58,7 +58,6 @@ struct Workspace {
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
 };
 
-
 void upload_points(Workspace& ws, const Point3f* points, std::size_t n);
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point

@@ -139,26 +139,24 @@ void pcl_descriptors(Estimator& est, const PclCloud::Ptr& cloud, const PclNormal
     std::copy_n(sig[i].histogram, bins, out.begin() + std::ptrdiff_t(i * std::size_t(bins)));
 }
 
-// The paper's CPU half: FLANN neighbourhoods, as PCL's features search them.
-HostNeighbours flann_neighbours(const std::vector<Point3f>& pts, const Neighbourhood& nb) {
+// The paper's CPU half: each point's neighbourhood from the kd-tree the normals were estimated
+// with (built here when the normals were given), searched as PCL's features search it.
+HostNeighbours flann_neighbours(const PclCloud::Ptr& cloud,
+                                const pcl::search::KdTree<pcl::PointXYZ>::Ptr& tree,
+                                const Neighbourhood& nb) {
+  if (tree->getInputCloud() != cloud) tree->setInputCloud(cloud);
   HostNeighbours h;
-  h.offsets.assign(pts.size() + 1, 0);
-  if (nb.k > 0) {
-    const KnnResult r = knn_search(pts, pts, nb.k, NnsMethod::Cpu);
-    for (std::size_t q = 0; q < pts.size(); ++q) {
-      for (int j = 0; j < nb.k; ++j) {
-        const std::size_t e = q * std::size_t(nb.k) + std::size_t(j);
-        if (r.indices[e] < 0) break;
-        h.indices.push_back(r.indices[e]);
-        h.sq_distances.push_back(r.sq_distances[e]);
-      }
-      h.offsets[q + 1] = std::uint32_t(h.indices.size());
-    }
-  } else {
-    RadiusResult r = radius_search(pts, pts, nb.radius, NnsMethod::Cpu);
-    h.offsets = std::move(r.offsets);
-    h.indices = std::move(r.indices);
-    h.sq_distances = std::move(r.sq_distances);
+  h.offsets.assign(cloud->size() + 1, 0);
+  pcl::Indices idx;
+  std::vector<float> d2;
+  for (std::size_t q = 0; q < cloud->size(); ++q) {
+    if (nb.k > 0)
+      tree->nearestKSearch(int(q), nb.k, idx, d2);
+    else
+      tree->radiusSearch(int(q), double(nb.radius), idx, d2);
+    h.indices.insert(h.indices.end(), idx.begin(), idx.end());
+    h.sq_distances.insert(h.sq_distances.end(), d2.begin(), d2.end());
+    h.offsets[q + 1] = std::uint32_t(h.indices.size());
   }
   return h;
 }
@@ -324,7 +322,7 @@ FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& par
         // PCL searches inside the estimator, so its neighbours are part of this stage.
         out.stages.emplace_back("descriptors", stage.ms());
       } else {
-        const HostNeighbours nb = flann_neighbours(f.points, params.neighbourhood);
+        const HostNeighbours nb = flann_neighbours(pc, tree, params.neighbourhood);
         out.stages.emplace_back("neighbours", stage.ms());
         gpu_paper_descriptors(f.points, out.normals, nb, params.descriptor, out);
       }
