@@ -106,21 +106,33 @@ std::vector<float> replica_pfh(const std::vector<Point3f>& pts, const std::vecto
 }
 
 // Double-precision PCA of each point's neighbourhood (FLANN's neighbours), for checking.
-std::vector<Point3f> exact_normals(const std::vector<Point3f>& pts, const Neighbourhood& nb) {
+struct ExactPca {
+  RadiusResult rows;                    // the neighbourhoods
+  std::vector<Point3f> normals;         // NaN below 3 neighbours
+  std::vector<Eigen::Vector3d> lambda;  // eigenvalues, ascending
+};
+
+RadiusResult neighbour_rows(const std::vector<Point3f>& pts, const Neighbourhood& nb,
+                            NnsMethod method) {
+  if (nb.k <= 0) return radius_search(pts, pts, nb.radius, method);
+  const KnnResult r = knn_search(pts, pts, nb.k, method);
   RadiusResult rows;
-  if (nb.k > 0) {
-    const KnnResult r = knn_search(pts, pts, nb.k, NnsMethod::Cpu);
-    rows.offsets.push_back(0);
-    for (std::size_t q = 0; q < pts.size(); ++q) {
-      for (int j = 0; j < nb.k; ++j)
-        if (r.indices[q * std::size_t(nb.k) + std::size_t(j)] >= 0)
-          rows.indices.push_back(r.indices[q * std::size_t(nb.k) + std::size_t(j)]);
-      rows.offsets.push_back(std::uint32_t(rows.indices.size()));
-    }
-  } else {
-    rows = radius_search(pts, pts, nb.radius, NnsMethod::Cpu);
+  rows.offsets.push_back(0);
+  for (std::size_t q = 0; q < pts.size(); ++q) {
+    for (int j = 0; j < nb.k; ++j)
+      if (r.indices[q * std::size_t(nb.k) + std::size_t(j)] >= 0)
+        rows.indices.push_back(r.indices[q * std::size_t(nb.k) + std::size_t(j)]);
+    rows.offsets.push_back(std::uint32_t(rows.indices.size()));
   }
-  std::vector<Point3f> out(pts.size(), Point3f{NAN, NAN, NAN});
+  return rows;
+}
+
+ExactPca exact_pca(const std::vector<Point3f>& pts, const Neighbourhood& nb) {
+  ExactPca out;
+  out.rows = neighbour_rows(pts, nb, NnsMethod::Cpu);
+  const RadiusResult& rows = out.rows;
+  out.normals.assign(pts.size(), Point3f{NAN, NAN, NAN});
+  out.lambda.assign(pts.size(), Eigen::Vector3d::Zero());
   for (std::size_t q = 0; q < pts.size(); ++q) {
     const std::size_t b = rows.offsets[q], e = rows.offsets[q + 1];
     if (e - b < 3) continue;
@@ -138,9 +150,61 @@ std::vector<Point3f> exact_normals(const std::vector<Point3f>& pts, const Neighb
     }
     const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> es(cov);
     const Eigen::Vector3d n = es.eigenvectors().col(0);
-    out[q] = {float(n.x()), float(n.y()), float(n.z())};
+    out.normals[q] = {float(n.x()), float(n.y()), float(n.z())};
+    out.lambda[q] = es.eigenvalues();
   }
   return out;
+}
+
+// Angle between two axes in degrees, sign ignored. From the cross product: acos of a dot
+// product near 1 cannot resolve less than about 0.03 degree between float unit vectors.
+double axis_angle_deg(Point3f a, Point3f b) {
+  const double ax = a.x, ay = a.y, az = a.z, bx = b.x, by = b.y, bz = b.z;
+  const double cx = ay * bz - az * by, cy = az * bx - ax * bz, cz = ax * by - ay * bx;
+  return std::atan2(std::sqrt(cx * cx + cy * cy + cz * cz),
+                    std::fabs(ax * bx + ay * by + az * bz)) *
+         180.0 / M_PI;
+}
+
+// A neighbourhood whose normal is well defined: a surface patch (lambda0 at most 5 % of the
+// variance, PCL's curvature < 0.05) that is not a line (lambda1 at least 5 % of lambda2, which
+// LiDAR scan lines are not), seen not edge-on (the normal's orientation is then a coin toss).
+bool well_conditioned(const Eigen::Vector3d& l, Point3f normal, Point3f p) {
+  const double sum = l.sum();
+  if (!(sum > 0) || !(l[0] < 0.05 * sum) || !(l[1] >= 0.05 * l[2])) return false;
+  const double vlen = std::sqrt(double(p.x) * p.x + double(p.y) * p.y + double(p.z) * p.z);
+  return std::fabs(double(normal.x) * p.x + double(normal.y) * p.y + double(normal.z) * p.z) >=
+         0.05 * vlen;
+}
+
+bool same_row(const RadiusResult& a, const RadiusResult& b, std::size_t q) {
+  std::vector<std::int32_t> x(a.indices.begin() + a.offsets[q],
+                              a.indices.begin() + a.offsets[q + 1]),
+      y(b.indices.begin() + b.offsets[q], b.indices.begin() + b.offsets[q + 1]);
+  std::sort(x.begin(), x.end());
+  std::sort(y.begin(), y.end());
+  return x == y;
+}
+
+void normals_cases() {
+  QTest::addColumn<QString>("file");
+  QTest::addColumn<int>("k");
+  QTest::addColumn<float>("radius");
+  QTest::addRow("bunny k=16") << "bunny/bun_zipper.ply" << 16 << 0.0f;
+  QTest::addRow("bunny k=64") << "bunny/bun_zipper.ply" << 64 << 0.0f;
+  QTest::addRow("bunny r=5mm") << "bunny/bun_zipper.ply" << 0 << 0.005f;
+  QTest::addRow("kitti k=16") << "kitti/000000.bin" << 16 << 0.0f;
+  QTest::addRow("kitti r=0.5m") << "kitti/000000.bin" << 0 << 0.5f;
+  QTest::addRow("lidar pair k=16") << "lidar-pair/251370668.pcd" << 16 << 0.0f;
+}
+
+// The current row of normals_cases(): its cloud and neighbourhood; false without the data.
+bool normals_case(PointCloud& c, NormalParams& p) {
+  QFETCH(QString, file);
+  QFETCH(int, k);
+  QFETCH(float, radius);
+  p.neighbourhood = {k, radius};
+  return load(file, 1, c);
 }
 
 bool gpu_usable() {
@@ -422,57 +486,70 @@ class TestFeatures : public QObject {
     QCOMPARE(d.rows, std::size_t(0));
   }
 
-  void gpu_normals_match_pcl_data() {
-    QTest::addColumn<QString>("file");
-    QTest::addColumn<int>("k");
-    QTest::addColumn<float>("radius");
-    QTest::addRow("bunny k=16") << "bunny/bun_zipper.ply" << 16 << 0.0f;
-    QTest::addRow("bunny k=64") << "bunny/bun_zipper.ply" << 64 << 0.0f;
-    QTest::addRow("bunny r=5mm") << "bunny/bun_zipper.ply" << 0 << 0.005f;
-    QTest::addRow("kitti k=16") << "kitti/000000.bin" << 16 << 0.0f;
+  // PCL's float normals are the exact PCA's to well under 0.01 degree where the neighbourhood
+  // is well conditioned: the yardstick the GPU's normals are held to below.
+  void pcl_normals_match_exact_pca_data() { normals_cases(); }
+  void pcl_normals_match_exact_pca() {
+    PointCloud c;
+    NormalParams p;
+    if (!normals_case(c, p)) QSKIP("real data for this case not found");
+    const NormalsResult ref = estimate_normals(c, p, FeatureMethod::Cpu);
+    const ExactPca exact = exact_pca(c.points, p.neighbourhood);
+    std::size_t checked = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      const Point3f a = ref.normals[i];
+      // Neighbours all at one place have no plane: PCL's normal is NaN, Eigen's any axis.
+      const bool no_plane = std::isnan(exact.normals[i].x) || !(exact.lambda[i].sum() > 0);
+      QCOMPARE(std::isnan(a.x), no_plane);
+      if (std::isnan(a.x) || !well_conditioned(exact.lambda[i], a, c.points[i])) continue;
+      ++checked;
+      worst = std::max(worst, axis_angle_deg(a, exact.normals[i]));
+    }
+    qInfo("%zu of %zu well conditioned: PCL vs exact PCA worst %.2g deg", checked, c.size(), worst);
+    QVERIFY(checked > c.size() / 4);
+    QVERIFY(worst < 0.01);
   }
-  // Against PCL's NormalEstimation on well-conditioned points: no flipped normal, the same NaNs,
-  // and the measured spread (H200: bunny worst 0.03 degree, KITTI 0.3; the issue asks 0.01, not
-  // met yet). The distance to a double-precision Eigen PCA of FLANN's neighbours is printed too.
+
+  void gpu_normals_match_pcl_data() { normals_cases(); }
+  // Against PCL's NormalEstimation and a double-precision PCA, on well-conditioned
+  // neighbourhoods that both searches agree on: every normal within 0.01 degree of PCL's.
   void gpu_normals_match_pcl() {
     REQUIRE_GPU();
-    QFETCH(QString, file);
-    QFETCH(int, k);
-    QFETCH(float, radius);
     PointCloud c;
-    if (!load(file, 1, c)) QSKIP(qPrintable("real data " + file + " not found"));
     NormalParams p;
-    p.neighbourhood = {k, radius};
+    if (!normals_case(c, p)) QSKIP("real data for this case not found");
     const NormalsResult ref = estimate_normals(c, p, FeatureMethod::Cpu);
     const NormalsResult gpu = estimate_normals(c, p, FeatureMethod::Gpu);
     QCOMPARE(gpu.nan_normals, ref.nan_normals);
-    const std::vector<Point3f> exact = exact_normals(c.points, p.neighbourhood);
-    auto angle = [](Point3f a, Point3f b) {
-      const double d = std::fabs(double(a.x) * b.x + double(a.y) * b.y + double(a.z) * b.z);
-      return std::acos(std::min(d, 1.0)) * 180.0 / M_PI;
-    };
-    std::size_t checked = 0, over = 0, flips = 0;
+    const ExactPca exact = exact_pca(c.points, p.neighbourhood);
+    const RadiusResult grid = neighbour_rows(c.points, p.neighbourhood, NnsMethod::Gpu);
+    std::size_t checked = 0, over = 0, flips = 0, other_rows = 0;
     double worst_exact = 0, worst_pcl = 0;
     for (std::size_t i = 0; i < c.size(); ++i) {
-      const Point3f a = ref.normals[i], b = gpu.normals[i], q = c.points[i];
+      const Point3f a = ref.normals[i], b = gpu.normals[i];
       QCOMPARE(std::isnan(a.x), std::isnan(b.x));
-      if (std::isnan(a.x) || !(ref.curvature[i] < 0.05f)) continue;
-      const double vlen = std::sqrt(double(q.x) * q.x + double(q.y) * q.y + double(q.z) * q.z);
-      if (std::fabs(a.x * q.x + a.y * q.y + a.z * q.z) < 0.05 * vlen) continue;  // edge-on
+      if (std::isnan(a.x) || !well_conditioned(exact.lambda[i], a, c.points[i])) continue;
+      if (!same_row(exact.rows, grid, i)) {  // a distance tie at the k-th neighbour
+        ++other_rows;
+        continue;
+      }
       ++checked;
       flips += (double(a.x) * b.x + double(a.y) * b.y + double(a.z) * b.z) < 0;
-      worst_exact = std::max(worst_exact, angle(b, exact[i]));
-      const double deg = angle(a, b);
+      worst_exact = std::max(worst_exact, axis_angle_deg(b, exact.normals[i]));
+      const double deg = axis_angle_deg(a, b);
       worst_pcl = std::max(worst_pcl, deg);
       over += deg >= 0.01;
     }
     qInfo(
-        "%zu of %zu normals well conditioned: gpu vs exact PCA worst %.2g deg; vs PCL worst "
-        "%.2g deg, %zu at or over 0.01 deg",
-        checked, c.size(), worst_exact, worst_pcl, over);
+        "%zu of %zu normals well conditioned (%zu more with another neighbourhood): gpu vs "
+        "exact PCA worst %.2g deg; vs PCL worst %.2g deg",
+        checked, c.size(), other_rows, worst_exact, worst_pcl);
     QVERIFY(checked > c.size() / 4);
+    QVERIFY(other_rows <= c.size() / 1000);
     QCOMPARE(flips, std::size_t(0));
-    QVERIFY(worst_pcl < 0.5);
+    QCOMPARE(over, std::size_t(0));
+    QVERIFY(worst_exact < 0.001);
   }
 
   // Degenerate input on the GPU: duplicates, NaNs, a single point, k above the point count.

@@ -19,10 +19,15 @@
 #include "cumulus/cluster.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
+#include "cumulus/features.h"
 #include "cumulus/generate.h"
 #include "cumulus/icp.h"
+#include "cumulus/nns.h"
 #include "cumulus/segment.h"
 #include "depth_view.h"
+#include "feature_panel.h"
+#include "features_window.h"
+#include "histogram_chart.h"
 #include "history_window.h"
 #include "icp_panel.h"
 #include "main_window.h"
@@ -327,6 +332,92 @@ class TestGui : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 3 && !reg->busy(), 60000);
     QCOMPARE(done.last().at(0).toBool(), query_device().available);
     QCOMPARE(w.document()->count(), 2);
+  }
+
+  void featuresWindowPicksColoursAndExports() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
+    w.setCurrentRow(0);
+    auto* fw = w.openFeatures();
+    fw->show();
+    auto* panel = fw->panel();
+    panel->setMethod(FeatureMethod::Cpu);
+    FeatureParams p;
+    p.descriptor = Descriptor::Fpfh;
+    p.neighbourhood = Neighbourhood::nearest(16);
+    p.normals.neighbourhood = p.neighbourhood;
+    panel->setParams(p);
+    const auto cloud = w.document()->at(0).cloud;
+    // Before any features: the neighbourhood is shown, the chart is empty.
+    fw->pickPoint(100, 0);
+    QCOMPARE(fw->neighbourhood().size(), std::size_t(16));
+    QVERIFY(panel->chart()->first().empty());
+    QCOMPARE(panel->pickSlot(), 1);  // the next click compares
+    QSignalSpy done(fw, &app::FeaturesWindow::finished);
+    fw->run();
+    QVERIFY(fw->busy());  // PCL runs off the UI thread
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 1 && !fw->busy(), 60000);
+    QVERIFY(done.last().at(0).toBool());
+    const FeatureResult* r = fw->lastResult();
+    QVERIFY(r);
+    // The same histograms as the backend called directly.
+    const FeatureResult direct = compute_features(*cloud, p, FeatureMethod::Cpu);
+    QCOMPARE(r->histograms.size(), direct.histograms.size());
+    QVERIFY(std::memcmp(r->histograms.data(), direct.histograms.data(),
+                        direct.histograms.size() * sizeof(float)) == 0);
+    // A's histogram is charted, grouped as FPFH's three sub-histograms; A is at distance 0.
+    const std::vector<float> a(direct.row(100), direct.row(100) + 33);
+    QCOMPARE(panel->chart()->first(), a);
+    QVERIFY(panel->chart()->second().empty());
+    QCOMPARE(ui::HistogramChart::groups(33).size(), std::size_t(3));
+    QCOMPARE(fw->distances().size(), cloud->size());
+    QCOMPARE(fw->distances()[100], 0.0f);
+    // The highlighted neighbourhood is FLANN's (as a set; nearest first).
+    const KnnResult knn = knn_search(cloud->points, {cloud->points[100]}, 16, NnsMethod::Cpu);
+    std::vector<std::int32_t> expect(knn.indices.begin(), knn.indices.end()),
+        got = fw->neighbourhood();
+    std::sort(expect.begin(), expect.end());
+    std::sort(got.begin(), got.end());
+    QCOMPARE(got, expect);
+    QCOMPARE(fw->neighbourhood().front(), 100);
+    // B is overlaid; its distance to A is what histogram_distances gives.
+    fw->pickPoint(2000, panel->pickSlot());
+    QCOMPARE(fw->picked(1), qint64(2000));
+    QCOMPARE(panel->chart()->second(), std::vector<float>(direct.row(2000), direct.row(2000) + 33));
+    const auto l2 = histogram_distances(direct, direct.row(100), HistogramDistance::L2);
+    QCOMPARE(fw->distances()[2000], l2[2000]);
+    panel->setDistance(HistogramDistance::ChiSquared);
+    const auto chi = histogram_distances(direct, direct.row(100), HistogramDistance::ChiSquared);
+    QCOMPARE(fw->distances()[2000], chi[2000]);
+    // Exports: PCD with an FPFHSignature33 field, CSV with a row per point.
+    QTemporaryDir dir;
+    QVERIFY(fw->exportFeatures(dir.path() + "/f.pcd"));
+    QVERIFY(test::readAll(dir.path() + "/f.pcd").contains("fpfh"));
+    QVERIFY(fw->exportFeatures(dir.path() + "/f.csv"));
+    QCOMPARE(test::readAll(dir.path() + "/f.csv").count('\n'), qsizetype(cloud->size() + 1));
+    QString error;
+    QVERIFY(!fw->exportFeatures(dir.path() + "/missing/f.csv", &error));
+    QVERIFY(!error.isEmpty());
+    // Time all: every usable method, side by side.
+    fw->timeAll();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2 && !fw->busy(), 120000);
+    auto* table = panel->findChild<QTableWidget*>("timings");
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), query_device().available ? 3 : 1);
+    QCOMPARE(table->item(0, 0)->text(), QString("cpu"));
+    // A missing GPU is a message; the last result stays.
+    panel->setMethod(FeatureMethod::Gpu);
+    fw->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 3 && !fw->busy(), 60000);
+    QCOMPARE(done.last().at(0).toBool(), query_device().available);
+    QVERIFY(fw->lastResult());
+    // Clearing the picks restores the ordinary colouring.
+    fw->pickPoint(-1, 0);
+    fw->pickPoint(-1, 1);
+    QVERIFY(fw->distances().empty());
+    QCOMPARE(w.document()->count(), 1);
   }
 
   void clusteringErrorsKeepTheData() {

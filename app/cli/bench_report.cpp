@@ -146,9 +146,11 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
           md << " – |";
         } else if (row->agreement.rfind("error", 0) == 0) {
           md << " failed |";
+        } else if (row->agreement.rfind("skipped", 0) == 0) {
+          md << " skipped |";
         } else {
           md << ' ' << fmt(row->median_ms, row->median_ms < 10 ? 3 : 1);
-          if (cpu && row != cpu && row->median_ms > 0)
+          if (cpu && row != cpu && row->median_ms > 0 && cpu->agreement.rfind("skipped", 0) != 0)
             md << " (" << fmt(cpu->median_ms / row->median_ms, 0) << "x)";
           if (row->agreement.rfind("DIFFERENT", 0) == 0) md << " **differs**";
           md << " |";
@@ -161,8 +163,13 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
   md << "\n## Agreement with the cpu reference\n\n";
   for (const auto& r : rows) {
     if (r.agreement.rfind("reference", 0) == 0 || r.agreement.empty()) continue;
+    if (r.agreement.rfind("skipped", 0) == 0 || r.agreement.rfind("no reference", 0) == 0) {
+      md << "- " << r.sweep << " / " << r.label << " / " << r.method << ": " << r.agreement << '\n';
+      continue;
+    }
     ++compared;
-    if (r.agreement == "identical")
+    // Features report two comparisons; end to end is the one that counts here.
+    if (r.agreement == "identical" || r.agreement.rfind("end to end: identical", 0) == 0)
       ++identical;
     else
       md << "- " << r.sweep << " / " << r.label << " / " << r.method << ": " << r.agreement << '\n';

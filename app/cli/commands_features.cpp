@@ -203,7 +203,9 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
     for (FeatureMethod m : all_feature_methods()) {
       if (m != FeatureMethod::Cpu && !gpu) continue;
       if (!wanted(method_name(m))) continue;
-      BenchRow row{c.sweep, c.label, c.x, c.cloud.size(), c.x, method_name(m)};
+      // Plots are over k; a radius case (x = 0) appears in the tables only.
+      const double plot_x = c.params.neighbourhood.k > 0 ? c.x : 0.0;
+      BenchRow row{c.sweep, c.label, plot_x, c.cloud.size(), c.x, method_name(m)};
       const bool is_pcl = m == FeatureMethod::Cpu;
       if (is_pcl && pair_count(c) > pcl_limit) {
         row.agreement = "skipped (over --pcl-max-pairs)";

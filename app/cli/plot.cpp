@@ -94,7 +94,10 @@ std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std
     p.setFont(bold);
     p.drawText(QRectF(0, 8, 1000, 30), Qt::AlignHCenter,
                QString("%1: %2 sweep (median ms, log-log)")
-                   .arg(prefix == "segment" ? "RDP segmentation" : "Euclidean clustering")
+                   .arg(prefix == "segment"    ? "RDP segmentation"
+                        : prefix == "features" ? "Normals and feature histograms"
+                        : prefix == "icp"      ? "ICP registration"
+                                               : "Euclidean clustering")
                    .arg(QString::fromStdString(sweep)));
     p.setFont(QFont());
     p.drawText(QRectF(area.left(), area.bottom() + 24, area.width(), 20), Qt::AlignHCenter,

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "features_window.h"
 #include "registration_window.h"
 
 #include <QApplication>
@@ -377,6 +378,14 @@ RegistrationWindow* MainWindow::openRegistration() {
   return registration_;
 }
 
+FeaturesWindow* MainWindow::openFeatures() {
+  if (!features_) features_ = new FeaturesWindow(document_, this);
+  const int row = currentRow();
+  if (row >= 0 && document_->at(row).isCloud()) features_->setCloudRow(row);
+  features_->raise();
+  return features_;
+}
+
 CompareWindow* MainWindow::openCompare() {
   const int row = currentRow();
   if (row < 0 || !document_->at(row).isCloud()) {
@@ -602,6 +611,8 @@ void MainWindow::buildActions() {
       ->setShortcut(tr("Ctrl+K"));
   tools->addAction(tr("&Registration (ICP)…"), this, [this] { openRegistration()->show(); })
       ->setShortcut(tr("Ctrl+R"));
+  tools->addAction(tr("&Features (normals, PFH, FPFH)…"), this, [this] { openFeatures()->show(); })
+      ->setShortcut(tr("Ctrl+Shift+F"));
   tools->addAction(tr("Timing &History…"), this, [this] {
     if (!history_) history_ = new HistoryWindow(this);
     history_->show();

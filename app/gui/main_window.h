@@ -81,6 +81,8 @@ class MainWindow : public QMainWindow {
   class SegmentCompareWindow* openSegmentCompare();
   // The ICP window (one per main window), with the current cloud as target when it has one.
   class RegistrationWindow* openRegistration();
+  // The features window on the current cloud.
+  class FeaturesWindow* openFeatures();
   bool clusteringBusy() const { return cluster_watcher_ != nullptr; }
   int currentRow() const;
   void setCurrentRow(int row);
@@ -141,6 +143,7 @@ class MainWindow : public QMainWindow {
 
   DocumentModel* document_ = nullptr;
   class RegistrationWindow* registration_ = nullptr;
+  class FeaturesWindow* features_ = nullptr;
   ui::VtkCloudView* cloud_view_ = nullptr;
   ui::DepthView* depth_view_ = nullptr;
   QStackedWidget* stack_ = nullptr;

@@ -1,0 +1,351 @@
+#include "features_window.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QMessageBox>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "colormap.h"
+#include "cumulus/device.h"
+#include "document.h"
+#include "feature_panel.h"
+#include "vtk_cloud_view.h"
+
+namespace cumulus::app {
+
+namespace {
+
+FeatureJob run_feature_job(FeatureJob job, std::vector<FeatureMethod> methods) {
+  try {
+    for (auto m : methods)
+      job.results.push_back(compute_features(*job.cloud, job.params, m));
+  } catch (const std::exception& e) {
+    job.error = QString::fromUtf8(e.what());
+  }
+  return job;
+}
+
+// The neighbourhood of one point as the features define it (finite points only, itself
+// included, nearest first; radius strict). Brute force: one query does not pay for a tree.
+std::vector<std::int32_t> neighbours_of(const std::vector<Point3f>& pts, std::size_t q,
+                                        const Neighbourhood& nb) {
+  const Point3f p = pts[q];
+  std::vector<std::pair<float, std::int32_t>> d;
+  d.reserve(pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const Point3f o = pts[i];
+    if (!std::isfinite(o.x) || !std::isfinite(o.y) || !std::isfinite(o.z)) continue;
+    const float dx = o.x - p.x, dy = o.y - p.y, dz = o.z - p.z;
+    const float s = dx * dx + dy * dy + dz * dz;
+    if (nb.k > 0 || s < nb.radius * nb.radius) d.push_back({s, std::int32_t(i)});
+  }
+  const std::size_t keep = nb.k > 0 ? std::min(d.size(), std::size_t(nb.k)) : d.size();
+  std::partial_sort(d.begin(), d.begin() + std::ptrdiff_t(keep), d.end());
+  std::vector<std::int32_t> out(keep);
+  for (std::size_t i = 0; i < keep; ++i)
+    out[i] = d[i].second;
+  return out;
+}
+
+std::vector<float> row_of(const FeatureResult& r, qint64 i) {
+  if (i < 0 || std::size_t(i) >= r.size()) return {};
+  return {r.row(std::size_t(i)), r.row(std::size_t(i)) + r.bins};
+}
+
+}  // namespace
+
+FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
+    : QMainWindow(parent), document_(document) {
+  setWindowTitle(tr("Features (normals, PFH, FPFH) — Cumulus"));
+  auto* split = new QSplitter(this);
+  view_ = new ui::VtkCloudView(split);
+  auto* side = new QWidget(split);
+  auto* lay = new QVBoxLayout(side);
+  auto* pick = new QFormLayout;
+  cloud_ = new QComboBox(side);
+  pick->addRow(tr("Cloud"), cloud_);
+  lay->addLayout(pick);
+  panel_ = new ui::FeaturePanel(side);
+  const DeviceInfo dev = query_device();
+  panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
+  panel_->setMethod(default_feature_method());
+  lay->addWidget(panel_, 1);
+  split->addWidget(view_);
+  split->addWidget(side);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  setCentralWidget(split);
+  statusBar()->showMessage(
+      tr("Click a point: A (yellow, its neighbourhood magenta) colours the cloud by histogram "
+         "distance, blue = similar; B (cyan) is overlaid in the chart."));
+  resize(1400, 860);
+
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(250);
+  connect(debounce_, &QTimer::timeout, this, &FeaturesWindow::run);
+  connect(panel_, &ui::FeaturePanel::parametersChanged, this, [this] {
+    if (panel_->live()) debounce_->start();
+  });
+  connect(panel_, &ui::FeaturePanel::distanceChanged, this, &FeaturesWindow::updatePicks);
+  connect(panel_, &ui::FeaturePanel::runRequested, this, &FeaturesWindow::run);
+  connect(panel_, &ui::FeaturePanel::timeAllRequested, this, &FeaturesWindow::timeAll);
+  connect(panel_, &ui::FeaturePanel::cancelRequested, this, [this] {
+    ++generation_;  // the running job's result is dropped
+    rerun_ = false;
+    panel_->setBusy(false);
+    panel_->setError(tr("Cancelled."));
+  });
+  connect(panel_, &ui::FeaturePanel::clearPicksRequested, this, [this] {
+    pick_a_ = pick_b_ = -1;
+    panel_->setPickSlot(0);
+    updatePicks();
+  });
+  auto export_as = [this](const QString& title, const QString& name, const QString& filter) {
+    if (!last_) {
+      QMessageBox::information(this, title, tr("Compute the features first."));
+      return;
+    }
+    const QString path = QFileDialog::getSaveFileName(this, title, name, filter);
+    QString error;
+    if (!path.isEmpty() && !exportFeatures(path, &error)) QMessageBox::warning(this, title, error);
+  };
+  connect(panel_, &ui::FeaturePanel::exportPcdRequested, this,
+          [export_as] { export_as(tr("Export descriptors"), "features.pcd", tr("PCD (*.pcd)")); });
+  connect(panel_, &ui::FeaturePanel::exportCsvRequested, this,
+          [export_as] { export_as(tr("Export descriptors"), "features.csv", tr("CSV (*.csv)")); });
+  connect(view_, &ui::VtkCloudView::pointPicked, this,
+          [this](qint64 index) { pickPoint(index, panel_->pickSlot()); });
+  auto refill = [this] { refillCombo(); };
+  connect(document_, &QAbstractItemModel::rowsInserted, this, refill);
+  connect(document_, &QAbstractItemModel::rowsRemoved, this, refill);
+  connect(cloud_, &QComboBox::currentIndexChanged, this, &FeaturesWindow::cloudChanged);
+  refillCombo();
+}
+
+void FeaturesWindow::refillCombo() {
+  const QString keep = cloud_->currentText();
+  {
+    QSignalBlocker block(cloud_);
+    cloud_->clear();
+    for (int r = 0; r < document_->count(); ++r)
+      if (document_->at(r).isCloud()) cloud_->addItem(document_->at(r).name, r);
+    const int at = cloud_->findText(keep);
+    if (at >= 0) cloud_->setCurrentIndex(at);
+  }
+  if (cloud() != last_cloud_ || !view_->cloud()) cloudChanged();
+}
+
+void FeaturesWindow::setCloudRow(int row) {
+  const int at = cloud_->findData(row);
+  if (at >= 0 && at != cloud_->currentIndex())
+    cloud_->setCurrentIndex(at);
+  else if (cloud() != view_->cloud())
+    cloudChanged();
+}
+
+std::shared_ptr<const PointCloud> FeaturesWindow::cloud() const {
+  const QVariant row = cloud_->currentData();
+  if (!row.isValid() || row.toInt() >= document_->count()) return nullptr;
+  return document_->at(row.toInt()).cloud;
+}
+
+void FeaturesWindow::cloudChanged() {
+  // Results belong to the cloud they were computed for; another cloud starts afresh.
+  ++generation_;
+  last_.reset();
+  last_cloud_ = cloud();
+  pick_a_ = pick_b_ = -1;
+  panel_->setPickSlot(0);
+  if (last_cloud_)
+    view_->setCloud(last_cloud_, true);
+  else
+    view_->clearCloud();
+  panel_->setError(last_cloud_ ? tr("Compute the features of this cloud.")
+                               : tr("Open a point cloud first."));
+  updatePicks();
+  if (last_cloud_ && panel_->live()) debounce_->start();
+}
+
+void FeaturesWindow::run() {
+  start(false);
+}
+
+void FeaturesWindow::timeAll() {
+  start(true);
+}
+
+void FeaturesWindow::start(bool all_methods) {
+  debounce_->stop();
+  const auto c = cloud();
+  if (!c) {
+    panel_->setError(tr("Open a point cloud first."));
+    return;
+  }
+  if (watcher_) {  // one job at a time; the newest request runs when it ends
+    ++generation_;
+    rerun_ = true;
+    rerun_all_ = all_methods;
+    return;
+  }
+  rerun_ = false;
+  FeatureJob job;
+  job.cloud = c;
+  job.params = panel_->params();
+  job.generation = ++generation_;
+  job.all_methods = all_methods;
+  std::vector<FeatureMethod> methods{panel_->method()};
+  if (all_methods) {
+    methods.clear();
+    for (auto m : all_feature_methods())
+      if (m == FeatureMethod::Cpu || query_device().available) methods.push_back(m);
+  }
+  watcher_ = new QFutureWatcher<FeatureJob>(this);
+  connect(watcher_, &QFutureWatcher<FeatureJob>::finished, this, &FeaturesWindow::onFinished);
+  panel_->setBusy(true);
+  watcher_->setFuture(QtConcurrent::run(run_feature_job, job, methods));
+}
+
+void FeaturesWindow::onFinished() {
+  const FeatureJob job = watcher_->result();
+  watcher_->deleteLater();
+  watcher_ = nullptr;
+  panel_->setBusy(false);
+  const bool current = job.generation == generation_ && job.cloud == cloud();
+  if (current && !job.error.isEmpty()) {
+    panel_->setError(job.error);  // the previous result, if any, stays
+  } else if (current && !job.results.empty()) {
+    const FeatureResult* chosen = &job.results.front();
+    for (const auto& r : job.results)
+      if (r.method == method_name(panel_->method())) chosen = &r;
+    last_ = std::make_shared<const FeatureResult>(*chosen);
+    last_cloud_ = job.cloud;
+    last_params_ = job.params;
+    panel_->setResult(*last_, job.cloud->size());
+    if (job.all_methods) panel_->setTimings(job.results);
+    updatePicks();
+  }
+  if (rerun_) start(rerun_all_);
+  emit finished(current && job.error.isEmpty());
+}
+
+void FeaturesWindow::pickPoint(qint64 index, int slot) {
+  const auto c = cloud();
+  if (!c || index >= qint64(c->size())) return;
+  if (slot == 1) {
+    pick_b_ = index;
+  } else {
+    pick_a_ = index;
+    if (index >= 0) panel_->setPickSlot(1);  // the natural next click is the comparison
+  }
+  updatePicks();
+}
+
+void FeaturesWindow::updatePicks() {
+  const auto c = cloud();
+  neighbourhood_.clear();
+  distances_.clear();
+  if (c && pick_a_ >= 0) {
+    const Point3f p = c->points[std::size_t(pick_a_)];
+    if (std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))
+      neighbourhood_ =
+          neighbours_of(c->points, std::size_t(pick_a_),
+                        last_ ? last_params_.neighbourhood : panel_->params().neighbourhood);
+  }
+  if (last_ && pick_a_ >= 0)
+    distances_ = histogram_distances(*last_, last_->row(std::size_t(pick_a_)), panel_->distance());
+
+  QString text;
+  if (!c) {
+    text = tr("No cloud.");
+  } else if (pick_a_ < 0) {
+    text = tr("Click a point in the view to see its histogram.");
+  } else {
+    const Point3f p = c->points[std::size_t(pick_a_)];
+    text = tr("A: point %1 (%2, %3, %4), %5 neighbours")
+               .arg(pick_a_)
+               .arg(double(p.x), 0, 'g', 5)
+               .arg(double(p.y), 0, 'g', 5)
+               .arg(double(p.z), 0, 'g', 5)
+               .arg(neighbourhood_.size());
+    if (pick_b_ >= 0) {
+      text += tr("; B: point %1").arg(pick_b_);
+      if (last_) {
+        const float d = distances_.empty() ? NAN : distances_[std::size_t(pick_b_)];
+        text += tr(", %1 distance to A %2")
+                    .arg(panel_->distance() == HistogramDistance::L2 ? "L2" : "chi-squared")
+                    .arg(double(d), 0, 'g', 4);
+      }
+    }
+    if (!last_) text += tr(". Compute the features to see histograms.");
+  }
+  if (last_)
+    panel_->setPicks(row_of(*last_, pick_a_), row_of(*last_, pick_b_), text);
+  else
+    panel_->setPicks({}, {}, text);
+  recolor();
+}
+
+void FeaturesWindow::recolor() {
+  const auto c = cloud();
+  if (!c || !view_->cloud()) return;
+  view_->setPickedPoint(pick_a_);
+  if (pick_a_ < 0 && pick_b_ < 0) {
+    view_->setColorMode(view_->colorMode());  // back to the ordinary colouring
+    return;
+  }
+  std::vector<Rgb8> colors;
+  if (!distances_.empty()) {
+    // Turbo from 0 (similar, blue) to the 95th percentile of the finite distances; the scale
+    // ignores the few most different points so that it shows structure, not outliers.
+    std::vector<float> finite;
+    finite.reserve(distances_.size());
+    for (float d : distances_)
+      if (std::isfinite(d)) finite.push_back(d);
+    float hi = 1.0f;
+    if (!finite.empty()) {
+      auto at = finite.begin() + std::ptrdiff_t(finite.size() * 95 / 100);
+      std::nth_element(finite.begin(), at, finite.end());
+      hi = *at > 0 ? *at : 1.0f;
+    }
+    colors.resize(distances_.size());
+    for (std::size_t i = 0; i < distances_.size(); ++i)
+      colors[i] = std::isfinite(distances_[i])
+                      ? ui::turbo(std::min(1.0, double(distances_[i]) / double(hi)))
+                      : Rgb8{90, 90, 90};
+  } else {
+    colors.assign(c->size(), Rgb8{150, 150, 150});
+  }
+  for (std::int32_t i : neighbourhood_)
+    colors[std::size_t(i)] = {230, 40, 230};
+  if (pick_b_ >= 0) colors[std::size_t(pick_b_)] = {0, 230, 230};
+  view_->setColors(colors);
+}
+
+bool FeaturesWindow::exportFeatures(const QString& path, QString* error) const {
+  if (!last_ || !last_cloud_) {
+    if (error) *error = tr("Nothing computed yet.");
+    return false;
+  }
+  try {
+    if (path.endsWith(".pcd", Qt::CaseInsensitive))
+      write_features_pcd(path.toStdString(), *last_);
+    else
+      write_features_csv(path.toStdString(), *last_cloud_, *last_);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cumulus::app

@@ -1,0 +1,78 @@
+#pragma once
+// Parameters of a features run (descriptor, method, neighbourhoods, the distance used for
+// "similar surfaces" colouring) and the display of its results: the picked points' histograms,
+// stage times and the timings of every method. The features window runs the jobs.
+#include <QWidget>
+
+#include "cumulus/features.h"
+
+class QButtonGroup;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+class QTableWidget;
+
+namespace cumulus::ui {
+
+class HistogramChart;
+class RunControls;
+class StageTable;
+
+class FeaturePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit FeaturePanel(QWidget* parent = nullptr);
+
+  FeatureMethod method() const;
+  void setMethod(FeatureMethod m);
+  FeatureParams params() const;
+  void setParams(const FeatureParams& p);
+  HistogramDistance distance() const;
+  void setDistance(HistogramDistance d);
+  // Which histogram the next pick in the view sets: 0 = A (the reference the cloud is coloured
+  // by), 1 = B (the overlay).
+  int pickSlot() const;
+  void setPickSlot(int slot);
+  bool live() const;
+  void setGpuAvailable(bool available, const QString& reason);
+
+  void setBusy(bool busy);
+  void setResult(const FeatureResult& r, std::size_t points);
+  void setError(const QString& message);
+  // The picked points' histograms (empty vectors: none) and a line about them.
+  void setPicks(std::vector<float> a, std::vector<float> b, const QString& text);
+  // Rows of "time all methods": method, total ms, stage times, agreement with cpu.
+  void setTimings(const std::vector<FeatureResult>& results);
+  HistogramChart* chart() const { return chart_; }
+
+ signals:
+  void parametersChanged();  // descriptor, method or a neighbourhood: features must be redone
+  void distanceChanged();    // only the colouring changes
+  void runRequested();
+  void cancelRequested();
+  void timeAllRequested();
+  void clearPicksRequested();
+  void exportPcdRequested();
+  void exportCsvRequested();
+
+ private:
+  void updateNeighbourhoodWidgets();
+
+  QComboBox* descriptor_ = nullptr;
+  QComboBox* method_ = nullptr;
+  QComboBox* mode_ = nullptr;
+  QSpinBox* k_ = nullptr;
+  QDoubleSpinBox* radius_ = nullptr;
+  QSpinBox* normals_k_ = nullptr;
+  QComboBox* distance_ = nullptr;
+  QButtonGroup* slot_ = nullptr;
+  RunControls* controls_ = nullptr;
+  QLabel* summary_ = nullptr;
+  QLabel* picks_ = nullptr;
+  HistogramChart* chart_ = nullptr;
+  StageTable* stages_ = nullptr;
+  QTableWidget* timings_ = nullptr;
+};
+
+}  // namespace cumulus::ui
