@@ -199,20 +199,21 @@ void FeaturePanel::setBusy(bool busy) {
 }
 
 void FeaturePanel::setResult(const FeatureResult& r, std::size_t points) {
-  const std::size_t bad = r.non_finite_points;
-  std::size_t empty = 0;  // finite points whose histogram is NaN (no normal)
-  for (std::size_t i = 0; i < r.size(); ++i)
-    empty += std::isnan(r.row(i)[0]);
-  empty -= std::min(empty, bad);
+  // An all-zero row had no pair to bin: the point has no neighbour besides itself.
+  std::size_t lonely = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const float* row = r.row(i);
+    lonely += std::all_of(row, row + r.bins, [](float v) { return v == 0.0f; });
+  }
   summary_->setText(
       tr("<b>%1</b> %2: %3 points, %4 bins each, in %5 ms. %6 non-finite points left out (NaN "
-         "rows); %7 finite points without a histogram (no normal).")
+         "rows); %7 points without a neighbour (all-zero rows).")
           .arg(QString::fromStdString(r.method), descriptor_name(r.descriptor))
           .arg(qulonglong(points))
           .arg(r.bins)
           .arg(r.total_ms, 0, 'f', 2)
-          .arg(qulonglong(bad))
-          .arg(qulonglong(empty)));
+          .arg(qulonglong(r.non_finite_points))
+          .arg(qulonglong(lonely)));
   stages_->setStages(r.stages);
 }
 

@@ -5,6 +5,7 @@
 #include <pcl/io/pcd_io.h>
 #include <pcl/io/ply_io.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -313,6 +314,25 @@ void validate_pcd(const std::string& path, std::uintmax_t file_size) {
     fail("POINTS (" + std::to_string(points) + ") is not WIDTH x HEIGHT (" + std::to_string(width) +
          " x " + std::to_string(height) + ")");
   const auto data_start = std::uintmax_t(in.tellg());
+  {
+    // PCL's header parser reads one line past DATA and takes a header keyword there as part of
+    // the header (found by fuzzing: binary data starting "COLUMNS" made it read garbage).
+    std::string next;
+    std::getline(in, next);
+    const auto t = tokens(next);
+    static const char* kKeys[] = {"VERSION", "FIELDS", "COLUMNS", "SIZE",      "TYPE", "COUNT",
+                                  "WIDTH",   "HEIGHT", "POINTS",  "VIEWPOINT", "DATA"};
+    if (!t.empty() &&
+        (t[0][0] == '#' || std::any_of(std::begin(kKeys), std::end(kKeys),
+                                       [&](const char* k) { return t[0].rfind(k, 0) == 0; }))) {
+      std::string shown;
+      for (char c : t[0].substr(0, 20))
+        shown += (c >= 32 && c < 127) ? c : '?';
+      fail("a header line follows DATA ('" + shown + "')");
+    }
+    in.clear();
+    in.seekg(std::streamoff(data_start));
+  }
   const std::uintmax_t remaining = file_size >= data_start ? file_size - data_start : 0;
   if (points > (std::uintmax_t(1) << 40) / point_size)
     fail("the header declares an impossible number of points");
