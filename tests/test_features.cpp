@@ -52,33 +52,6 @@ bool same_float(float a, float b) {
 }
 
 // Largest bin difference and the number of rows that differ by more than tol.
-struct Diff {
-  double max = 0;
-  std::size_t rows = 0;
-  std::size_t first = std::size_t(-1);
-};
-
-Diff compare(const FeatureResult& a, const FeatureResult& b, double tol) {
-  Diff d;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    bool bad = false;
-    for (int j = 0; j < a.bins; ++j) {
-      const float x = a.row(i)[j], y = b.row(i)[j];
-      if (std::isnan(x) != std::isnan(y)) {
-        bad = true;
-        d.max = INFINITY;
-        continue;
-      }
-      if (std::isnan(x)) continue;
-      const double e = std::fabs(double(x) - double(y));
-      d.max = std::max(d.max, e);
-      bad |= e > tol;
-    }
-    if (bad && d.rows++ == 0) d.first = i;
-  }
-  return d;
-}
-
 // PCL's loop over a neighbourhood with the shared pair arithmetic: what the GPU kernels compute.
 std::vector<float> replica_pfh(const std::vector<Point3f>& pts, const std::vector<Point3f>& nrm,
                                int k) {
@@ -461,7 +434,7 @@ class TestFeatures : public QObject {
     const FeatureResult ref = compute_features(c, p, FeatureMethod::Cpu, &n.normals);
     for (FeatureMethod m : {FeatureMethod::GpuPaper, FeatureMethod::Gpu}) {
       const FeatureResult r = compute_features(c, p, m, &n.normals);
-      const Diff d = compare(r, ref, 1e-3);
+      const HistogramDiff d = compare_histograms(r, ref, 1e-3);
       qInfo("%s: %zu points, max bin difference %.3g, %zu rows over 1e-3", method_name(m), c.size(),
             d.max, d.rows);
       QVERIFY2(d.rows == 0, qPrintable(QString("%1: %2 rows differ, first %3, max %4")
@@ -481,8 +454,8 @@ class TestFeatures : public QObject {
     p.descriptor = Descriptor::Pfh;
     p.neighbourhood = Neighbourhood::nearest(32);
     p.normals.neighbourhood = Neighbourhood::nearest(16);
-    const Diff d = compare(compute_features(c, p, FeatureMethod::GpuPaper),
-                           compute_features(c, p, FeatureMethod::Cpu), 1e-3);
+    const HistogramDiff d = compare_histograms(compute_features(c, p, FeatureMethod::GpuPaper),
+                                               compute_features(c, p, FeatureMethod::Cpu), 1e-3);
     QCOMPARE(d.rows, std::size_t(0));
   }
 
@@ -569,7 +542,7 @@ class TestFeatures : public QObject {
         for (FeatureMethod m : {FeatureMethod::GpuPaper, FeatureMethod::Gpu}) {
           const FeatureResult r = compute_features(c, p, m, &n.normals);
           QCOMPARE(r.nan_histograms, std::size_t(1));
-          QCOMPARE(compare(r, ref, 1e-3).rows, std::size_t(0));
+          QCOMPARE(compare_histograms(r, ref, 1e-3).rows, std::size_t(0));
         }
       }
     const FeatureResult one =

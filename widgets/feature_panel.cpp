@@ -235,28 +235,14 @@ void FeaturePanel::setTimings(const std::vector<FeatureResult>& results) {
     const FeatureResult& r = results[std::size_t(i)];
     QString agree = tr("reference");
     if (cpu && &r != cpu) {
-      // Rows whose bins differ by more than 1e-3 (the tolerance), NaN rows alike.
-      std::size_t rows = 0;
-      double worst = 0;
-      for (std::size_t q = 0; q < r.size() && q < cpu->size(); ++q) {
-        bool differs = false;
-        for (int h = 0; h < r.bins; ++h) {
-          const float x = r.row(q)[h], y = cpu->row(q)[h];
-          if (std::isnan(x) != std::isnan(y)) {
-            differs = true;
-          } else if (!std::isnan(x)) {
-            worst = std::max(worst, double(std::fabs(x - y)));
-            differs |= std::fabs(x - y) > 1e-3f;
-          }
-        }
-        rows += differs;
-      }
+      // Rows with a bin more than 1e-3 from PCL's (the tolerance).
+      const HistogramDiff d = compare_histograms(*cpu, r);
       agree =
-          rows == 0
+          d.rows == 0
               ? tr("same (%1x faster)").arg(cpu->total_ms / std::max(r.total_ms, 1e-9), 0, 'f', 0)
               : tr("%1 rows differ (worst bin %2; own normals)")
-                    .arg(qulonglong(rows))
-                    .arg(worst, 0, 'g', 3);
+                    .arg(qulonglong(d.rows))
+                    .arg(d.max, 0, 'g', 3);
     }
     QStringList stages;
     for (const auto& [name, ms] : r.stages)

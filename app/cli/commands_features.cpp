@@ -112,22 +112,10 @@ double median(std::vector<double> v) {
 
 // Rows (points) with a bin more than 1e-3 away from the reference's, and the largest difference.
 std::string agreement(const FeatureResult& ref, const FeatureResult& r) {
-  std::size_t rows = 0;
-  double worst = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    bool bad = false;
-    for (int j = 0; j < ref.bins; ++j) {
-      const float x = ref.row(i)[j], y = r.row(i)[j];
-      if (std::isnan(x) && std::isnan(y)) continue;
-      const double e = std::isnan(x) != std::isnan(y) ? INFINITY : std::fabs(double(x) - y);
-      worst = std::max(worst, e);
-      bad |= e > 1e-3;
-    }
-    rows += bad;
-  }
-  if (!rows) return "identical";
+  const HistogramDiff d = compare_histograms(ref, r);
+  if (!d.rows) return "identical";
   std::ostringstream s;
-  s << rows << " of " << ref.size() << " points differ (max " << std::setprecision(3) << worst
+  s << d.rows << " of " << ref.size() << " points differ (max " << std::setprecision(3) << d.max
     << ")";
   return s.str();
 }

@@ -216,7 +216,8 @@ void FeaturesWindow::start(bool all_methods) {
 }
 
 void FeaturesWindow::onFinished() {
-  const FeatureJob job = watcher_->result();
+  // Taken, not copied: a job holds tens of MB of histograms per method.
+  FeatureJob job = watcher_->future().takeResult();
   watcher_->deleteLater();
   watcher_ = nullptr;
   panel_->setBusy(false);
@@ -224,14 +225,14 @@ void FeaturesWindow::onFinished() {
   if (current && !job.error.isEmpty()) {
     panel_->setError(job.error);  // the previous result, if any, stays
   } else if (current && !job.results.empty()) {
-    const FeatureResult* chosen = &job.results.front();
-    for (const auto& r : job.results)
+    if (job.all_methods) panel_->setTimings(job.results);
+    FeatureResult* chosen = &job.results.front();
+    for (auto& r : job.results)
       if (r.method == method_name(panel_->method())) chosen = &r;
-    last_ = std::make_shared<const FeatureResult>(*chosen);
+    last_ = std::make_shared<const FeatureResult>(std::move(*chosen));
     last_cloud_ = job.cloud;
     last_params_ = job.params;
     panel_->setResult(*last_, job.cloud->size());
-    if (job.all_methods) panel_->setTimings(job.results);
     updatePicks();
   }
   if (rerun_) start(rerun_all_);

@@ -346,6 +346,23 @@ std::optional<HistogramDistance> parse_histogram_distance(const std::string& nam
   return std::nullopt;
 }
 
+HistogramDiff compare_histograms(const FeatureResult& a, const FeatureResult& b, double tol) {
+  HistogramDiff d;
+  const std::size_t n = std::min(a.size(), b.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    bool bad = false;
+    for (int j = 0; j < a.bins; ++j) {
+      const float x = a.row(i)[j], y = b.row(i)[j];
+      if (std::isnan(x) && std::isnan(y)) continue;
+      const double e = std::isnan(x) != std::isnan(y) ? INFINITY : std::fabs(double(x) - y);
+      d.max = std::max(d.max, e);
+      bad |= e > tol;
+    }
+    if (bad && d.rows++ == 0) d.first = i;
+  }
+  return d;
+}
+
 std::vector<float> histogram_distances(const FeatureResult& features, const float* reference,
                                        HistogramDistance metric) {
   const std::size_t n = features.size(), b = std::size_t(features.bins);

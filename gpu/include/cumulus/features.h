@@ -92,6 +92,15 @@ NormalsResult estimate_normals(const PointCloud& cloud, const NormalParams& para
 FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& params,
                                FeatureMethod method, const std::vector<Point3f>* normals = nullptr);
 
+// Rows of `a` and `b` (same size) with a bin more than `tol` apart; a NaN facing a number counts
+// (max becomes infinite), NaN facing NaN agrees. The tolerance is 1e-3 percent units.
+struct HistogramDiff {
+  std::size_t rows = 0;
+  double max = 0;
+  std::size_t first = std::size_t(-1);  // first differing row
+};
+HistogramDiff compare_histograms(const FeatureResult& a, const FeatureResult& b, double tol = 1e-3);
+
 // Distance between two histograms for "similar surfaces" colouring.
 enum class HistogramDistance { L2, ChiSquared };
 std::optional<HistogramDistance> parse_histogram_distance(const std::string& name);
