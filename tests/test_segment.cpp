@@ -216,6 +216,23 @@ class TestSegment : public QObject {
       QVERIFY(same(from_raw[k], batch[k]));
   }
 
+  // A zigzag cuts every row: more rows than the page-locked buffer the GPU writes them to holds
+  // at first, so they come through the device copy; the second run finds the grown buffer.
+  void gpuRowsBeyondTheHostBufferArrive() {
+    DepthImage img;
+    img.width = 32768;  // short columns: ties make the recursion quadratic in the height
+    img.height = 64;
+    img.depth.resize(std::size_t(img.width) * img.height);
+    for (std::size_t i = 0; i < img.depth.size(); ++i)
+      img.depth[i] = (i / img.width) % 2 ? 2.0f : 1.0f;
+    const SegmentParams p{0.1f};
+    const SegmentResult ref = segment_columns(img, p, SegmentMethod::Cpu);
+    QCOMPARE(ref.rows.size(), img.depth.size());
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    QVERIFY(same(segment_columns(img, p, SegmentMethod::Gpu), ref));
+    QVERIFY(same(segment_columns(img, p, SegmentMethod::Gpu), ref));
+  }
+
   void gpuEdgeColumns() {
     if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
     const SegmentParams p{0.1f};

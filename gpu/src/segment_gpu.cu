@@ -5,9 +5,11 @@
 // of each segment comes from a shared-memory atomicMax on (distance, -row), so ties go to the
 // lowest row; a block-wide vote ends the loop. Unlike the paper's kernel (one pixel a thread,
 // at most 1024 rows) each thread holds several rows, up to kMaxRows.
+// The cut rows leave the device as the result's own arrays (per-column offsets by a scan of the
+// counts, rows written straight into page-locked host memory), so the host only copies them.
 #include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
 
-#include <bit>
 #include <cstring>
 
 #include "cuda/buffer.cuh"
@@ -33,7 +35,8 @@ __device__ __forceinline__ bool valid(float d) {
 template <int kThreads, int kItems>
 __global__ void __launch_bounds__(kThreads)
     k_rdp_columns(const float* images, int width, int height, float epsilon, bool perpendicular,
-                  float pitch, int median, unsigned* cut_bits, unsigned char* levels) {
+                  float pitch, int median, unsigned* cut_bits, unsigned* cut_counts,
+                  unsigned char* levels) {
   using Scan = cub::BlockScan<int, kThreads>;
   __shared__ typename Scan::TempStorage scan_storage;
   extern __shared__ unsigned long long smem[];
@@ -115,25 +118,35 @@ __global__ void __launch_bounds__(kThreads)
       seg_first[j] = p;
       dist[j] = segment_math::distance(sig[p], sig[q], sig[r], p, q, r, perpendicular, pitch);
     }
-    // Farthest point per segment: key (distance, lowest row first), reduced within the warp
-    // before the shared atomic, since a long segment would otherwise serialise hundreds of
-    // atomics on one word. Lanes of one segment are consecutive (rows grow with the lane), so a
-    // segmented suffix-max over the warp leaves each run's maximum in its first lane.
-    const int lane = int(threadIdx.x & 31);
+    // Farthest point per segment: key (distance, lowest row first). A thread's rows are
+    // consecutive, so it reduces each run of rows of one segment itself. Only its last run can
+    // continue into the next thread; those are combined over the warp by one segmented
+    // suffix-max (lanes of one segment are consecutive), whose first lane posts the result.
+    // Every other run posts its own maximum. Posting is a shared atomicMax, so runs of one
+    // segment in several threads or warps meet there.
+    int run_seg = -1;
+    unsigned long long run_key = 0;
     for (int j = 0; j < kItems; ++j) {
-      unsigned long long key = seg_first[j] < 0
-                                   ? 0ull
-                                   : ((unsigned long long)__float_as_uint(dist[j]) << 32) |
-                                         (0xffffffffu - unsigned(base + j));
-      for (int offset = 1; offset < 32; offset <<= 1) {
-        const unsigned long long other = __shfl_down_sync(0xffffffffu, key, offset);
-        const int other_seg = __shfl_down_sync(0xffffffffu, seg_first[j], offset);
-        if (lane + offset < 32 && other_seg == seg_first[j] && other > key) key = other;
+      const int sj = seg_first[j];
+      const unsigned long long key = sj < 0 ? 0ull
+                                            : ((unsigned long long)__float_as_uint(dist[j]) << 32) |
+                                                  (0xffffffffu - unsigned(base + j));
+      if (sj != run_seg) {
+        if (run_seg >= 0) atomicMax(&best[run_seg], run_key);
+        run_seg = sj;
+        run_key = key;
+      } else if (key > run_key) {
+        run_key = key;
       }
-      const int before = __shfl_up_sync(0xffffffffu, seg_first[j], 1);
-      if (seg_first[j] >= 0 && (lane == 0 || before != seg_first[j]))
-        atomicMax(&best[seg_first[j]], key);
     }
+    const int lane = int(threadIdx.x & 31);
+    for (int offset = 1; offset < 32; offset <<= 1) {
+      const unsigned long long other = __shfl_down_sync(0xffffffffu, run_key, offset);
+      const int other_seg = __shfl_down_sync(0xffffffffu, run_seg, offset);
+      if (lane + offset < 32 && other_seg == run_seg && other > run_key) run_key = other;
+    }
+    const int before = __shfl_up_sync(0xffffffffu, run_seg, 1);
+    if (run_seg >= 0 && (lane == 0 || before != run_seg)) atomicMax(&best[run_seg], run_key);
     __syncthreads();
     bool new_cut = false;
     for (int j = 0; j < kItems; ++j) {
@@ -147,9 +160,13 @@ __global__ void __launch_bounds__(kThreads)
     }
     if (!__syncthreads_or(new_cut)) break;
   }
-  // Cut flags as bits, 32 rows a word.
+  // Cut flags as bits, 32 rows a word, and their number.
+  __shared__ unsigned count;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
   const int words = (height + 31) / 32;
   unsigned* out = cut_bits + std::size_t(blockIdx.x) * words;
+  unsigned mine = 0;
   for (int w = threadIdx.x; w < words; w += kThreads) {
     unsigned bits = 0;
     for (int b = 0; b < 32; ++b) {
@@ -157,27 +174,70 @@ __global__ void __launch_bounds__(kThreads)
       if (r < height && cut[r]) bits |= 1u << b;
     }
     out[w] = bits;
+    mine += unsigned(__popc(bits));
   }
-  if (threadIdx.x == 0) levels[blockIdx.x] = (unsigned char)min(iterations, 255);
+  if (mine) atomicAdd(&count, mine);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    levels[blockIdx.x] = (unsigned char)min(iterations, 255);
+    cut_counts[blockIdx.x] = count;
+  }
+}
+
+// The cut rows of every column at its offset, one warp a column. They go straight to page-locked
+// host memory when the total fits there (no second copy, no wait for the total), else to the
+// device buffer for a copy afterwards. Rows are staged in shared memory so that each warp's
+// stores are contiguous (scattered four-byte stores over PCIe are slow).
+constexpr int kWriteWarps = 8;
+__global__ void __launch_bounds__(32 * kWriteWarps)
+    k_write_rows(const unsigned* cut_bits, const unsigned* offsets, int columns, int words,
+                 unsigned* host_rows, std::size_t host_capacity, unsigned* device_rows) {
+  __shared__ unsigned stage[kWriteWarps][32 * 32];
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x & 31);
+  const int column = int(blockIdx.x) * kWriteWarps + warp;
+  if (column >= columns) return;  // whole warps leave together
+  unsigned* rows = offsets[columns] <= host_capacity ? host_rows : device_rows;
+  unsigned* st = stage[warp];
+  unsigned at = offsets[column];
+  const unsigned* bits = cut_bits + std::size_t(column) * words;
+  for (int w0 = 0; w0 < words; w0 += 32) {  // 1024 rows at a time
+    const int w = w0 + lane;
+    unsigned b = w < words ? bits[w] : 0u;
+    const unsigned n = unsigned(__popc(b));
+    unsigned before = n;  // inclusive scan of the counts over the lanes
+    for (int o = 1; o < 32; o <<= 1) {
+      const unsigned x = __shfl_up_sync(0xffffffffu, before, o);
+      if (lane >= o) before += x;
+    }
+    for (unsigned k = before - n; b; b &= b - 1)
+      st[k++] = unsigned(w * 32 + __ffs(int(b)) - 1);
+    const unsigned total = __shfl_sync(0xffffffffu, before, 31);
+    __syncwarp();
+    for (unsigned k = unsigned(lane); k < total; k += 32)
+      rows[at + k] = st[k];
+    __syncwarp();
+    at += total;
+  }
 }
 
 template <int kThreads, int kItems>
 void launch(int blocks, std::size_t smem, cudaStream_t s, const float* images, int width,
-            int height, const SegmentParams& p, unsigned* bits, unsigned char* levels) {
+            int height, const SegmentParams& p, unsigned* bits, unsigned* counts,
+            unsigned char* levels) {
   auto* fn = &k_rdp_columns<kThreads, kItems>;
   CU_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   fn<<<blocks, kThreads, smem, s>>>(images, width, height, p.epsilon,
                                     p.distance == SegmentDistance::Perpendicular, p.row_pitch,
-                                    p.median, bits, levels);
+                                    p.median, bits, counts, levels);
   CU_CHECK_LAUNCH("k_rdp_columns");
 }
 
 struct SegmentWorkspace {
   cuda::Stream stream, stream2;
   cuda::DeviceBuffer<float> images;
-  cuda::DeviceBuffer<unsigned> bits;
-  cuda::DeviceBuffer<unsigned char> levels;
-  cuda::PinnedBuffer<unsigned> host_bits;
+  cuda::DeviceBuffer<unsigned> bits, counts, offsets, rows;
+  cuda::DeviceBuffer<unsigned char> levels, scan_temp;
+  cuda::PinnedBuffer<unsigned> host_offsets, host_rows;
   cuda::PinnedBuffer<unsigned char> host_levels;
 };
 
@@ -216,9 +276,19 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
   }
   ws.images.reserve(pixels * n);
   ws.bits.reserve(columns * std::size_t(words));
+  ws.counts.reserve(columns + 1);
+  ws.offsets.reserve(columns + 1);
   ws.levels.reserve(columns);
-  ws.host_bits.reserve(columns * std::size_t(words));
+  ws.host_offsets.reserve(columns + 1);
   ws.host_levels.reserve(columns);
+  // Room for every row to be cut goes on the device; the host buffer starts at an eighth of
+  // that (real images cut far fewer) and grows to the largest total seen.
+  ws.rows.reserve(pixels * n);
+  ws.host_rows.reserve(std::max<std::size_t>(pixels * n / 8, 1024));
+  std::size_t scan_bytes = 0;
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, ws.counts.get(), ws.offsets.get(),
+                                         int(columns + 1)));
+  ws.scan_temp.reserve(scan_bytes);
   const std::size_t smem = std::size_t(height) * (8 + 4 + 4 + 1);
   // A batch runs in chunks on two streams, so that one chunk's upload overlaps the other's
   // kernel (with page-locked sources the copies are asynchronous DMA).
@@ -237,30 +307,48 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
     const int blocks = int(count * std::size_t(width));
     const float* img = ws.images.get() + first * pixels;
     unsigned* bits = ws.bits.get() + first * std::size_t(width) * words;
+    unsigned* counts = ws.counts.get() + first * std::size_t(width);
     unsigned char* lev = ws.levels.get() + first * std::size_t(width);
     // Block sizes from 32 to 256 threads measured alike on the H200; eight rows a thread keeps
     // the block small.
     if (height <= 256)
-      launch<32, 8>(blocks, smem, s, img, width, height, p, bits, lev);
+      launch<32, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
     else if (height <= 512)
-      launch<64, 8>(blocks, smem, s, img, width, height, p, bits, lev);
+      launch<64, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
     else if (height <= 1024)
-      launch<128, 8>(blocks, smem, s, img, width, height, p, bits, lev);
+      launch<128, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
     else if (height <= 2048)
-      launch<256, 8>(blocks, smem, s, img, width, height, p, bits, lev);
+      launch<256, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
     else
-      launch<256, 16>(blocks, smem, s, img, width, height, p, bits, lev);
+      launch<256, 16>(blocks, smem, s, img, width, height, p, bits, counts, lev);
     if (n == 1) segmented.record(s);
-    CU_CHECK(cudaMemcpyAsync(ws.host_bits.get() + first * std::size_t(width) * words, bits,
-                             count * std::size_t(width) * words * sizeof(unsigned),
-                             cudaMemcpyDeviceToHost, s));
     CU_CHECK(cudaMemcpyAsync(ws.host_levels.get() + first * std::size_t(width), lev,
                              count * std::size_t(width), cudaMemcpyDeviceToHost, s));
   }
   joined.record(streams[1]);
-  CU_CHECK(cudaStreamWaitEvent(streams[0], joined.get()));
-  done.record(streams[0]);
-  CU_CHECK(cudaStreamSynchronize(streams[0]));
+  cudaStream_t s = streams[0];
+  CU_CHECK(cudaStreamWaitEvent(s, joined.get()));
+  // Offsets of every column of the batch (a zero after the last column makes the scan's last
+  // entry the total), then the rows.
+  CU_CHECK(cudaMemsetAsync(ws.counts.get() + columns, 0, sizeof(unsigned), s));
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(ws.scan_temp.get(), scan_bytes, ws.counts.get(),
+                                         ws.offsets.get(), int(columns + 1), s));
+  k_write_rows<<<cuda::blocks_for(columns, kWriteWarps), 32 * kWriteWarps, 0, s>>>(
+      ws.bits.get(), ws.offsets.get(), int(columns), words, ws.host_rows.get(),
+      ws.host_rows.capacity(), ws.rows.get());
+  CU_CHECK_LAUNCH("k_write_rows");
+  CU_CHECK(cudaMemcpyAsync(ws.host_offsets.get(), ws.offsets.get(),
+                           (columns + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
+  done.record(s);
+  CU_CHECK(cudaStreamSynchronize(s));
+  const unsigned* offsets = ws.host_offsets.get();
+  const std::size_t total = offsets[columns];
+  if (total > ws.host_rows.capacity()) {
+    ws.host_rows.reserve(total + total / 4);
+    CU_CHECK(cudaMemcpyAsync(ws.host_rows.get(), ws.rows.get(), total * sizeof(unsigned),
+                             cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaStreamSynchronize(s));
+  }
   StageTimes stages;
   if (n == 1) {
     stages = {{"upload", uploaded.since(start)},
@@ -273,19 +361,12 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
     SegmentResult& r = out[k];
     r.width = w;
     r.height = h;
-    r.offsets.assign(std::size_t(width) + 1, 0);
+    const unsigned* off = offsets + k * std::size_t(width);
+    r.offsets.resize(std::size_t(width) + 1);
+    for (std::size_t c = 0; c <= std::size_t(width); ++c)
+      r.offsets[c] = off[c] - off[0];
+    r.rows.assign(ws.host_rows.get() + off[0], ws.host_rows.get() + off[width]);
     r.levels.assign(ws.host_levels.get() + k * width, ws.host_levels.get() + (k + 1) * width);
-    const unsigned* b = ws.host_bits.get() + k * std::size_t(width) * words;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < std::size_t(width) * words; ++i)
-      total += std::size_t(std::popcount(b[i]));
-    r.rows.reserve(total);
-    for (int c = 0; c < width; ++c) {
-      for (int i = 0; i < words; ++i)
-        for (unsigned bits = b[std::size_t(c) * words + i]; bits; bits &= bits - 1)
-          r.rows.push_back(std::uint32_t(i * 32 + std::countr_zero(bits)));
-      r.offsets[std::size_t(c) + 1] = std::uint32_t(r.rows.size());
-    }
     r.stages = stages;
   }
   return out;

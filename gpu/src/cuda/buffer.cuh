@@ -73,6 +73,7 @@ class PinnedBuffer {
     capacity_ = 0;
   }
   T* get() const { return data_; }
+  std::size_t capacity() const { return capacity_; }
 
  private:
   T* data_ = nullptr;

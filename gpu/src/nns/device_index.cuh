@@ -36,6 +36,12 @@ struct GridSearch {
   __device__ void operator()(float3 q, bool active, V& v) const {
     if (active) grid_visit(q, grid, v);
   }
+  // A group of Lanes lanes searching for one query (see grid_visit); the group must be active
+  // or inactive as a whole.
+  template <int Lanes, class V>
+  __device__ void group(float3 q, bool active, V& v, int rank) const {
+    if (active) grid_visit<Lanes>(q, grid, v, rank);
+  }
 };
 
 // The single nearest target within `limit` (index -1 if none). Every thread of the block must

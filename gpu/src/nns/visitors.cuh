@@ -4,6 +4,7 @@
 // distance beyond which nothing is wanted any more; it skips only what is provably farther.
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstdint>
 
 namespace cumulus::nns {
@@ -36,6 +37,42 @@ struct KnnVisitor {
     }
     d[at] = d2;
     i[at] = idx;
+  }
+};
+
+// The single nearest target within max_d2 (ties to the lowest index), as KnnVisitor<1>, found
+// by a group of Lanes consecutive lanes (a power of two) that split each cell's targets; merge()
+// gives every lane of the group the group's best. Every lane of the group must call it.
+template <int Lanes>
+struct GroupNearestVisitor {
+  float d;
+  int i = INT_MAX;  // none yet; d then holds max_d2, so the first candidate must be within it
+  unsigned mask;
+
+  __device__ explicit GroupNearestVisitor(float max_d2)
+      : d(max_d2),
+        mask(Lanes == 32 ? 0xffffffffu
+                         : ((1u << Lanes) - 1u) << ((threadIdx.x & 31u) & ~(Lanes - 1u))) {}
+
+  __device__ float limit() const { return d; }
+  __device__ bool found() const { return i != INT_MAX; }
+
+  __device__ void visit(float d2, int idx) {
+    if (d2 < d || (d2 == d && idx < i)) {  // false for NaN
+      d = d2;
+      i = idx;
+    }
+  }
+
+  __device__ void merge() {
+    for (int o = Lanes / 2; o > 0; o >>= 1) {
+      const float od = __shfl_xor_sync(mask, d, o, Lanes);
+      const int oi = __shfl_xor_sync(mask, i, o, Lanes);
+      if (od < d || (od == d && oi < i)) {
+        d = od;
+        i = oi;
+      }
+    }
   }
 };
 
