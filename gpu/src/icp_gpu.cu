@@ -105,18 +105,13 @@ __device__ bool last_block(unsigned* counter) {
 }
 
 // The nearest target within `limit`, starting from target `seed` (or none: -1) as the best so
-// far. The seed's distance is computed as the search computes it, so the result is the
-// unseeded one, ties included. With Lanes > 1 (grid only) the group of lanes `rank` belongs to
-// searches together and every lane gets the answer.
+// far (nns::nearest_one for one lane). With Lanes > 1 (grid only) the group of lanes `rank` belongs
+// to searches together and every lane gets the answer.
 template <int Lanes, class Search>
 __device__ void nearest_seeded(const Search& search, const float3* targets, float3 p, bool active,
                                float limit, int seed, int rank, float& d, int& i) {
   if constexpr (Lanes == 1) {
-    nns::KnnVisitor<1> v(1, limit);
-    if (active && seed >= 0) v.visit(cuda::dist2(p, targets[seed]), seed);
-    search(p, active, v);
-    d = v.size ? v.d[0] : INFINITY;
-    i = v.size ? v.i[0] : -1;
+    nns::nearest_one(search, p, active, limit, d, i, targets, seed);
   } else {
     nns::GroupNearestVisitor<Lanes> v(limit);
     if (active && seed >= 0) v.visit(cuda::dist2(p, targets[seed]), seed);

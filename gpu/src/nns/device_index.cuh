@@ -44,11 +44,15 @@ struct GridSearch {
   }
 };
 
-// The single nearest target within `limit` (index -1 if none). Every thread of the block must
-// call it (brute force synchronises).
+// The single nearest target within `limit` (index -1 if none), optionally starting from target
+// `seed` of `targets` as the best so far (its distance computed as the search computes it, so
+// the result is the unseeded one, ties included). Every thread of the block must call it
+// (brute force synchronises).
 template <class Search>
-__device__ void nearest_one(const Search& s, float3 p, bool active, float limit, float& d, int& i) {
+__device__ void nearest_one(const Search& s, float3 p, bool active, float limit, float& d, int& i,
+                            const float3* targets = nullptr, int seed = -1) {
   KnnVisitor<1> v(1, limit);
+  if (active && seed >= 0) v.visit(cuda::dist2(p, targets[seed]), seed);
   s(p, active, v);
   d = v.size ? v.d[0] : INFINITY;
   i = v.size ? v.i[0] : -1;
