@@ -216,6 +216,40 @@ class TestSegment : public QObject {
       QVERIFY(same(from_raw[k], batch[k]));
   }
 
+  // A batch runs in chunks of three images here, each with its own slice of the page-locked
+  // rows; the zigzag chunk cuts every pixel, more than any slice this process has grown to, so
+  // its rows come through the device copy while its neighbours' do not.
+  void gpuBatchChunkBeyondItsHostSliceArrives() {
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    std::vector<DepthImage> imgs;
+    for (int k = 0; k < 17; ++k) {
+      if (k / 3 != 1) {
+        imgs.push_back(generate_depth_columns(16384, 64, 200 + k, 0.03, 0.02));
+        continue;
+      }
+      DepthImage zigzag;
+      zigzag.width = 16384;
+      zigzag.height = 64;
+      zigzag.depth.resize(std::size_t(zigzag.width) * zigzag.height);
+      for (std::size_t i = 0; i < zigzag.depth.size(); ++i)
+        zigzag.depth[i] = (i / zigzag.width) % 2 ? 2.0f + float(k) : 1.0f;
+      imgs.push_back(std::move(zigzag));
+    }
+    std::vector<const DepthImage*> ptrs;
+    for (auto& i : imgs)
+      ptrs.push_back(&i);
+    const SegmentParams p{0.1f};
+    const auto first = segment_columns_batch(ptrs, p);
+    const auto second = segment_columns_batch(ptrs, p);
+    QCOMPARE(first.size(), imgs.size());
+    for (std::size_t k = 0; k < imgs.size(); ++k) {
+      const SegmentResult ref = segment_columns(imgs[k], p, SegmentMethod::Cpu);
+      QVERIFY2(same(first[k], ref), qPrintable(QString("image %1").arg(k)));
+      QVERIFY2(same(second[k], ref), qPrintable(QString("image %1, second run").arg(k)));
+    }
+    QCOMPARE(first[4].rows.size(), imgs[4].depth.size());
+  }
+
   // A zigzag cuts every row: more rows than the page-locked buffer the GPU writes them to holds
   // at first, so they come through the device copy; the second run finds the grown buffer.
   void gpuRowsBeyondTheHostBufferArrive() {

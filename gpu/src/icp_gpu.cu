@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "cuda/dependent_launch.cuh"
 #include "cuda/stage_clock.cuh"
 #include "cuda/workspace.cuh"
 #include "icp_gpu.h"
@@ -84,13 +85,19 @@ __device__ void block_sum(double* v) {
     if (lane == 0) warp_sums[warp][j] = x;
   }
   __syncthreads();
+  // One thread a value adds the warps' sums (thread 0 adding all of them was a chain of 136
+  // dependent additions on the iteration's critical path).
+  __shared__ double totals[kValues];
+  if (threadIdx.x < kValues) {
+    double x = 0;
+    for (int w = 0; w < kThreads / 32; ++w)
+      x += warp_sums[w][threadIdx.x];
+    totals[threadIdx.x] = x;
+  }
+  __syncthreads();
   if (threadIdx.x == 0)
-    for (int j = 0; j < kValues; ++j) {
-      double x = 0;
-      for (int w = 0; w < kThreads / 32; ++w)
-        x += warp_sums[w][j];
-      v[j] = x;
-    }
+    for (int j = 0; j < kValues; ++j)
+      v[j] = totals[j];
   __syncthreads();
 }
 
@@ -171,15 +178,19 @@ namespace {
 // An iteration is two kernels: the search, which needs few registers and no barrier, so that
 // warps finish independently and the SMs stay full; then the sums, the reduction and the solve.
 // (As one kernel the 17 double sums held every searching thread's registers, and each block
-// waited at the reduction's barrier for its slowest search.)
+// waited at the reduction's barrier for its slowest search.) The searches wait on memory, so
+// they are held to six blocks an SM (40 registers instead of 43): more warps to hide the waits.
+// Every kernel of the loop is a dependent launch, set up while the one before it drains.
 
 // Moves each source point by the last step and finds its correspondence: pair[i] is the target
 // within the correspondence distance (or -1) and pair_d2[i] its squared distance. Lanes
 // consecutive threads per source point (a power of two up to 32).
 template <int Lanes, class Search>
-__global__ void k_icp_correspond(Search search, float3* source, int n, const float3* targets,
-                                 float search_limit, double max_d2, const Control* ctl, int* seeds,
-                                 int* pair, float* pair_d2) {
+__global__ void __launch_bounds__(kThreads, 6)
+    k_icp_correspond(Search search, float3* source, int n, const float3* targets,
+                     float search_limit, double max_d2, const Control* ctl, int* seeds, int* pair,
+                     float* pair_d2) {
+  cuda::wait_for_previous_grid();
   if (ctl->state != im::kNotConverged) return;  // the same for every thread of the grid
   const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / Lanes, rank = t % Lanes;
   float3 p = i < n ? source[i] : make_float3(0, 0, 0);
@@ -203,6 +214,7 @@ __global__ void k_icp_correspond(Search search, float3* source, int n, const flo
 __global__ void k_icp_solve(const float3* source, int n, const float3* targets, const int* pair,
                             const float* pair_d2, Control* ctl, im::Criteria criteria,
                             double* partials, HistoryEntry* history, int solve_here) {
+  cuda::wait_for_previous_grid();
   if (ctl->state != im::kNotConverged) return;  // the same for every thread of the grid
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   double v[kValues];
@@ -236,8 +248,10 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
 // The nearest target of every source point under the final transform (PCL's fitness score
 // takes every point, however far): pair[i] and pair_d2[i] as above, without the distance cap.
 template <int Lanes, class Search>
-__global__ void k_fitness_search(Search search, const float3* source, int n, const float3* targets,
-                                 const Control* ctl, const int* seeds, int* pair, float* pair_d2) {
+__global__ void __launch_bounds__(kThreads, 6)
+    k_fitness_search(Search search, const float3* source, int n, const float3* targets,
+                     const Control* ctl, const int* seeds, int* pair, float* pair_d2) {
+  cuda::wait_for_previous_grid();
   const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / Lanes, rank = t % Lanes;
   const float3 p = i < n ? apply_double(ctl->final_transform, source[i]) : make_float3(0, 0, 0);
   float nd;
@@ -251,6 +265,7 @@ __global__ void k_fitness_search(Search search, const float3* source, int n, con
 
 __global__ void k_fitness_sum(const int* pair, const float* pair_d2, int n, Control* ctl,
                               double* partials) {
+  cuda::wait_for_previous_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   double v[kValues];
   for (int j = 0; j < kValues; ++j)
@@ -384,16 +399,17 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   auto launch = [&] {
     ws.index.with_search([&](auto search) {
       with_lanes<decltype(search)>(lanes, [&](auto L) {
-        k_icp_correspond<L.value><<<search_blocks, kThreads, 0, s>>>(
-            search, ws.source.get(), int(n), ws.index.targets.get(), search_limit, max_d2,
-            ws.control.get(), seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get());
+        cuda::launch_dependent("launch of k_icp_correspond",
+                               &k_icp_correspond<L.value, decltype(search)>, search_blocks,
+                               kThreads, s, search, ws.source.get(), int(n), ws.index.targets.get(),
+                               search_limit, max_d2, ws.control.get(),
+                               seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get());
       });
-      CU_CHECK_LAUNCH("k_icp_correspond");
     });
-    k_icp_solve<<<blocks, kThreads, 0, s>>>(
-        ws.source.get(), int(n), ws.index.targets.get(), ws.pair.get(), ws.pair_d2.get(),
-        ws.control.get(), criteria, ws.partials.get(), ws.history.get(), host_solve ? 0 : 1);
-    CU_CHECK_LAUNCH("k_icp_solve");
+    cuda::launch_dependent("launch of k_icp_solve", &k_icp_solve, blocks, kThreads, s,
+                           ws.source.get(), int(n), ws.index.targets.get(), ws.pair.get(),
+                           ws.pair_d2.get(), ws.control.get(), criteria, ws.partials.get(),
+                           ws.history.get(), host_solve ? 0 : 1);
   };
   if (host_solve) {
     // The paper: sums to the host, SVD there, the transform back, every iteration.
@@ -424,15 +440,15 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   clock.mark("iterations");
   ws.index.with_search([&](auto search) {
     with_lanes<decltype(search)>(lanes, [&](auto L) {
-      k_fitness_search<L.value><<<search_blocks, kThreads, 0, s>>>(
-          search, ws.source_original.get(), int(n), ws.index.targets.get(), ws.control.get(),
-          seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get());
+      cuda::launch_dependent(
+          "launch of k_fitness_search", &k_fitness_search<L.value, decltype(search)>, search_blocks,
+          kThreads, s, search, ws.source_original.get(), int(n), ws.index.targets.get(),
+          ws.control.get(), seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get());
     });
-    CU_CHECK_LAUNCH("k_fitness_search");
   });
-  k_fitness_sum<<<blocks, kThreads, 0, s>>>(ws.pair.get(), ws.pair_d2.get(), int(n),
-                                            ws.control.get(), ws.partials.get());
-  CU_CHECK_LAUNCH("k_fitness_sum");
+  cuda::launch_dependent("launch of k_fitness_sum", &k_fitness_sum, blocks, kThreads, s,
+                         ws.pair.get(), ws.pair_d2.get(), int(n), ws.control.get(),
+                         ws.partials.get());
   clock.mark("fitness");
   if (!host_solve)
     CU_CHECK(cudaMemcpyAsync(ws.host_history.get(), ws.history.get(),

@@ -10,7 +10,9 @@
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "cuda/buffer.cuh"
 #include "cuda/workspace.cuh"
@@ -233,12 +235,13 @@ void launch(int blocks, std::size_t smem, cudaStream_t s, const float* images, i
 }
 
 struct SegmentWorkspace {
-  cuda::Stream stream, stream2;
+  cuda::Stream streams[3];  // uploads, then two for the chunks' work
   cuda::DeviceBuffer<float> images;
   cuda::DeviceBuffer<unsigned> bits, counts, offsets, rows;
-  cuda::DeviceBuffer<unsigned char> levels, scan_temp;
+  cuda::DeviceBuffer<unsigned char> levels, scan_temp[2];
   cuda::PinnedBuffer<unsigned> host_offsets, host_rows;
   cuda::PinnedBuffer<unsigned char> host_levels;
+  std::size_t row_slice = 0;  // host rows per chunk; grows to the largest chunk seen
 };
 
 }  // namespace
@@ -274,37 +277,54 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
       r.levels.assign(std::size_t(width), 0);
     return out;
   }
+  // A batch runs in chunks. The uploads follow each other on a stream of their own (with
+  // page-locked sources they are asynchronous DMA, and the copy engine, the batch's bottleneck,
+  // never waits for a chunk's kernels); each chunk's work alternates between two more streams
+  // and its results are complete on their own (own offsets, own slice of the host rows), so
+  // the host copies a chunk into the result vectors while the device works on the next ones.
+  const std::size_t chunk = n == 1 ? 1 : std::max<std::size_t>(1, (n + 7) / 8);
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  const std::size_t chunk_columns = chunk * std::size_t(width), stride = chunk_columns + 1;
   ws.images.reserve(pixels * n);
   ws.bits.reserve(columns * std::size_t(words));
-  ws.counts.reserve(columns + 1);
-  ws.offsets.reserve(columns + 1);
+  ws.counts.reserve(columns);
+  ws.offsets.reserve(chunks * stride);
   ws.levels.reserve(columns);
-  ws.host_offsets.reserve(columns + 1);
+  ws.host_offsets.reserve(chunks * stride);
   ws.host_levels.reserve(columns);
-  // Room for every row to be cut goes on the device; the host buffer starts at an eighth of
-  // that (real images cut far fewer) and grows to the largest total seen.
+  // Room for every row to be cut goes on the device; the host slice of a chunk starts at an
+  // eighth of that (real images cut far fewer) and grows to the largest total seen.
   ws.rows.reserve(pixels * n);
-  ws.host_rows.reserve(std::max<std::size_t>(pixels * n / 8, 1024));
+  ws.row_slice = std::max({ws.row_slice, pixels * chunk / 8, std::size_t(1024)});
+  ws.host_rows.reserve(chunks * ws.row_slice);
+  const std::size_t slice = ws.row_slice;
   std::size_t scan_bytes = 0;
-  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, ws.counts.get(), ws.offsets.get(),
-                                         int(columns + 1)));
-  ws.scan_temp.reserve(scan_bytes);
+  CU_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, ws.counts.get(), ws.offsets.get(),
+                                         int(chunk_columns)));
+  ws.scan_temp[0].reserve(scan_bytes);
+  ws.scan_temp[1].reserve(scan_bytes);
   const std::size_t smem = std::size_t(height) * (8 + 4 + 4 + 1);
-  // A batch runs in chunks on two streams, so that one chunk's upload overlaps the other's
-  // kernel (with page-locked sources the copies are asynchronous DMA).
-  const std::size_t chunk = n == 1 ? 1 : std::max<std::size_t>(1, (n + 7) / 8);
-  cudaStream_t streams[2] = {ws.stream.get(), ws.stream2.get()};
-  cuda::Event start, uploaded, segmented, done, joined;
-  start.record(streams[0]);
-  CU_CHECK(cudaStreamWaitEvent(streams[1], start.get()));
-  for (std::size_t first = 0, index = 0; first < n; first += chunk, ++index) {
-    const std::size_t count = std::min(chunk, n - first);
-    cudaStream_t s = streams[index % 2];
-    for (std::size_t k = first; k < first + count; ++k)
-      CU_CHECK(cudaMemcpyAsync(ws.images.get() + k * pixels, data[k], pixels * sizeof(float),
-                               cudaMemcpyHostToDevice, s));
-    if (n == 1) uploaded.record(s);
-    const int blocks = int(count * std::size_t(width));
+  cuda::Event start, segmented, joined[2], finished;
+  std::vector<cuda::Event> chunk_uploaded(chunks), chunk_done(chunks);
+  cudaStream_t up = ws.streams[0].get();
+  start.record(up);
+  for (int k = 1; k < 3; ++k)
+    CU_CHECK(cudaStreamWaitEvent(ws.streams[k].get(), start.get()));
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t first = c * chunk, count = std::min(chunk, n - first);
+    const std::size_t m = count * std::size_t(width);  // columns of this chunk
+    // Images that lie one after the other in memory go up in one copy.
+    for (std::size_t k = first, run = 1; k < first + count; k += run, run = 1) {
+      while (k + run < first + count && data[k + run] == data[k] + run * pixels)
+        ++run;
+      CU_CHECK(cudaMemcpyAsync(ws.images.get() + k * pixels, data[k], run * pixels * sizeof(float),
+                               cudaMemcpyHostToDevice, up));
+    }
+    chunk_uploaded[c].record(up);
+    // One image needs no second stream (and no wait for an event).
+    cudaStream_t s = chunks == 1 ? up : ws.streams[1 + c % 2].get();
+    if (s != up) CU_CHECK(cudaStreamWaitEvent(s, chunk_uploaded[c].get()));
+    const int blocks = int(m);
     const float* img = ws.images.get() + first * pixels;
     unsigned* bits = ws.bits.get() + first * std::size_t(width) * words;
     unsigned* counts = ws.counts.get() + first * std::size_t(width);
@@ -322,53 +342,67 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
     else
       launch<256, 16>(blocks, smem, s, img, width, height, p, bits, counts, lev);
     if (n == 1) segmented.record(s);
-    CU_CHECK(cudaMemcpyAsync(ws.host_levels.get() + first * std::size_t(width), lev,
-                             count * std::size_t(width), cudaMemcpyDeviceToHost, s));
-  }
-  joined.record(streams[1]);
-  cudaStream_t s = streams[0];
-  CU_CHECK(cudaStreamWaitEvent(s, joined.get()));
-  // Offsets of every column of the batch (a zero after the last column makes the scan's last
-  // entry the total), then the rows.
-  CU_CHECK(cudaMemsetAsync(ws.counts.get() + columns, 0, sizeof(unsigned), s));
-  CU_CHECK(cub::DeviceScan::ExclusiveSum(ws.scan_temp.get(), scan_bytes, ws.counts.get(),
-                                         ws.offsets.get(), int(columns + 1), s));
-  k_write_rows<<<cuda::blocks_for(columns, kWriteWarps), 32 * kWriteWarps, 0, s>>>(
-      ws.bits.get(), ws.offsets.get(), int(columns), words, ws.host_rows.get(),
-      ws.host_rows.capacity(), ws.rows.get());
-  CU_CHECK_LAUNCH("k_write_rows");
-  CU_CHECK(cudaMemcpyAsync(ws.host_offsets.get(), ws.offsets.get(),
-                           (columns + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
-  done.record(s);
-  CU_CHECK(cudaStreamSynchronize(s));
-  const unsigned* offsets = ws.host_offsets.get();
-  const std::size_t total = offsets[columns];
-  if (total > ws.host_rows.capacity()) {
-    ws.host_rows.reserve(total + total / 4);
-    CU_CHECK(cudaMemcpyAsync(ws.host_rows.get(), ws.rows.get(), total * sizeof(unsigned),
+    // offsets[0] = 0 and an inclusive scan of the counts after it: offsets[m] is the total.
+    unsigned* offsets = ws.offsets.get() + c * stride;
+    CU_CHECK(cudaMemsetAsync(offsets, 0, sizeof(unsigned), s));
+    std::size_t bytes = scan_bytes;
+    CU_CHECK(cub::DeviceScan::InclusiveSum(ws.scan_temp[c % 2].get(), bytes, counts, offsets + 1,
+                                           int(m), s));
+    k_write_rows<<<cuda::blocks_for(m, kWriteWarps), 32 * kWriteWarps, 0, s>>>(
+        bits, offsets, int(m), words, ws.host_rows.get() + c * slice, slice,
+        ws.rows.get() + first * pixels);
+    CU_CHECK_LAUNCH("k_write_rows");
+    CU_CHECK(cudaMemcpyAsync(ws.host_offsets.get() + c * stride, offsets,
+                             (m + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaMemcpyAsync(ws.host_levels.get() + first * std::size_t(width), lev, m,
                              cudaMemcpyDeviceToHost, s));
-    CU_CHECK(cudaStreamSynchronize(s));
+    chunk_done[c].record(s);
   }
+  for (int k = 0; k < 2; ++k) {
+    joined[k].record(ws.streams[1 + k].get());
+    CU_CHECK(cudaStreamWaitEvent(up, joined[k].get()));
+  }
+  finished.record(up);
+
+  std::vector<unsigned> spilled;  // a chunk's rows that did not fit its host slice
+  std::size_t largest = 0;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t first = c * chunk, count = std::min(chunk, n - first);
+    CU_CHECK(cudaEventSynchronize(chunk_done[c].get()));
+    const unsigned* offsets = ws.host_offsets.get() + c * stride;
+    const std::size_t total = offsets[count * std::size_t(width)];
+    largest = std::max(largest, total);
+    const unsigned* rows = ws.host_rows.get() + c * slice;
+    if (total > slice) {
+      spilled.resize(total);
+      CU_CHECK(cudaMemcpy(spilled.data(), ws.rows.get() + first * pixels, total * sizeof(unsigned),
+                          cudaMemcpyDeviceToHost));
+      rows = spilled.data();
+    }
+    for (std::size_t k = first; k < first + count; ++k) {
+      SegmentResult& r = out[k];
+      r.width = w;
+      r.height = h;
+      const unsigned* off = offsets + (k - first) * std::size_t(width);
+      r.offsets.resize(std::size_t(width) + 1);
+      for (std::size_t col = 0; col <= std::size_t(width); ++col)
+        r.offsets[col] = off[col] - off[0];
+      r.rows.assign(rows + off[0], rows + off[width]);
+      r.levels.assign(ws.host_levels.get() + k * width, ws.host_levels.get() + (k + 1) * width);
+    }
+  }
+  if (largest > slice) ws.row_slice = largest + largest / 4;
+  CU_CHECK(cudaEventSynchronize(finished.get()));
   StageTimes stages;
   if (n == 1) {
-    stages = {{"upload", uploaded.since(start)},
-              {"segment", segmented.since(uploaded)},
-              {"download", done.since(segmented)}};
+    stages = {{"upload", chunk_uploaded[0].since(start)},
+              {"segment", segmented.since(chunk_uploaded[0])},
+              {"download", finished.since(segmented)}};
   } else {
-    stages = {{"pipeline (per image)", done.since(start) / double(n)}};
+    stages = {{"pipeline (per image)", finished.since(start) / double(n)}};
   }
-  for (std::size_t k = 0; k < n; ++k) {
-    SegmentResult& r = out[k];
-    r.width = w;
-    r.height = h;
-    const unsigned* off = offsets + k * std::size_t(width);
-    r.offsets.resize(std::size_t(width) + 1);
-    for (std::size_t c = 0; c <= std::size_t(width); ++c)
-      r.offsets[c] = off[c] - off[0];
-    r.rows.assign(ws.host_rows.get() + off[0], ws.host_rows.get() + off[width]);
-    r.levels.assign(ws.host_levels.get() + k * width, ws.host_levels.get() + (k + 1) * width);
+  for (auto& r : out)
     r.stages = stages;
-  }
   return out;
 }
 

@@ -7,7 +7,8 @@
 namespace cumulus {
 
 // Segments every column of every image; the images must share one size. A batch runs in
-// chunks on two streams so that uploads overlap kernels.
+// chunks: uploads on one stream, each chunk's work on two more, and the host fills a chunk's
+// results while the device works on the next.
 std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& images,
                                        const SegmentParams& params);
 // The same for raw row-major buffers of width x height floats (page-locked ones upload fastest).

@@ -36,11 +36,11 @@ struct GridSearch {
   __device__ void operator()(float3 q, bool active, V& v) const {
     if (active) grid_visit(q, grid, v);
   }
-  // A group of Lanes lanes searching for one query (see grid_visit); the group must be active
-  // or inactive as a whole.
+  // A group of Lanes lanes searching for one query (see grid_visit_group); the group must be
+  // active or inactive as a whole.
   template <int Lanes, class V>
   __device__ void group(float3 q, bool active, V& v, int rank) const {
-    if (active) grid_visit<Lanes>(q, grid, v, rank);
+    if (active) grid_visit_group<Lanes>(q, grid, v, rank);
   }
 };
 
