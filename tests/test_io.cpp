@@ -373,6 +373,57 @@ class TestIo : public QObject {
     expect_io_error(p, [&] { load_cloud(p.toStdString()); });
   }
 
+  void plyHeaderIsCheckedAgainstTheData_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("why");
+    const QByteArray head = "ply\nformat ascii 1.0\n";
+    const QByteArray xyz = "property float x\nproperty float y\nproperty float z\nend_header\n";
+    QTest::newRow("negative count") << head + "element vertex -2\n" + xyz + "1 2 3\n"
+                                    << "bad element count '-2'";
+    QTest::newRow("more vertices than data") << head + "element vertex 1000\n" + xyz + "1 2 3\n"
+                                             << "data is truncated";
+    QTest::newRow("huge count") << head + "element vertex 99999999999999\n" + xyz + "1 2 3\n"
+                                << "impossible number of elements";
+    QTest::newRow("unknown type") << head + "element vertex 1\nproperty float7 x\nend_header\n1\n"
+                                  << "unknown property type 'float7'";
+    QTest::newRow("no end_header") << head + "element vertex 1\nproperty float x\n"
+                                   << "no end_header";
+    QTest::newRow("no format") << QByteArray("ply\nelement vertex 1\n") + xyz + "1 2 3\n"
+                               << "no format line";
+    QTest::newRow("binary data short")
+        << QByteArray("ply\nformat binary_little_endian 1.0\nelement vertex 2\n") + xyz +
+               QByteArray(20, '\0')
+        << "need at least 24 bytes, the file holds 20";
+  }
+
+  // PCL's reader trusts the counts (a negative one once asked for 51 GB): the header is checked
+  // first, and the message says what is wrong.
+  void plyHeaderIsCheckedAgainstTheData() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, why);
+    QTemporaryDir dir;
+    const QString p = dir.path() + "/lie.ply";
+    test::writeBytes(p, bytes);
+    try {
+      load_cloud(p.toStdString());
+      QFAIL("no error");
+    } catch (const IoError& e) {
+      QVERIFY2(QString::fromStdString(e.what()).contains(why), e.what());
+    }
+  }
+
+  void plyWithoutFinalNewlineLoads() {
+    QTemporaryDir dir;
+    const QString p = dir.path() + "/ok.ply";
+    test::writeBytes(p,
+                     "ply\nformat ascii 1.0\ncomment made by hand\nelement vertex 2\n"
+                     "property float x\nproperty float y\nproperty float z\nend_header\n"
+                     "1 2 3\n4 5 6");
+    const PointCloud c = load_cloud(p.toStdString());
+    QCOMPARE(c.size(), std::size_t(2));
+    QCOMPARE(c.points[1].z, 6.0f);
+  }
+
   void xyzBadNumbersAndColumns() {
     QTemporaryDir dir;
     const QString a = dir.path() + "/a.xyz", b = dir.path() + "/b.xyz", c = dir.path() + "/c.xyz";

@@ -238,6 +238,40 @@ pcl::PCLPointCloud2 to_pcl(const PointCloud& cloud) {
   return out;
 }
 
+// The words of a header line.
+std::vector<std::string> tokens(const std::string& line) {
+  std::istringstream ss(line);
+  std::vector<std::string> t;
+  for (std::string w; ss >> w;)
+    t.push_back(w);
+  return t;
+}
+
+// Reads the next header line of a PCD or PLY file into `line` (without a trailing CR); false at
+// the end of the file. Fails on binary bytes and on headers that never end.
+template <class Fail>
+bool header_line(std::istream& in, std::string& line, std::size_t& line_no, const Fail& fail) {
+  if (!std::getline(in, line)) return false;
+  ++line_no;
+  if (line_no > 1000 || line.size() > 100000)
+    fail("the header does not end in its first 1000 lines");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (unsigned char c : line)
+    if (c < 9 || (c > 13 && c < 32) || c > 126)
+      fail("binary bytes in the header (line " + std::to_string(line_no) + ")");
+  return true;
+}
+
+// A count in a header: digits only (no sign), no overflow.
+template <class Fail>
+std::size_t header_number(const std::string& w, const char* what, const Fail& fail) {
+  std::size_t v = 0;
+  auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+  if (ec != std::errc() || ptr != w.data() + w.size())
+    fail(std::string("bad ") + what + " '" + w.substr(0, 20) + "'");
+  return v;
+}
+
 // PCL's PCD reader trusts the header: garbage can crash it and truncated binary data is read
 // as if it were complete. So the header and the data size are checked here first.
 void validate_pcd(const std::string& path, std::uintmax_t file_size) {
@@ -248,28 +282,11 @@ void validate_pcd(const std::string& path, std::uintmax_t file_size) {
   std::vector<std::string> types;
   bool have_points = false, have_width = false;
   auto fail = [&](const std::string& why) { throw IoError(path, "not a valid PCD file: " + why); };
-  auto tokens = [](const std::string& l) {
-    std::istringstream ss(l);
-    std::vector<std::string> t;
-    for (std::string w; ss >> w;)
-      t.push_back(w);
-    return t;
-  };
   auto number = [&](const std::string& w, const char* what) {
-    std::size_t v = 0;
-    auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
-    if (ec != std::errc() || ptr != w.data() + w.size())
-      fail(std::string("bad ") + what + " '" + w.substr(0, 20) + "'");
-    return v;
+    return header_number(w, what, fail);
   };
   while (data_kind.empty()) {
-    if (!std::getline(in, line)) fail("the header ends before its DATA line");
-    ++line_no;
-    if (line_no > 1000 || line.size() > 100000) fail("no DATA line in the first 1000 lines");
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    for (unsigned char c : line)
-      if (c < 9 || (c > 13 && c < 32) || c > 126)
-        fail("binary bytes in the header (line " + std::to_string(line_no) + ")");
+    if (!header_line(in, line, line_no, fail)) fail("the header ends before its DATA line");
     const auto t = tokens(line);
     if (t.empty() || t[0][0] == '#') continue;
     const std::string& key = t[0];
@@ -359,6 +376,80 @@ void validate_pcd(const std::string& path, std::uintmax_t file_size) {
   }
 }
 
+// PCL's PLY reader trusts the header too: a negative element count becomes a huge allocation
+// (found by fuzzing: "element vertex -2" asked for 51 GB) and short data is not noticed. So the
+// header is checked, and the file must hold at least the bytes (binary) or values (ASCII) its
+// elements declare.
+void validate_ply(const std::string& path, std::uintmax_t file_size) {
+  std::ifstream in(path, std::ios::binary);
+  auto fail = [&](const std::string& why) { throw IoError(path, "not a valid PLY file: " + why); };
+  auto type_size = [](const std::string& t) -> std::size_t {
+    if (t == "char" || t == "uchar" || t == "int8" || t == "uint8") return 1;
+    if (t == "short" || t == "ushort" || t == "int16" || t == "uint16") return 2;
+    if (t == "int" || t == "uint" || t == "float" || t == "int32" || t == "uint32" ||
+        t == "float32")
+      return 4;
+    if (t == "double" || t == "float64") return 8;
+    return 0;
+  };
+  std::string line, format;
+  std::size_t line_no = 0;
+  if (!header_line(in, line, line_no, fail) || line != "ply") fail("it does not start with 'ply'");
+  // The least each element needs: bytes in binary, values in ASCII (a list needs its count).
+  struct Element {
+    std::size_t count = 0, bytes = 0, values = 0;
+  };
+  std::vector<Element> elements;
+  bool ended = false;
+  while (!ended) {
+    if (!header_line(in, line, line_no, fail)) fail("the header has no end_header line");
+    const auto t = tokens(line);
+    if (t.empty() || t[0] == "comment" || t[0] == "obj_info") continue;
+    if (t[0] == "format" && t.size() == 3) {
+      format = t[1];
+      if (format != "ascii" && format != "binary_little_endian" && format != "binary_big_endian")
+        fail("unknown format '" + format.substr(0, 30) + "'");
+    } else if (t[0] == "element" && t.size() == 3) {
+      elements.push_back({header_number(t[2], "element count", fail), 0, 0});
+    } else if (t[0] == "property" && t.size() == 3) {
+      if (elements.empty()) fail("a property before any element");
+      const std::size_t size = type_size(t[1]);
+      if (size == 0) fail("unknown property type '" + t[1].substr(0, 20) + "'");
+      elements.back().bytes += size;
+      elements.back().values += 1;
+    } else if (t[0] == "property" && t.size() == 5 && t[1] == "list") {
+      if (elements.empty()) fail("a property before any element");
+      const std::size_t size = type_size(t[2]);
+      if (size == 0 || t[2] == "float" || t[2] == "double" || t[2] == "float32" ||
+          t[2] == "float64" || type_size(t[3]) == 0)
+        fail("bad list property types '" + t[2].substr(0, 20) + " " + t[3].substr(0, 20) + "'");
+      elements.back().bytes += size;
+      elements.back().values += 1;
+    } else if (t[0] == "end_header" && t.size() == 1) {
+      ended = true;
+    } else {
+      fail("unexpected header line " + std::to_string(line_no) + ": '" + line.substr(0, 40) + "'");
+    }
+  }
+  if (format.empty()) fail("no format line");
+  const auto data_start = std::uintmax_t(in.tellg());
+  const std::uintmax_t remaining = file_size >= data_start ? file_size - data_start : 0;
+  // An ASCII value takes at least one character and one separator.
+  const bool ascii = format == "ascii";
+  std::uintmax_t need = 0;
+  for (const Element& e : elements) {
+    const std::uintmax_t each = ascii ? 2 * e.values : e.bytes;
+    if (each != 0 && e.count > (std::uintmax_t(1) << 40) / each)
+      fail("the header declares an impossible number of elements (" + std::to_string(e.count) +
+           ")");
+    need += e.count * each;
+  }
+  if (ascii && need > 0) need -= 1;  // the last line needs no newline
+  if (need > remaining)
+    fail("data is truncated: the header's elements need at least " + std::to_string(need) +
+         " bytes, the file holds " + std::to_string(remaining));
+}
+
 }  // namespace
 
 PointCloud load_pcd(const std::string& path) {
@@ -380,7 +471,7 @@ PointCloud load_pcd(const std::string& path) {
 }
 
 PointCloud load_ply(const std::string& path) {
-  require_readable_file(path);
+  validate_ply(path, require_readable_file(path));
   quiet_pcl();
   pcl::PCLPointCloud2 raw;
   pcl::PLYReader reader;
