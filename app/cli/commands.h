@@ -23,6 +23,7 @@ std::vector<Command> segment_commands();   // segment
 std::vector<Command> register_commands();  // register
 std::vector<Command> features_commands();  // features
 std::vector<Command> bench_commands();     // bench
+std::vector<Command> soak_commands();      // soak
 
 // Runs cumulus-cli with argv[1..]; used by main() and by the tests.
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
