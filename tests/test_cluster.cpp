@@ -1,6 +1,7 @@
 // Euclidean clustering: PCL (the reference) against a brute-force reference, the canonical
 // result, parameter checks, and every GPU method against PCL on real and generated clouds
 // (GPU tests skip where no GPU can be used).
+#include <QFileInfo>
 #include <QHash>
 
 #include <cmath>
@@ -349,6 +350,92 @@ class TestCluster : public QObject {
     set_gpu_memory_limit(0);
     QCOMPARE(euclidean_cluster(c, {1.0f, 1, 1u << 30}, ClusterMethod::GpuMatrixRs).sizes.size(),
              std::size_t(1024));
+  }
+
+  void tiledEqualsWhole_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<float>("tolerance");
+    QTest::addColumn<int>("slabs");
+    QTest::newRow("blobs with NaNs, 8 slabs") << "blobs-with-nans" << 0.5f << 8;
+    QTest::newRow("street scene, 12 slabs") << "sample:street_scene.pcd" << 0.5f << 12;
+    QTest::newRow("far points, 4 slabs") << "far-points" << 0.5f << 4;
+  }
+
+  // Slabs with halos, merged by union-find, give the labels of the whole cloud in one piece
+  // (PCL on each slab here; the GPU the same below).
+  void tiledEqualsWhole() {
+    QFETCH(QString, name);
+    QFETCH(float, tolerance);
+    QFETCH(int, slabs);
+    const PointCloud c = load_case(name);
+    const ClusterParams p{tolerance, 3, 100000};
+    const ClusterResult& whole = pcl_reference(name, c, p);
+    // Room for each slab's halos: three times its share of the points.
+    std::size_t calls = 0;
+    const ClusterResult tiled = euclidean_cluster_tiled(
+        c.points.data(), c.size(), p, ClusterMethod::Cpu, 3 * c.size() / std::size_t(slabs),
+        [&](std::size_t, std::size_t) { return ++calls > 0; });
+    QVERIFY2(calls >= std::size_t(slabs) / 3, qPrintable(QString("%1 slabs").arg(calls)));
+    QCOMPARE(tiled.labels, whole.labels);
+    QCOMPARE(tiled.sizes, whole.sizes);
+    QCOMPARE(tiled.non_finite, whole.non_finite);
+    QCOMPARE(tiled.dropped_clusters, whole.dropped_clusters);
+  }
+
+  void tiledRunStopsWhenCancelled() {
+    const PointCloud c = load_case("blobs-with-nans");
+    std::size_t seen = 0;
+    QVERIFY_THROWS_EXCEPTION(
+        Cancelled, euclidean_cluster_tiled(c.points.data(), c.size(), {0.5f}, ClusterMethod::Cpu,
+                                           1000, [&](std::size_t done, std::size_t) {
+                                             seen = done;
+                                             return done < 2;
+                                           }));
+    QCOMPARE(seen, std::size_t(2));
+  }
+
+  void tilingRefusesWhatSlabsCannotSplit() {
+    PointCloud c;
+    c.points.assign(1000, Point3f{1, 2, 3});  // one spot: no slab can be smaller than the cloud
+    try {
+      euclidean_cluster_tiled(c.points.data(), c.size(), {0.5f}, ClusterMethod::Cpu, 100);
+      QFAIL("expected InvalidArgument");
+    } catch (const InvalidArgument& e) {
+      QVERIFY2(QString(e.what()).contains("too dense"), e.what());
+    }
+  }
+
+  // A memory cap far below the cloud's needs makes `gpu` tile on its own; the labels stay PCL's.
+  void gpuBeyondTheMemoryCapTiles_data() {
+    QTest::addColumn<QString>("name");
+    QTest::newRow("street scene") << "sample:street_scene.pcd";
+    QTest::newRow("kitti 000000") << "kitti/000000.bin";
+    QTest::newRow("far points") << "far-points";
+  }
+
+  void gpuBeyondTheMemoryCapTiles() {
+    QFETCH(QString, name);
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    if (!name.contains(':') && !name.contains("far") &&
+        !QFileInfo::exists(test::sharedDataDir() + "/" + name))
+      QSKIP(qPrintable("data not present: " + name));
+    const PointCloud c = load_case(name);
+    const ClusterParams p{0.5f, 1, 1u << 30};
+    const ClusterResult whole = euclidean_cluster(c, p, ClusterMethod::Gpu);
+    set_gpu_memory_limit(c.size() / 4 * 320);  // slabs of a quarter of the cloud
+    ClusterResult tiled;
+    try {
+      tiled = euclidean_cluster(c, p, ClusterMethod::Gpu);
+    } catch (...) {
+      set_gpu_memory_limit(0);
+      throw;
+    }
+    set_gpu_memory_limit(0);
+    QVERIFY2(tiled.stages.front().first.find("slabs") != std::string::npos,
+             tiled.stages.front().first.c_str());
+    QCOMPARE(tiled.labels, whole.labels);
+    QCOMPARE(tiled.sizes, whole.sizes);
+    QCOMPARE(tiled.labels, pcl_reference(name, c, p).labels);
   }
 
   void gpuBoundaryPairsDecideLikePcl() {

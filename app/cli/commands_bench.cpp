@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iomanip>
 #include <sstream>
+#include <utility>
 
 #include <pcl/pcl_config.h>
 #include <QtGlobal>
@@ -411,11 +412,61 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
   return rc;
 }
 
+// Clustering beyond one call: a generated cloud of --points points clustered in one piece
+// (where one call can take it) and in slabs of each --tile-points size, with the time of each
+// and whether its labels equal the first run's.
+int run_bench_tiled(const Args& a, std::ostream& out) {
+  const auto n = std::size_t(a.get_int("points", 10'000'000));
+  if (n < 1000 || n > 1'000'000'000) throw UsageError("--points must be 1000 .. 1000000000");
+  std::vector<std::size_t> tiles;
+  std::istringstream ss(a.get("tile-points", "4000000,16000000"));
+  for (std::string w; std::getline(ss, w, ',');)
+    tiles.push_back(std::size_t(parse_int("--tile-points", w)));
+  const auto method = parse_cluster_method(a.get("methods", "gpu"));
+  if (!method) throw UsageError("bench tiled takes one clustering method in --methods");
+  ClusterCloudParams cp;
+  cp.size = n;
+  cp.clusters = std::max<std::size_t>(1, n / 2048);
+  cp.degree = 16;
+  cp.point_distance = 4;
+  WallTimer gen;
+  const PointCloud cloud = generate_cluster_cloud(cp);
+  out << "generated " << n << " points in " << cp.clusters << " clusters (" << gen.ms() / 1000
+      << " s)\n";
+  const ClusterParams params{cp.tolerance, 1, std::size_t(1) << 31};
+  std::vector<std::int32_t> first;
+  auto report = [&](const std::string& how, const ClusterResult& r) {
+    const bool same = first.empty() || r.labels == first;
+    if (first.empty()) first = r.labels;
+    out << std::left << std::setw(28) << how << std::right << std::setw(12) << std::fixed
+        << std::setprecision(1) << r.total_ms << " ms  " << r.sizes.size() << " clusters  "
+        << (same ? "identical" : "DIFFERENT");
+    const char* sep = "  (";
+    for (const auto& [stage, ms] : r.stages)
+      out << std::exchange(sep, "; ") << stage << " " << ms << " ms";
+    out << ")\n";
+    return same;
+  };
+  bool all_same = true;
+  if (n <= cluster_call_capacity(*method, n)) {
+    all_same &= report("one piece", euclidean_cluster(cloud.points.data(), n, params, *method));
+  } else {
+    out << "one piece: more than one " << method_name(*method) << " call takes ("
+        << cluster_call_capacity(*method, n) << " points)\n";
+  }
+  for (std::size_t t : tiles)
+    all_same &= report("slabs of <= " + std::to_string(t),
+                       euclidean_cluster_tiled(cloud.points.data(), n, params, *method, t));
+  return all_same ? 0 : 1;
+}
+
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"quick"},
-               {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
-                "tolerance", "csv", "max-points", "batch", "cases", "pcl-max-pairs"});
-  a.expect_positionals(1, 1, "cumulus-cli bench cluster|segment|icp|features|all|plot [options]");
+  const Args a(
+      argv, {"quick"},
+      {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps", "tolerance",
+       "csv", "max-points", "batch", "cases", "pcl-max-pairs", "points", "tile-points"});
+  a.expect_positionals(1, 1,
+                       "cumulus-cli bench cluster|segment|icp|features|tiled|all|plot [options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
     command_line += " " + s;
@@ -425,6 +476,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "segment") return run_bench_segment(a, out, command_line);
   if (what == "icp") return run_bench_icp(a, out, command_line);
   if (what == "features") return run_bench_features(a, out, command_line);
+  if (what == "tiled") return run_bench_tiled(a, out);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
     const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());
@@ -439,7 +491,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
     return 0;
   }
   throw UsageError("bench: unknown benchmark '" + what +
-                   "' (cluster, segment, icp, features, all, plot)");
+                   "' (cluster, segment, icp, features, tiled, all, plot)");
 }
 
 }  // namespace
@@ -484,6 +536,12 @@ std::vector<Command> bench_commands() {
        "  for PCL and every GPU method, end to end, with agreement to PCL's histograms. PCL is "
        "skipped\n"
        "  where it would visit more than N point pairs (default 2.5e8).\n"
+       "cumulus-cli bench tiled [--points N] [--tile-points a,b,...] [--methods gpu]\n"
+       "  Clustering beyond one call: a generated cloud of N points (default 10,000,000; "
+       "tolerance\n"
+       "  1, 16 neighbours a point) in one piece where one call takes it, and in slabs of at most\n"
+       "  each --tile-points size (default 4000000,16000000) merged by union-find: time and\n"
+       "  whether the labels are identical. Exit status 1 when they are not.\n"
        "cumulus-cli bench all [same options]\n"
        "  Every benchmark into --out (default bench-all) and report.md with the machine, GPU, "
        "driver\n"

@@ -229,6 +229,8 @@ ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const Clus
     cloud.points.assign(points, points + n);
     return euclidean_cluster(cloud, params, method);
   }
+  if (n > cluster_call_capacity(method, n))
+    return euclidean_cluster_tiled(points, n, params, method);
   WallTimer total;
   ClusterResult r;
   gpu_cluster(points, n, params, method, r);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -65,8 +66,17 @@ std::string describe(const DeviceInfo& info) {
 }
 
 namespace {
-std::atomic<std::size_t> g_memory_limit{0};
+// CUMULUS_GPU_MEMORY_MB sets the cap for a whole process (the GUI or a CLI run), e.g. to make
+// clustering work in slabs on a small cloud.
+std::size_t limit_from_environment() {
+  const char* env = std::getenv("CUMULUS_GPU_MEMORY_MB");
+  if (!env) return 0;
+  char* end = nullptr;
+  const double mb = std::strtod(env, &end);
+  return end != env && mb > 0 && mb < 1e9 ? std::size_t(mb * 1024 * 1024) : 0;
 }
+std::atomic<std::size_t> g_memory_limit{limit_from_environment()};
+}  // namespace
 
 void set_gpu_memory_limit(std::size_t bytes) {
   g_memory_limit = bytes;

@@ -5,6 +5,7 @@
 // canonical result, so results compare with ==.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -65,6 +66,23 @@ ClusterResult euclidean_cluster(const PointCloud& cloud, const ClusterParams& pa
 // upload is a direct DMA, as for frames that a sensor driver writes into such buffers.
 ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                                 ClusterMethod method);
+
+// Clouds beyond one call: the finite points in slabs along the cloud's longest axis, each slab
+// with a halo of the tolerance on both sides, clustered one slab at a time by `method` and
+// merged exactly (every pair of neighbours lies in the slab of either point, and a point that
+// two slabs share joins their components in a union-find). Slabs hold at most
+// `max_tile_points` points (0: cluster_call_capacity(method)). `progress(done, total)` is
+// called after each slab and may return false to stop: Cancelled is thrown. InvalidArgument
+// when the cloud is too dense along that axis for slabs of that size.
+ClusterResult euclidean_cluster_tiled(
+    const Point3f* points, std::size_t n, const ClusterParams& params, ClusterMethod method,
+    std::size_t max_tile_points = 0,
+    const std::function<bool(std::size_t, std::size_t)>& progress = {});
+
+// Points one call of `method` takes: for `gpu`, 2^26 points, and no more than its memory per
+// point fits in the cap of set_gpu_memory_limit (or, for large clouds without a cap, in the
+// device's free memory). Unbounded for the others. `gpu` tiles on its own beyond this.
+std::size_t cluster_call_capacity(ClusterMethod method, std::size_t n);
 
 // Turns a component id per point (any ids; -1 for skipped points) into the canonical labels,
 // sizes and drop counts of a ClusterResult. Used by the CPU methods and as the host-side

@@ -22,7 +22,8 @@ struct DeviceInfo {
 };
 
 // Caps the GPU memory that memory-hungry methods may plan to use (bytes; 0 = no cap beyond
-// what the device has free). The matrix clustering methods refuse inputs over the cap.
+// what the device has free; CUMULUS_GPU_MEMORY_MB sets it at start). The matrix clustering
+// methods refuse inputs over the cap; `gpu` clustering works in slabs within it.
 void set_gpu_memory_limit(std::size_t bytes);
 std::size_t gpu_memory_limit();
 

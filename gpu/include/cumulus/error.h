@@ -36,4 +36,10 @@ class GpuError : public Error {
   using Error::Error;
 };
 
+// A long run was stopped by its caller (through a progress callback); nothing was changed.
+class Cancelled : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace cumulus
