@@ -22,6 +22,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPointer>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSpinBox>
@@ -335,13 +336,20 @@ void MainWindow::exportSegments(bool json) {
 
 namespace {
 
+// A cloud beyond one GPU call is clustered in slabs, which can report progress and stop
+// between slabs when `progress` says so.
 ClusterJob run_cluster_job(std::shared_ptr<const PointCloud> cloud, ClusterParams params,
-                           ClusterMethod method, quint64 generation) {
+                           ClusterMethod method, quint64 generation,
+                           std::function<bool(std::size_t, std::size_t)> progress) {
   ClusterJob job;
   job.cloud = cloud;
   job.generation = generation;
   try {
-    auto result = std::make_shared<ClusterResult>(euclidean_cluster(*cloud, params, method));
+    const std::size_t n = cloud->size();
+    const bool slabs = is_gpu_method(method) && n > cluster_call_capacity(method, n);
+    auto result = std::make_shared<ClusterResult>(
+        slabs ? euclidean_cluster_tiled(cloud->points.data(), n, params, method, 0, progress)
+              : euclidean_cluster(*cloud, params, method));
     job.summary = summarize_clusters(*cloud, *result);
     job.result = std::move(result);
   } catch (const std::exception& e) {
@@ -406,8 +414,9 @@ void MainWindow::runClustering() {
     return;
   }
   if (cluster_watcher_) {
-    // A job cannot be interrupted; let it finish unseen and start again with the new values.
+    // A job stops between slabs at most; let it end unseen and start again with the new values.
     ++cluster_generation_;
+    *cluster_stop_ = true;
     cluster_rerun_ = true;
     return;
   }
@@ -416,13 +425,27 @@ void MainWindow::runClustering() {
   connect(cluster_watcher_, &QFutureWatcher<ClusterJob>::finished, this,
           &MainWindow::onClusterFinished);
   cluster_panel_->setBusy(true);
+  cluster_stop_ = std::make_shared<std::atomic<bool>>(false);
+  QPointer<QStatusBar> status = statusBar();
+  auto progress = [stop = cluster_stop_, status](std::size_t done, std::size_t total) {
+    QMetaObject::invokeMethod(
+        qApp,
+        [status, done, total] {
+          if (status)
+            status->showMessage(tr("Clustering in slabs: %1 of %2 done").arg(done).arg(total),
+                                3000);
+        },
+        Qt::QueuedConnection);
+    return !*stop;
+  };
   cluster_watcher_->setFuture(QtConcurrent::run(run_cluster_job, document_->at(row).cloud,
                                                 cluster_panel_->params(), cluster_panel_->method(),
-                                                ++cluster_generation_));
+                                                ++cluster_generation_, progress));
 }
 
 void MainWindow::cancelClustering() {
   ++cluster_generation_;  // the running job's result will be dropped
+  *cluster_stop_ = true;  // and a job in slabs stops after the current one
   cluster_rerun_ = false;
   cluster_panel_->setBusy(false);
   cluster_panel_->setError(tr("Cancelled."));

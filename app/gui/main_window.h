@@ -3,6 +3,7 @@
 #include <QMainWindow>
 #include <QStringList>
 
+#include <atomic>
 #include <memory>
 
 #include "cumulus/cluster_export.h"
@@ -163,6 +164,7 @@ class MainWindow : public QMainWindow {
   QTimer* cluster_debounce_ = nullptr;
   QFutureWatcher<ClusterJob>* cluster_watcher_ = nullptr;
   quint64 cluster_generation_ = 0;
+  std::shared_ptr<std::atomic<bool>> cluster_stop_ = std::make_shared<std::atomic<bool>>(false);
   bool cluster_rerun_ = false;
   int selected_cluster_ = -1;
   class HistoryWindow* history_ = nullptr;

@@ -40,7 +40,9 @@ bool read_png16(std::FILE* fp, PngError* err, std::uint32_t* w, std::uint32_t* h
       png_create_read_struct(PNG_LIBPNG_VER_STRING, err, png_error_fn, png_warning_fn);
   if (!png) return false;
   png_infop info = png_create_info_struct(png);
-  std::vector<png_bytep>* rows = nullptr;
+  // volatile: it changes after setjmp, and longjmp would otherwise hand back a stale copy (the
+  // sanitized test suite caught the row list leaking on a truncated file).
+  std::vector<png_bytep>* volatile rows = nullptr;
   if (setjmp(err->jump)) {
     png_destroy_read_struct(&png, &info, nullptr);
     delete rows;
