@@ -1,11 +1,27 @@
 // The device query: never throws, and explains itself when no GPU can be used. Long-running
 // use: every GPU method run many times gives back all device memory.
+#include <functional>
 #include <set>
 
+#include "cumulus/cluster.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
+#include "cumulus/features.h"
+#include "cumulus/generate.h"
+#include "cumulus/icp.h"
+#include "cumulus/nns.h"
+#include "cumulus/segment.h"
 #include "cumulus/soak.h"
 #include "test_support.h"
+
+namespace {
+
+template <class T>
+std::string bytes_of(const std::vector<T>& v) {
+  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)};
+}
+
+}  // namespace
 
 class TestDevice : public QObject {
   Q_OBJECT
@@ -77,6 +93,81 @@ class TestDevice : public QObject {
     }
     QCOMPARE(algorithms, (std::set<std::string>{"cluster", "knn", "radius", "icp", "normals", "pfh",
                                                 "fpfh", "segment"}));
+  }
+
+  // Every GPU allocation of every method made to fail in turn (from empty workspaces): each
+  // failure is a GpuError that says the GPU ran out of memory, and the next run, with nothing
+  // failing, gives the result of a clean run.
+  void gpuAllocationFailuresAreClearAndRecoverable() {
+    using namespace cumulus;
+    if (!query_device().available)
+      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    ClusterCloudParams cp;
+    cp.size = 4096;
+    cp.clusters = 16;
+    cp.degree = 8;
+    const PointCloud clusters = generate_cluster_cloud(cp);
+    ScanPairParams pp;
+    pp.samples = 6000;
+    const ScanPair pair = generate_scan_pair(pp);
+    const DepthImage depth = generate_depth_columns(128, 96, 3);
+    const std::vector<const DepthImage*> batch{&depth, &depth, &depth};
+    const auto& pts = pair.target.points;
+    std::vector<std::pair<std::string, std::function<std::string()>>> jobs;
+    for (ClusterMethod m : {ClusterMethod::Gpu, ClusterMethod::GpuVertexRs,
+                            ClusterMethod::GpuEdgeEs, ClusterMethod::GpuMatrixRs})
+      jobs.push_back({std::string("cluster ") + method_name(m),
+                      [&, m] { return bytes_of(euclidean_cluster(clusters, {1.0f}, m).labels); }});
+    for (NnsMethod m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce}) {
+      jobs.push_back({std::string("knn ") + method_name(m),
+                      [&, m] { return bytes_of(knn_search(pts, pts, 8, m).sq_distances); }});
+      jobs.push_back({std::string("radius ") + method_name(m),
+                      [&, m] { return bytes_of(radius_search(pts, pts, 0.01f, m).offsets); }});
+    }
+    for (IcpMethod m : {IcpMethod::Gpu, IcpMethod::GpuKdTree, IcpMethod::GpuBruteForce})
+      jobs.push_back({std::string("icp ") + method_name(m), [&, m] {
+                        IcpParams p;
+                        p.criteria.max_iterations = 5;
+                        const Eigen::Matrix4d t = icp(pair.source, pair.target, p, m).transform;
+                        return std::string(reinterpret_cast<const char*>(t.data()), sizeof t);
+                      }});
+    // (gpu-paper's normals are PCL's, on the CPU: only its histograms use the GPU.)
+    jobs.push_back(
+        {"normals gpu",
+         [&] { return bytes_of(estimate_normals(pair.target, {}, FeatureMethod::Gpu).normals); }});
+    for (FeatureMethod m : {FeatureMethod::Gpu, FeatureMethod::GpuPaper}) {
+      jobs.push_back({std::string("pfh ") + method_name(m), [&, m] {
+                        FeatureParams p;
+                        p.descriptor = Descriptor::Pfh;
+                        p.neighbourhood = Neighbourhood::nearest(12);
+                        return bytes_of(compute_features(pair.target, p, m).histograms);
+                      }});
+    }
+    jobs.push_back({"segment gpu",
+                    [&] { return bytes_of(segment_columns(depth, {}, SegmentMethod::Gpu).rows); }});
+    jobs.push_back({"segment gpu-batch",
+                    [&] { return bytes_of(segment_columns_batch(batch, {}).back().rows); }});
+    for (const auto& [name, run] : jobs) {
+      const std::string clean = run();
+      int failures = 0;
+      for (int k = 0; k < 1000; ++k) {
+        release_gpu_workspaces();
+        fail_gpu_allocation_after(k);
+        bool threw = false;
+        try {
+          run();
+        } catch (const GpuError& e) {
+          threw = true;
+          QVERIFY2(QString(e.what()).contains("out of GPU memory"), e.what());
+        }
+        const int left = fail_gpu_allocation_after(-1);
+        if (!threw && left >= 0) break;  // the run made fewer than k + 1 allocations
+        failures += threw;
+        QVERIFY2(run() == clean, qPrintable(QString::fromStdString(name) +
+                                            QString(": wrong after allocation %1 failed").arg(k)));
+      }
+      QVERIFY2(failures > 0, name.c_str());
+    }
   }
 };
 

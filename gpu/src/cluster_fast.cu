@@ -12,6 +12,7 @@
 #include <bit>
 
 #include "cluster_gpu_common.cuh"
+#include "cuda/workspace.cuh"
 
 namespace cumulus::cluster_cuda {
 
@@ -358,8 +359,15 @@ struct FastBuffers {
   cuda::DeviceBuffer<unsigned char> scan_temp;
 };
 
+// Used and released under the clustering workspace's lock.
 FastBuffers& fast_buffers() {
   static FastBuffers b;
+  static const bool registered = (cuda::register_release([] {
+                                    auto held = cuda::acquire_workspace<Workspace>();
+                                    b = FastBuffers{};
+                                  }),
+                                  true);
+  (void)registered;
   return b;
 }
 

@@ -22,6 +22,7 @@
 #include <cmath>
 
 #include "cluster_gpu_common.cuh"
+#include "cuda/workspace.cuh"
 #include "cumulus/device.h"
 
 namespace cumulus::cluster_cuda {
@@ -412,8 +413,15 @@ struct PaperBuffers {
   cuda::PinnedBuffer<int> host;
 };
 
+// Used and released under the clustering workspace's lock.
 PaperBuffers& paper_buffers() {
   static PaperBuffers b;
+  static const bool registered = (cuda::register_release([] {
+                                    auto held = cuda::acquire_workspace<Workspace>();
+                                    b = PaperBuffers{};
+                                  }),
+                                  true);
+  (void)registered;
   return b;
 }
 

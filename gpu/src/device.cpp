@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #ifdef CUMULUS_HAS_CUDA
 #include <cuda_runtime_api.h>
@@ -83,6 +85,42 @@ void set_gpu_memory_limit(std::size_t bytes) {
 }
 std::size_t gpu_memory_limit() {
   return g_memory_limit;
+}
+
+namespace {
+std::atomic<int> g_fail_countdown{-1};
+std::mutex g_release_mutex;
+std::vector<void (*)()>& releases() {
+  static std::vector<void (*)()> list;
+  return list;
+}
+}  // namespace
+
+namespace cuda {
+bool injected_allocation_failure() {
+  int v = g_fail_countdown.load();
+  while (v >= 0)
+    if (g_fail_countdown.compare_exchange_weak(v, v - 1)) return v == 0;
+  return false;
+}
+void register_release(void (*release)()) {
+  std::lock_guard<std::mutex> lock(g_release_mutex);
+  releases().push_back(release);
+}
+}  // namespace cuda
+
+int fail_gpu_allocation_after(int n) {
+  return g_fail_countdown.exchange(n < 0 ? -1 : n);
+}
+
+void release_gpu_workspaces() {
+  std::vector<void (*)()> list;
+  {
+    std::lock_guard<std::mutex> lock(g_release_mutex);
+    list = releases();
+  }
+  for (auto* release : list)
+    release();
 }
 
 std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n) {

@@ -27,6 +27,16 @@ struct DeviceInfo {
 void set_gpu_memory_limit(std::size_t bytes);
 std::size_t gpu_memory_limit();
 
+// Frees the device and page-locked buffers that GPU methods keep between runs (they grow on
+// demand and stay, so that repeated runs allocate nothing); the next run allocates afresh. A run
+// in progress finishes first.
+void release_gpu_workspaces();
+
+// A test hook: the n-th GPU memory allocation from now on (0: the next one) fails as if the
+// device were out of memory; a negative n turns it off. Returns how many allocations were still
+// to go before the failure (negative: none was armed, or it has fired).
+int fail_gpu_allocation_after(int n);
+
 // Page-locked host memory for n points, for the fastest uploads; ordinary memory where no GPU
 // can be used.
 std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n);

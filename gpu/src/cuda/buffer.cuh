@@ -28,6 +28,8 @@ class DeviceBuffer {
   void reserve(std::size_t n) {
     if (n <= capacity_) return;
     release();
+    if (injected_allocation_failure())
+      check(cudaErrorMemoryAllocation, "cudaMalloc (injected)", __FILE__, __LINE__);
     void* p = nullptr;
     CU_CHECK(cudaMalloc(&p, n * sizeof(T)));
     data_ = static_cast<T*>(p);
@@ -58,10 +60,17 @@ class PinnedBuffer {
   ~PinnedBuffer() { release(); }
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& o) noexcept { swap(o); }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
 
   void reserve(std::size_t n) {
     if (n <= capacity_) return;
     release();
+    if (injected_allocation_failure())
+      check(cudaErrorMemoryAllocation, "cudaMallocHost (injected)", __FILE__, __LINE__);
     void* p = nullptr;
     CU_CHECK(cudaMallocHost(&p, n * sizeof(T)));
     data_ = static_cast<T*>(p);
@@ -76,6 +85,10 @@ class PinnedBuffer {
   std::size_t capacity() const { return capacity_; }
 
  private:
+  void swap(PinnedBuffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(capacity_, o.capacity_);
+  }
   T* data_ = nullptr;
   std::size_t capacity_ = 0;
 };

@@ -9,6 +9,9 @@
 
 namespace cumulus::cuda {
 
+// True when fail_gpu_allocation_after() says this allocation is to fail (device.cpp).
+bool injected_allocation_failure();
+
 inline void check(cudaError_t e, const char* what, const char* file, int line) {
   if (e == cudaSuccess) return;
   cudaGetLastError();

@@ -18,6 +18,10 @@ inline void require_device(const std::string& what) {
   if (!dev.available) throw GpuError(what + " needs a GPU: " + dev.reason);
 }
 
+// Adds a function that frees a kind of workspace to what release_gpu_workspaces() calls
+// (device.cpp).
+void register_release(void (*release)());
+
 template <class T>
 struct LockedWorkspace {
   std::unique_lock<std::mutex> lock;
@@ -30,7 +34,15 @@ LockedWorkspace<T> acquire_workspace() {
   static std::mutex mutex;
   static std::unique_ptr<T> ws;
   std::unique_lock<std::mutex> lock(mutex);
-  if (!ws) ws = std::make_unique<T>();
+  if (!ws) {
+    ws = std::make_unique<T>();
+    static const bool registered = (register_release([] {
+                                      std::lock_guard<std::mutex> held(mutex);
+                                      ws.reset();
+                                    }),
+                                    true);
+    (void)registered;
+  }
   return {std::move(lock), *ws};
 }
 
