@@ -95,6 +95,34 @@ class TestDevice : public QObject {
                                                 "fpfh", "segment"}));
   }
 
+  // Clustering in slabs stopped after its second slab, 50 times: no device or host memory kept.
+  void gpuCancelledRunsLeakNothing() {
+    using namespace cumulus;
+    if (!query_device().available)
+      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    ClusterCloudParams cp;
+    cp.size = 200000;
+    const PointCloud cloud = generate_cluster_cloud(cp);
+    const auto stop_after_two = [](std::size_t done, std::size_t) { return done < 2; };
+    const auto cancelled_run = [&] {
+      try {
+        euclidean_cluster_tiled(cloud.points.data(), cloud.size(), {1.0f}, ClusterMethod::Gpu,
+                                cloud.size() / 6, stop_after_two);
+        return false;
+      } catch (const Cancelled&) {
+        return true;
+      }
+    };
+    QVERIFY(cancelled_run());  // warm-up: the workspaces take their size
+    const auto device_before = std::int64_t(query_device().free_memory);
+    const std::int64_t host_before = resident_bytes();
+    for (int k = 0; k < 50; ++k)
+      QVERIFY(cancelled_run());
+    QCOMPARE(std::int64_t(query_device().free_memory), device_before);
+    QVERIFY2(resident_bytes() - host_before <= kSoakHostSlackBytes,
+             qPrintable(QString("host grew %1 B").arg(resident_bytes() - host_before)));
+  }
+
   // Every GPU allocation of every method made to fail in turn (from empty workspaces): each
   // failure is a GpuError that says the GPU ran out of memory, and the next run, with nothing
   // failing, gives the result of a clean run.
