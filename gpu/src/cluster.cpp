@@ -14,6 +14,7 @@
 #include "cluster_gpu.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
+#include "union_find.h"
 
 namespace cumulus {
 
@@ -34,19 +35,6 @@ constexpr MethodName kNames[] = {
     {ClusterMethod::GpuMatrixEs, "gpu-matrix-es"},
     {ClusterMethod::GpuMatrixRs, "gpu-matrix-rs"},
 };
-
-bool is_finite(const Point3f& p) {
-  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
-}
-
-// Union-find on host, for the brute-force reference.
-std::int32_t find_root(std::vector<std::int32_t>& parent, std::int32_t i) {
-  while (parent[std::size_t(i)] != i) {
-    parent[std::size_t(i)] = parent[std::size_t(parent[std::size_t(i)])];
-    i = parent[std::size_t(i)];
-  }
-  return i;
-}
 
 }  // namespace
 
@@ -192,10 +180,7 @@ ClusterResult cluster_brute_force(const PointCloud& cloud, const ClusterParams& 
       const float dx = cloud.points[i].x - cloud.points[j].x,
                   dy = cloud.points[i].y - cloud.points[j].y,
                   dz = cloud.points[i].z - cloud.points[j].z;
-      if (dx * dx + dy * dy + dz * dz < float(t2)) {
-        const auto a = find_root(parent, std::int32_t(i)), b = find_root(parent, std::int32_t(j));
-        if (a != b) parent[std::size_t(std::max(a, b))] = std::min(a, b);
-      }
+      if (dx * dx + dy * dy + dz * dz < float(t2)) unite(parent, std::int32_t(i), std::int32_t(j));
     }
   }
   std::vector<std::int32_t> component(n, -1);

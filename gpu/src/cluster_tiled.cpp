@@ -7,6 +7,7 @@
 #include "cumulus/cluster.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
+#include "union_find.h"
 
 namespace cumulus {
 
@@ -16,24 +17,6 @@ namespace {
 // points, union-find and relabelling arrays), rounded up from its workspace.
 constexpr std::size_t kGpuBytesPerPoint = 320;
 constexpr std::size_t kGpuMaxCallPoints = std::size_t(1) << 26;
-
-std::int32_t find_root(std::vector<std::int32_t>& parent, std::int32_t x) {
-  while (parent[std::size_t(x)] != x) {
-    parent[std::size_t(x)] = parent[std::size_t(parent[std::size_t(x)])];
-    x = parent[std::size_t(x)];
-  }
-  return x;
-}
-
-void unite(std::vector<std::int32_t>& parent, std::int32_t a, std::int32_t b) {
-  a = find_root(parent, a);
-  b = find_root(parent, b);
-  if (a != b) parent[std::size_t(std::max(a, b))] = std::min(a, b);
-}
-
-bool finite(const Point3f& p) {
-  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
-}
 
 float coordinate(const Point3f& p, int axis) {
   return axis == 0 ? p.x : axis == 1 ? p.y : p.z;
@@ -103,7 +86,7 @@ ClusterResult euclidean_cluster_tiled(
   finite_idx.reserve(n);
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   for (std::size_t i = 0; i < n; ++i) {
-    if (!finite(points[i])) continue;
+    if (!is_finite(points[i])) continue;
     finite_idx.push_back(std::uint32_t(i));
     for (int a = 0; a < 3; ++a) {
       lo[a] = std::min(lo[a], double(coordinate(points[i], a)));

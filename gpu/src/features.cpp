@@ -36,10 +36,6 @@ constexpr MethodName kNames[] = {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-bool finite(const Point3f& p) {
-  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
-}
-
 void validate(const Neighbourhood& nb, FeatureMethod method, const char* what) {
   const std::string w = what;
   if (nb.k > 0 && nb.radius > 0) throw InvalidArgument(w + ": give either k or a radius, not both");
@@ -71,7 +67,7 @@ Finite finite_points(const PointCloud& cloud) {
   f.points.reserve(cloud.size());
   f.source.reserve(cloud.size());
   for (std::size_t i = 0; i < cloud.size(); ++i)
-    if (finite(cloud.points[i])) {
+    if (is_finite(cloud.points[i])) {
       f.points.push_back(cloud.points[i]);
       f.source.push_back(i);
     }
@@ -164,7 +160,7 @@ HostNeighbours flann_neighbours(const PclCloud::Ptr& cloud,
 std::size_t count_nan(const std::vector<Point3f>& n) {
   std::size_t c = 0;
   for (const auto& v : n)
-    c += finite(v) ? 0 : 1;
+    c += is_finite(v) ? 0 : 1;
   return c;
 }
 

@@ -31,15 +31,11 @@ constexpr MethodName kNames[] = {
     {IcpMethod::GpuBruteForce, "gpu-bruteforce"},
 };
 
-bool finite(const Point3f& p) {
-  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
-}
-
 std::vector<Point3f> finite_points(const std::vector<Point3f>& points, std::size_t& dropped) {
   std::vector<Point3f> out;
   out.reserve(points.size());
   for (const auto& p : points)
-    if (finite(p)) out.push_back(p);
+    if (is_finite(p)) out.push_back(p);
   dropped = points.size() - out.size();
   return out;
 }
@@ -332,7 +328,7 @@ std::vector<Point3f> transform_points(const std::vector<Point3f>& points,
   std::vector<Point3f> out(points.size());
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point3f& p = points[i];
-    if (!finite(p)) {
+    if (!is_finite(p)) {
       out[i] = p;
       continue;
     }

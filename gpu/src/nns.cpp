@@ -36,15 +36,11 @@ pcl::PointCloud<pcl::PointXYZ>::Ptr to_pcl(const std::vector<Point3f>& points) {
   return cloud;
 }
 
-bool finite(const Point3f& p) {
-  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
-}
-
 // FLANN's tree over the targets (it leaves non-finite ones out); false when none is finite, as
 // FLANN cannot build an empty tree.
 bool build_tree(const std::vector<Point3f>& targets, pcl::KdTreeFLANN<pcl::PointXYZ>& tree) {
   for (const auto& p : targets)
-    if (finite(p)) {
+    if (is_finite(p)) {
       tree.setInputCloud(to_pcl(targets));
       return true;
     }
@@ -113,7 +109,7 @@ KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Poin
   pcl::Indices idx;
   std::vector<float> d2;
   for (std::size_t q = 0; q < queries.size() && any_target; ++q) {
-    if (!finite(queries[q])) continue;
+    if (!is_finite(queries[q])) continue;
     const pcl::PointXYZ p(queries[q].x, queries[q].y, queries[q].z);
     const int found = tree.nearestKSearch(p, k, idx, d2);
     for (int j = 0, kept = 0; j < found; ++j) {
@@ -149,7 +145,7 @@ RadiusResult radius_search(const std::vector<Point3f>& targets, const std::vecto
     std::vector<float> d2;
     for (std::size_t q = 0; q < queries.size(); ++q) {
       out.offsets[q] = std::uint32_t(out.indices.size());
-      if (!any_target || !finite(queries[q])) continue;
+      if (!any_target || !is_finite(queries[q])) continue;
       const pcl::PointXYZ p(queries[q].x, queries[q].y, queries[q].z);
       const int found = tree.radiusSearch(p, double(radius), idx, d2);
       out.indices.insert(out.indices.end(), idx.begin(), idx.begin() + found);

@@ -25,15 +25,14 @@ std::vector<std::string> PointCloud::field_names() const {
 }
 
 std::size_t PointCloud::count_non_finite() const {
-  return std::size_t(std::count_if(points.begin(), points.end(), [](const Point3f& p) {
-    return !(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z));
-  }));
+  return std::size_t(
+      std::count_if(points.begin(), points.end(), [](const Point3f& p) { return !is_finite(p); }));
 }
 
 Bounds PointCloud::local_bounds() const {
   Bounds b;
   for (const auto& p : points) {
-    if (!(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))) continue;
+    if (!is_finite(p)) continue;
     if (!b.valid) {
       b.min = b.max = p;
       b.valid = true;

@@ -307,8 +307,10 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
   cuda::Event start, segmented, joined[2], finished;
   std::vector<cuda::Event> chunk_uploaded(chunks), chunk_done(chunks);
   cudaStream_t up = ws.streams[0].get();
+  // One chunk (one image) runs on the upload stream alone; more use the other two as well.
+  const bool spread = chunks > 1;
   start.record(up);
-  for (int k = 1; k < 3; ++k)
+  for (int k = 1; spread && k < 3; ++k)
     CU_CHECK(cudaStreamWaitEvent(ws.streams[k].get(), start.get()));
   for (std::size_t c = 0; c < chunks; ++c) {
     const std::size_t first = c * chunk, count = std::min(chunk, n - first);
@@ -321,9 +323,8 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
                                cudaMemcpyHostToDevice, up));
     }
     chunk_uploaded[c].record(up);
-    // One image needs no second stream (and no wait for an event).
-    cudaStream_t s = chunks == 1 ? up : ws.streams[1 + c % 2].get();
-    if (s != up) CU_CHECK(cudaStreamWaitEvent(s, chunk_uploaded[c].get()));
+    cudaStream_t s = spread ? ws.streams[1 + c % 2].get() : up;
+    if (spread) CU_CHECK(cudaStreamWaitEvent(s, chunk_uploaded[c].get()));
     const int blocks = int(m);
     const float* img = ws.images.get() + first * pixels;
     unsigned* bits = ws.bits.get() + first * std::size_t(width) * words;
@@ -358,7 +359,7 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
                              cudaMemcpyDeviceToHost, s));
     chunk_done[c].record(s);
   }
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; spread && k < 2; ++k) {
     joined[k].record(ws.streams[1 + k].get());
     CU_CHECK(cudaStreamWaitEvent(up, joined[k].get()));
   }

@@ -1,7 +1,6 @@
 #include "cumulus/soak.h"
 
 #include <unistd.h>
-#include <chrono>
 #include <fstream>
 
 #include "cumulus/cluster.h"
@@ -12,6 +11,7 @@
 #include "cumulus/icp.h"
 #include "cumulus/nns.h"
 #include "cumulus/segment.h"
+#include "cumulus/timing.h"
 
 namespace cumulus {
 
@@ -106,9 +106,9 @@ std::vector<Job> soak_jobs() {
 }
 
 double ms_of(const std::function<void()>& f) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const WallTimer t;
   f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return t.ms();
 }
 
 }  // namespace

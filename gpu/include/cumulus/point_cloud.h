@@ -3,6 +3,7 @@
 // local origin, so clouds in UTM-like coordinates keep millimetre precision and can be uploaded
 // to the GPU as they are.
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,6 +15,11 @@ struct Point3f {
   float x = 0, y = 0, z = 0;
 };
 static_assert(sizeof(Point3f) == 12, "Point3f must match float3 for uploads");
+
+// A point with all three coordinates finite (no NaN, no infinity).
+inline bool is_finite(const Point3f& p) {
+  return std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z);
+}
 
 struct Rgb8 {
   std::uint8_t r = 0, g = 0, b = 0;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "cuda/check.cuh"
+#include "cumulus/device.h"
 
 namespace cumulus::cuda {
 
@@ -18,13 +19,7 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 }
 
 inline bool dependent_launch_supported() {
-  static const bool supported = [] {
-    int device = 0, major = 0;
-    return cudaGetDevice(&device) == cudaSuccess &&
-           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) ==
-               cudaSuccess &&
-           major >= 9;
-  }();
+  static const bool supported = query_device().compute_major >= 9;
   return supported;
 }
 
