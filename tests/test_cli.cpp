@@ -201,6 +201,25 @@ class TestCli : public QObject {
     QCOMPARE(cli({"features", src, "--k", "4", "--radius", "0.1"}).code, 2);
     QCOMPARE(cli({"features", src}).code, 2);
     QCOMPARE(cli({"features", src, "--k", "4", "--descriptor", "shot"}).code, 2);
+    QCOMPARE(cli({"features", src, "--k", "4", "--tile-points", "0"}).code, 2);
+  }
+
+  // --tile-points works the cloud in tiles: the same descriptors as one call.
+  void featuresInTilesWriteTheSameCsv() {
+    QTemporaryDir dir;
+    const std::string src = (cumulus::test::sampleDir() + "/object_source.ply").toStdString();
+    const std::string one = (dir.path() + "/one.csv").toStdString();
+    const std::string tiled = (dir.path() + "/tiled.csv").toStdString();
+    QCOMPARE(cli({"features", src, "--method", "cpu", "--k", "10", "--out", one}).code, 0);
+    const Run r = cli({"features", src, "--method", "cpu", "--k", "10", "--tile-points", "2000",
+                       "--out", tiled, "--json"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    QVERIFY(j["stages_ms"].toArray().size() > 2);
+    QVERIFY(j["points"].toInt() > 4000);
+    const QByteArray a = cumulus::test::readAll(QString::fromStdString(one));
+    QVERIFY(!a.isEmpty());
+    QCOMPARE(cumulus::test::readAll(QString::fromStdString(tiled)), a);
   }
 
   void realBinaryEndToEnd() {

@@ -31,20 +31,8 @@ PointCloud cloud_of(std::vector<Point3f> pts) {
   return c;
 }
 
-PointCloud every_nth(const PointCloud& in, std::size_t step) {
-  std::vector<Point3f> pts;
-  for (std::size_t i = 0; i < in.size(); i += step)
-    pts.push_back(in.points[i]);
-  PointCloud c = cloud_of(std::move(pts));
-  c.origin = in.origin;
-  return c;
-}
-
 bool load(const QString& rel, std::size_t step, PointCloud& out) {
-  const QString data = test::sharedDataDir();
-  if (data.isEmpty() || !QFileInfo::exists(data + "/" + rel)) return false;
-  out = every_nth(load_cloud((data + "/" + rel).toStdString()), step);
-  return true;
+  return test::loadSharedEveryNth(rel, step, out);
 }
 
 bool same_float(float a, float b) {

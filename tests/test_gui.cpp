@@ -441,6 +441,18 @@ class TestGui : public QObject {
     QCOMPARE(w.document()->count(), 1);
   }
 
+  // Tools > Release GPU Memory runs off the UI thread and says what it did (or why not).
+  void releasingGpuMemoryReportsFreeMemory() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    QSignalSpy released(&w, &app::MainWindow::gpuMemoryReleased);
+    w.releaseGpuMemory();
+    QTRY_COMPARE_WITH_TIMEOUT(released.count(), 1, 30000);
+    const QString message = released.at(0).at(0).toString();
+    QVERIFY2(message.contains(query_device().available ? "free device memory" : "No GPU"),
+             qPrintable(message));
+  }
+
   void compareModeTimesJudgesAndRecords() {
     app::MainWindow w;
     w.setProperty("scripted", true);

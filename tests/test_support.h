@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "cumulus/io.h"
+
 namespace cumulus::test {
 
 // ../shared/data beside the checkout (or $CUMULUS_DATA); empty when absent.
@@ -29,6 +31,19 @@ inline void writeBytes(const QString& path, const QByteArray& bytes) {
   QFile f(path);
   QVERIFY2(f.open(QIODevice::WriteOnly | QIODevice::Truncate), qPrintable(path));
   f.write(bytes);
+}
+
+// Every step-th point of a cloud under the shared data (its origin kept); false without it.
+inline bool loadSharedEveryNth(const QString& rel, std::size_t step, cumulus::PointCloud& out) {
+  const QString data = sharedDataDir();
+  if (data.isEmpty() || !QFileInfo::exists(data + "/" + rel)) return false;
+  const cumulus::PointCloud in = cumulus::load_cloud((data + "/" + rel).toStdString());
+  out = cumulus::PointCloud{};
+  out.origin = in.origin;
+  for (std::size_t i = 0; i < in.size(); i += step)
+    out.points.push_back(in.points[i]);
+  out.width = std::uint32_t(out.size());
+  return true;
 }
 
 }  // namespace cumulus::test

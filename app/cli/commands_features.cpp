@@ -13,6 +13,7 @@
 #include "cumulus/error.h"
 #include "cumulus/features.h"
 #include "cumulus/io.h"
+#include "cumulus/tiles.h"
 #include "json.h"
 
 namespace cumulus::cli {
@@ -49,7 +50,7 @@ std::array<double, 3> parse_viewpoint(const std::string& v) {
 int run_features(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json"},
                {"descriptor", "method", "k", "radius", "normals-k", "normals-radius", "viewpoint",
-                "out", "csv"});
+                "out", "csv", "tile-points"});
   a.expect_positionals(1, 1,
                        "cumulus-cli features FILE --descriptor pfh|fpfh [--method NAME] (--k K | "
                        "--radius R) [--normals-k K | --normals-radius R] [--out FILE] [--json]");
@@ -68,7 +69,13 @@ int run_features(const std::vector<std::string>& argv, std::ostream& out) {
   if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
   const std::string file = a.positionals()[0];
   const PointCloud cloud = load_cloud(file);
-  const FeatureResult r = compute_features(cloud, p, method);
+  TileOptions tiles;
+  if (a.has("tile-points")) {
+    const long long t = a.get_int("tile-points", 0);
+    if (t < 1) throw UsageError("--tile-points must be at least 1");
+    tiles.max_tile_points = std::size_t(t);
+  }
+  const FeatureResult r = compute_features_tiled(cloud, p, method, nullptr, tiles);
   if (a.has("out")) {
     const std::string o = a.get("out");
     if (fs::path(o).extension() == ".csv")
@@ -271,7 +278,7 @@ std::vector<Command> features_commands() {
   static const std::string help =
       "cumulus-cli features FILE [--descriptor pfh|fpfh] [--method NAME] (--k K | --radius R)\n"
       "                     [--normals-k K | --normals-radius R] [--viewpoint x,y,z]\n"
-      "                     [--out FILE.pcd|FILE.csv] [--csv FILE] [--json]\n"
+      "                     [--out FILE.pcd|FILE.csv] [--csv FILE] [--tile-points N] [--json]\n"
       "  Surface normals and point feature histograms with PCL's semantics: PFH (125 bins,\n"
       "  PCL's PFHEstimation) or FPFH (33 bins, FPFHEstimation; the default).\n"
       "  --method   " +
@@ -285,6 +292,10 @@ std::vector<Command> features_commands() {
       "  --viewpoint x,y,z      normals face this world point (default 0,0,0, as PCL)\n"
       "  --out FILE             descriptors as PCD (PFHSignature125 / FPFHSignature33 field)\n"
       "                         or, for a .csv name, CSV: index,x,y,z,bins...\n"
+      "  --tile-points N        at most N points a call: tiles of the cloud, each with the\n"
+      "                         neighbourhoods its points need, give the same result (GPU\n"
+      "                         methods tile on their own beyond the GPU memory cap,\n"
+      "                         CUMULUS_GPU_MEMORY_MB)\n"
       "  --json                 counts, NaN count, timings per stage in ms\n"
       "  Non-finite points are left out of every neighbourhood; their rows are NaN.\n";
   return {{"features", "normals and PFH/FPFH descriptors (PCL and GPU methods)", help.c_str(),

@@ -16,18 +16,25 @@
 
 #include "colormap.h"
 #include "cumulus/device.h"
+#include "cumulus/tiles.h"
 #include "document.h"
 #include "feature_panel.h"
+#include "status_progress.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
 
 namespace {
 
-FeatureJob run_feature_job(FeatureJob job, std::vector<FeatureMethod> methods) {
+// A cloud beyond one GPU call is worked in tiles, which report progress and stop between tiles
+// when `progress` says so.
+FeatureJob run_feature_job(FeatureJob job, std::vector<FeatureMethod> methods,
+                           std::function<bool(std::size_t, std::size_t)> progress) {
   try {
+    TileOptions tiles;
+    tiles.progress = std::move(progress);
     for (auto m : methods)
-      job.results.push_back(compute_features(*job.cloud, job.params, m));
+      job.results.push_back(compute_features_tiled(*job.cloud, job.params, m, nullptr, tiles));
   } catch (const std::exception& e) {
     job.error = QString::fromUtf8(e.what());
   }
@@ -101,6 +108,7 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
   connect(panel_, &ui::FeaturePanel::timeAllRequested, this, &FeaturesWindow::timeAll);
   connect(panel_, &ui::FeaturePanel::cancelRequested, this, [this] {
     ++generation_;  // the running job's result is dropped
+    *stop_ = true;  // and a job in tiles stops after the current one
     rerun_ = false;
     panel_->setBusy(false);
     panel_->setError(tr("Cancelled."));
@@ -193,6 +201,7 @@ void FeaturesWindow::start(bool all_methods) {
   }
   if (watcher_) {  // one job at a time; the newest request runs when it ends
     ++generation_;
+    *stop_ = true;
     rerun_ = true;
     rerun_all_ = all_methods;
     return;
@@ -212,7 +221,9 @@ void FeaturesWindow::start(bool all_methods) {
   watcher_ = new QFutureWatcher<FeatureJob>(this);
   connect(watcher_, &QFutureWatcher<FeatureJob>::finished, this, &FeaturesWindow::onFinished);
   panel_->setBusy(true);
-  watcher_->setFuture(QtConcurrent::run(run_feature_job, job, methods));
+  stop_ = std::make_shared<std::atomic<bool>>(false);
+  auto progress = status_progress(statusBar(), stop_, tr("Features in tiles (calls)"));
+  watcher_->setFuture(QtConcurrent::run(run_feature_job, job, methods, progress));
 }
 
 void FeaturesWindow::onFinished() {

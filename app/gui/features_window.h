@@ -5,6 +5,7 @@
 #include <QFutureWatcher>
 #include <QMainWindow>
 
+#include <atomic>
 #include <memory>
 
 #include "cumulus/features.h"
@@ -71,6 +72,8 @@ class FeaturesWindow : public QMainWindow {
   QTimer* debounce_ = nullptr;
   QFutureWatcher<FeatureJob>* watcher_ = nullptr;
   quint64 generation_ = 0;
+  // Set to stop the running job between tiles.
+  std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
   bool rerun_ = false;
   bool rerun_all_ = false;
   std::shared_ptr<const FeatureResult> last_;

@@ -22,7 +22,6 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QPointer>
 #include <QProgressBar>
 #include <QSettings>
 #include <QSpinBox>
@@ -46,6 +45,7 @@
 #include "run_history.h"
 #include "segment_compare_window.h"
 #include "segment_panel.h"
+#include "status_progress.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -426,21 +426,30 @@ void MainWindow::runClustering() {
           &MainWindow::onClusterFinished);
   cluster_panel_->setBusy(true);
   cluster_stop_ = std::make_shared<std::atomic<bool>>(false);
-  QPointer<QStatusBar> status = statusBar();
-  auto progress = [stop = cluster_stop_, status](std::size_t done, std::size_t total) {
-    QMetaObject::invokeMethod(
-        qApp,
-        [status, done, total] {
-          if (status)
-            status->showMessage(tr("Clustering in slabs: %1 of %2 done").arg(done).arg(total),
-                                3000);
-        },
-        Qt::QueuedConnection);
-    return !*stop;
-  };
+  auto progress = status_progress(statusBar(), cluster_stop_, tr("Clustering in slabs"));
   cluster_watcher_->setFuture(QtConcurrent::run(run_cluster_job, document_->at(row).cloud,
                                                 cluster_panel_->params(), cluster_panel_->method(),
                                                 ++cluster_generation_, progress));
+}
+
+void MainWindow::releaseGpuMemory() {
+  auto* watcher = new QFutureWatcher<QString>(this);
+  connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher] {
+    const QString message = watcher->result();
+    watcher->deleteLater();
+    statusBar()->showMessage(message, 8000);
+    emit gpuMemoryReleased(message);
+  });
+  watcher->setFuture(QtConcurrent::run([] {
+    const DeviceInfo before = query_device();
+    if (!before.available)
+      return tr("No GPU memory to release: %1").arg(QString::fromStdString(before.reason));
+    release_gpu_workspaces();
+    const DeviceInfo after = query_device();
+    return tr("Released GPU buffers: free device memory %1 MiB -> %2 MiB")
+        .arg(before.free_memory >> 20)
+        .arg(after.free_memory >> 20);
+  }));
 }
 
 void MainWindow::cancelClustering() {
@@ -636,6 +645,8 @@ void MainWindow::buildActions() {
       ->setShortcut(tr("Ctrl+R"));
   tools->addAction(tr("&Features (normals, PFH, FPFH)…"), this, [this] { openFeatures()->show(); })
       ->setShortcut(tr("Ctrl+Shift+F"));
+  tools->addAction(tr("Release &GPU Memory"), this, &MainWindow::releaseGpuMemory)
+      ->setStatusTip(tr("Free the GPU buffers that methods keep between runs"));
   tools->addAction(tr("Timing &History…"), this, [this] {
     if (!history_) history_ = new HistoryWindow(this);
     history_->show();

@@ -85,6 +85,10 @@ class MainWindow : public QMainWindow {
   // The features window on the current cloud.
   class FeaturesWindow* openFeatures();
   bool clusteringBusy() const { return cluster_watcher_ != nullptr; }
+  // Frees the GPU buffers that methods keep between runs (off the UI thread: a GPU run in
+  // progress finishes first); reports the device's free memory before and after in the status
+  // bar and emits gpuMemoryReleased with that message.
+  void releaseGpuMemory();
   int currentRow() const;
   void setCurrentRow(int row);
 
@@ -109,6 +113,7 @@ class MainWindow : public QMainWindow {
   void clusteringFinished(bool ok);
   void segmentationFinished(bool ok);
   void segmentTimingFinished();
+  void gpuMemoryReleased(const QString& message);
 
  protected:
   void closeEvent(QCloseEvent* e) override;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "capacity.h"
 #include "cumulus/cluster.h"
 #include "cumulus/device.h"
 #include "cumulus/error.h"
@@ -62,16 +63,7 @@ std::vector<std::vector<std::uint32_t>> partition(const Point3f* points,
 
 std::size_t cluster_call_capacity(ClusterMethod method, std::size_t n) {
   if (method != ClusterMethod::Gpu) return std::numeric_limits<std::size_t>::max();
-  std::size_t budget = gpu_memory_limit();
-  // Without a cap, large clouds are held to the device's free memory (asked only then: the
-  // query costs more than clustering a small frame).
-  if (budget == 0 && n > (std::size_t(1) << 22)) {
-    const DeviceInfo info = query_device();
-    if (info.available) budget = info.free_memory / 10 * 9;
-  }
-  std::size_t cap = kGpuMaxCallPoints;
-  if (budget > 0) cap = std::min(cap, std::max<std::size_t>(budget / kGpuBytesPerPoint, 1));
-  return cap;
+  return gpu_call_capacity(kGpuBytesPerPoint, n, kGpuMaxCallPoints);
 }
 
 ClusterResult euclidean_cluster_tiled(

@@ -17,6 +17,7 @@
 #include "cumulus/device.h"
 #include "cumulus/error.h"
 #include "cumulus/nns.h"
+#include "cumulus/tiles.h"
 #include "features_gpu.h"
 
 namespace cumulus {
@@ -225,10 +226,23 @@ std::string Neighbourhood::describe() const {
   return s.str();
 }
 
-NormalsResult estimate_normals(const PointCloud& cloud, const NormalParams& params,
-                               FeatureMethod method) {
+void validate(const NormalParams& params, FeatureMethod method) {
   validate(params.neighbourhood, method, "normals");
   validate_viewpoint(params.viewpoint);
+}
+
+void validate(const FeatureParams& params, FeatureMethod method, bool normals_given) {
+  validate(params.neighbourhood, method, "features");
+  if (!normals_given) validate(params.normals.neighbourhood, method, "normals");
+  validate_viewpoint(params.normals.viewpoint);
+}
+
+NormalsResult estimate_normals(const PointCloud& cloud, const NormalParams& params,
+                               FeatureMethod method) {
+  validate(params, method);
+  if (method == FeatureMethod::Gpu &&
+      cloud.size() > normals_call_capacity(method, params, cloud.size()))
+    return estimate_normals_tiled(cloud, params, method);
   const WallTimer timer;
   NormalsResult out;
   out.method = method_name(method);
@@ -264,12 +278,13 @@ NormalsResult estimate_normals(const PointCloud& cloud, const NormalParams& para
 
 FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& params,
                                FeatureMethod method, const std::vector<Point3f>* normals) {
-  validate(params.neighbourhood, method, "features");
-  if (!normals) validate(params.normals.neighbourhood, method, "normals");
-  validate_viewpoint(params.normals.viewpoint);
+  validate(params, method, normals != nullptr);
   if (normals && normals->size() != cloud.size())
     throw InvalidArgument("features: " + std::to_string(normals->size()) + " normals for " +
                           std::to_string(cloud.size()) + " points");
+  if (method != FeatureMethod::Cpu &&
+      cloud.size() > features_call_capacity(method, params, normals != nullptr, cloud.size()))
+    return compute_features_tiled(cloud, params, method, normals);
   const WallTimer timer;
   FeatureResult out;
   out.descriptor = params.descriptor;

@@ -9,6 +9,7 @@
 
 #include "cumulus/device.h"
 #include "cumulus/error.h"
+#include "cumulus/tiles.h"
 #include "nns_gpu.h"
 
 namespace cumulus {
@@ -80,14 +81,35 @@ NnsMethod default_nns_method() {
   return query_device().available ? NnsMethod::Gpu : NnsMethod::Cpu;
 }
 
-KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
-                     int k, NnsMethod method, float max_distance) {
+void validate_knn(int k, NnsMethod method, float max_distance) {
   if (k < 1) throw InvalidArgument("k must be at least 1 (got " + std::to_string(k) + ")");
   if (method != NnsMethod::Cpu && k > kMaxKnnK)
     throw InvalidArgument("the GPU methods take k up to " + std::to_string(kMaxKnnK) + " (got " +
                           std::to_string(k) + ")");
   if (std::isnan(max_distance) || max_distance < 0)
     throw InvalidArgument("the maximum distance must be zero or positive");
+}
+
+void validate_radius(float radius) {
+  if (!(radius > 0) || !std::isfinite(radius))
+    throw InvalidArgument("the search radius must be a positive finite number");
+}
+
+namespace {
+// Targets and queries one call holds: a search of points among themselves holds them once.
+std::size_t call_points(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries) {
+  return &targets == &queries ? targets.size() : targets.size() + queries.size();
+}
+}  // namespace
+
+KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
+                     int k, NnsMethod method, float max_distance) {
+  validate_knn(k, method, max_distance);
+  if (method != NnsMethod::Cpu) {
+    const std::size_t n = call_points(targets, queries);
+    if (n > nns_call_capacity(method, k, n))
+      return knn_search_tiled(targets, queries, k, method, max_distance);
+  }
   const WallTimer timer;
   KnnResult out;
   out.k = k;
@@ -126,8 +148,12 @@ KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Poin
 
 RadiusResult radius_search(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
                            float radius, NnsMethod method, std::size_t max_neighbours) {
-  if (!(radius > 0) || !std::isfinite(radius))
-    throw InvalidArgument("the search radius must be a positive finite number");
+  validate_radius(radius);
+  if (method != NnsMethod::Cpu) {
+    const std::size_t n = call_points(targets, queries);
+    if (n > nns_call_capacity(method, 0, n))
+      return radius_search_tiled(targets, queries, radius, method, max_neighbours);
+  }
   const WallTimer timer;
   RadiusResult out;
   out.method = method_name(method);

@@ -81,6 +81,13 @@ struct FeatureResult {
   const float* row(std::size_t i) const { return histograms.data() + i * std::size_t(bins); }
 };
 
+// The checks of estimate_normals and compute_features (InvalidArgument as below).
+void validate(const NormalParams& params, FeatureMethod method);
+void validate(const FeatureParams& params, FeatureMethod method, bool normals_given);
+
+// GPU methods whose cloud exceeds one call (normals_call_capacity, features_call_capacity in
+// cumulus/tiles.h) work in slabs with the same results.
+//
 // Throws InvalidArgument for an unusable neighbourhood (neither or both of k and radius, k < 1,
 // k above the GPU limit on a GPU method, a non-positive or non-finite radius, a non-finite
 // viewpoint); GpuError when a GPU method cannot run.

@@ -3,7 +3,9 @@
 // target points, with one public operation per query kind and a CPU (FLANN kd-tree, as PCL) and
 // three GPU implementations. Every GPU method returns the same neighbours in the same order:
 // ascending squared distance (float, computed as FLANN does), ties by ascending target index.
-// Non-finite target points are never returned; non-finite queries get no neighbours.
+// Non-finite target points are never returned; non-finite queries get no neighbours. GPU
+// methods whose input exceeds one call (nns_call_capacity, cumulus/tiles.h) search in slabs with
+// the same results.
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -51,6 +53,10 @@ struct RadiusResult {
 
 // Largest k the GPU methods accept (their per-query lists live in registers and local memory).
 constexpr int kMaxKnnK = 256;
+
+// The argument checks of knn_search and radius_search: InvalidArgument as described below.
+void validate_knn(int k, NnsMethod method, float max_distance);
+void validate_radius(float radius);
 
 // The k nearest targets of every query. With max_distance finite, only targets with squared
 // distance <= max_distance^2 count (the ICP correspondence rule). Throws InvalidArgument for
