@@ -252,7 +252,7 @@ class TestIcp : public QObject {
   Q_OBJECT
 
  private slots:
-  void rigid_estimate_equals_eigen_umeyama() {
+  void rigid_estimate_equals_eigen_umeyama_from_any_start() {
     Random rng(3);
     for (int trial = 0; trial < 200; ++trial) {
       // Volumes, planes (rank 2) and noisy reflections of one another.
@@ -275,17 +275,29 @@ class TestIcp : public QObject {
         im::add(sums, s3, t3, 0);
       }
       const Eigen::Matrix4d eigen = Eigen::umeyama(a, b, false);
-      double m[16];
-      im::estimate_rigid(sums, centre, m);
-      for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c)
-          QVERIFY2(std::abs(m[4 * r + c] - eigen(r, c)) < 1e-9,
-                   qPrintable(QString("trial %1 (%2,%3): %4 vs %5")
-                                  .arg(trial)
-                                  .arg(r)
-                                  .arg(c)
-                                  .arg(m[4 * r + c])
-                                  .arg(eigen(r, c))));
+      // From the identity and, as the GPU loop does, from the V of an earlier solve (any
+      // rotation here): the same transform, and V stays a rotation.
+      const Eigen::Matrix4d start =
+          rigid_transform(rng.normal() * 90, rng.normal() * 90, rng.normal() * 90, 0, 0, 0);
+      double v[9];
+      for (int i = 0; i < 9; ++i)
+        v[i] = start(i % 3, i / 3);
+      for (double* warm : {static_cast<double*>(nullptr), v}) {
+        double m[16];
+        im::estimate_rigid(sums, centre, m, warm);
+        for (int r = 0; r < 4; ++r)
+          for (int c = 0; c < 4; ++c)
+            QVERIFY2(std::abs(m[4 * r + c] - eigen(r, c)) < 1e-9,
+                     qPrintable(QString("trial %1 (%2,%3), %4: %5 vs %6")
+                                    .arg(trial)
+                                    .arg(r)
+                                    .arg(c)
+                                    .arg(warm ? "warm" : "cold")
+                                    .arg(m[4 * r + c])
+                                    .arg(eigen(r, c))));
+      }
+      const Eigen::Map<const Eigen::Matrix3d> vm(v);
+      QVERIFY((vm.transpose() * vm - Eigen::Matrix3d::Identity()).norm() < 1e-12);
     }
   }
 

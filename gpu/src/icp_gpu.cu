@@ -39,7 +39,8 @@ struct Control {
   unsigned blocks_done;
   im::ConvergenceState convergence;
   double centre[3];
-  im::Sums sums;  // of the last pass, for the host solve
+  double jacobi_v[9];  // the last solve's V, where the next one's sweeps start
+  im::Sums sums;       // of the last pass, for the host solve
   double fitness_sum;
   double fitness_count;
 };
@@ -160,7 +161,7 @@ CUMULUS_HD inline void solve_step(Control& c, const im::Sums& sums, const im::Cr
     return;
   }
   double step[16];
-  im::estimate_rigid(sums, c.centre, step);
+  im::estimate_rigid(sums, c.centre, step, c.jacobi_v);
   im::multiply(step, c.final_transform, c.final_transform);
   for (int i = 0; i < 16; ++i)
     c.step[i] = float(step[i]);
@@ -379,6 +380,8 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
       hc.step[4 * r + c] = float(guess(r, c));
     }
   hc.apply_step = guess != Eigen::Matrix4d::Identity() ? 1 : 0;
+  for (int i = 0; i < 9; ++i)
+    hc.jacobi_v[i] = i % 4 == 0 ? 1 : 0;
   // Sums are taken relative to the target's first point, so far-off clouds do not cancel.
   hc.centre[0] = target[0].x;
   hc.centre[1] = target[0].y;

@@ -44,13 +44,19 @@ CUMULUS_HD inline void cross(const double* a, const double* b, double* out) {
 // Rotation R = U diag(1, 1, det(U) det(V)) V^T of the SVD of a (row-major), the Umeyama
 // rotation. With proper rotations U' = [u1 u2 u1 x u2] and V' = [v1 v2 v1 x v2] that is U' V'^T,
 // so only the two leading singular directions are needed, and rank-deficient (planar) inputs
-// still give the unique answer.
-CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot) {
+// still give the unique answer. `v_io` (column-major, orthonormal; may be null) starts the
+// sweeps and receives the final V: ICP's cross-covariance changes little from one iteration to
+// the next, so the last V leaves one sweep or two to do instead of four or five.
+CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_io = nullptr) {
   double w[9];  // columns of a V, rotated towards orthogonality (column-major: w[3c + r])
   double v[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};  // V, column-major
+  if (v_io)
+    for (int i = 0; i < 9; ++i)
+      v[i] = v_io[i];
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 3; ++c)
-      w[3 * c + r] = a[3 * r + c];
+      w[3 * c + r] =
+          a[3 * r] * v[3 * c] + a[3 * r + 1] * v[3 * c + 1] + a[3 * r + 2] * v[3 * c + 2];
   // Cyclic Jacobi converges quadratically; a 3x3 needs a handful of sweeps. The threshold sits
   // well above double rounding noise so the loop ends instead of chasing it (every sweep costs
   // square roots and divisions, slow on one GPU thread).
@@ -80,6 +86,9 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot) {
       }
     if (!rotated) break;
   }
+  if (v_io)
+    for (int i = 0; i < 9; ++i)
+      v_io[i] = v[i];
   // Singular values are the column norms; take the two largest.
   double norm[3];
   for (int c = 0; c < 3; ++c)
@@ -126,7 +135,8 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot) {
 
 // Row-major 4x4 rigid transform mapping source onto target for the summed correspondences
 // (points were shifted by `centre` before summing).
-CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, double* m) {
+CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, double* m,
+                                      double* jacobi_v = nullptr) {
   const double inv = 1 / a.n;
   double sm[3], tm[3], sigma[9];
   for (int r = 0; r < 3; ++r) {
@@ -137,7 +147,7 @@ CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, doubl
     for (int c = 0; c < 3; ++c)
       sigma[3 * r + c] = a.ts[3 * r + c] * inv - tm[r] * sm[c];
   double rot[9];
-  umeyama_rotation(sigma, rot);
+  umeyama_rotation(sigma, rot, jacobi_v);
   for (int r = 0; r < 3; ++r) {
     // t = (c + t_mean) - R (c + s_mean)
     double rs = 0;
