@@ -320,6 +320,22 @@ class TestTiles : public QObject {
         InvalidArgument, knn_search_tiled(c.points, c.points, 600, NnsMethod::Cpu, INFINITY, o));
   }
 
+  // Points on one spot cannot be split by any grid: a few go alone, a crowd is refused, and
+  // neither loops.
+  void pointsOnOneSpotEndCleanly() {
+    TileOptions o;
+    o.max_tile_points = 100;
+    const std::vector<Point3f> crowd(1000, Point3f{1, 2, 3});
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             knn_search_tiled(crowd, crowd, 4, NnsMethod::Cpu, INFINITY, o));
+    PointCloud c = street_with_holes();
+    c.points.insert(c.points.end(), 40, Point3f{3, 4, 0});
+    c.width = std::uint32_t(c.size());
+    o.max_tile_points = 4000;
+    const KnnResult whole = knn_search(c.points, c.points, 8, NnsMethod::Cpu);
+    compare_knn(whole, knn_search_tiled(c.points, c.points, 8, NnsMethod::Cpu, INFINITY, o), false);
+  }
+
   void badArgumentsAreRefusedBeforeAnyWork() {
     const PointCloud c = street_with_holes();
     TileOptions o;

@@ -88,7 +88,10 @@ class CoarseGrid {
       for (const Point3f& p : targets)
         if (is_finite(p)) ++start_[cell_index(p) + 1];
       const std::uint32_t fullest = *std::max_element(start_.begin(), start_.end());
-      if (fullest <= std::max<std::size_t>(cap / 8, 1) || total * 8 > kMaxCells) break;
+      // Points on one spot (duplicates, or a cloud without extent) never split: stop there.
+      const bool finer_helps = largest > 0 && cell_ > largest * 1e-7;
+      if (fullest <= std::max<std::size_t>(cap / 8, 1) || total * 8 > kMaxCells || !finer_helps)
+        break;
       cell_ /= 2;
     }
     std::partial_sum(start_.begin(), start_.end(), start_.begin());
