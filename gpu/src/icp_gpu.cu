@@ -393,7 +393,8 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
                            cudaMemcpyDeviceToDevice, s));
   if (seeded) CU_CHECK(cudaMemsetAsync(ws.seeds.get(), 0xff, n * sizeof(int), s));
   clock.mark("upload");
-  ws.index.build(search_of(method), target.data(), target.size(), s);
+  ws.index.build(search_of(method), target.data(), target.size(), s,
+                 method == IcpMethod::Gpu ? float(params.max_correspondence_distance) : 0.0f);
   clock.mark("build");
 
   const double max_d2 = params.max_correspondence_distance * params.max_correspondence_distance;

@@ -47,8 +47,9 @@ __global__ void k_grid_scatter(const float3* pts, int n, const int* cell_of, int
 }  // namespace
 
 void build_grid(DeviceGrid& grid, const float3* d_targets, const Point3f* host_targets,
-                std::size_t n, cudaStream_t s) {
-  const GridPlan plan = plan_grid(host_targets, n);
+                std::size_t n, cudaStream_t s, float reach) {
+  GridPlan plan = plan_grid(host_targets, n);
+  if (reach > 0 && plan.cell > reach) plan = plan_grid(host_targets, n, 0.5f);
   const std::size_t cells = plan.cells();
   GridView& v = grid.view;
   v.lo = make_float3(plan.lo[0], plan.lo[1], plan.lo[2]);
@@ -84,7 +85,8 @@ void build_grid(DeviceGrid& grid, const float3* d_targets, const Point3f* host_t
   CU_CHECK_LAUNCH("k_grid_scatter");
 }
 
-void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s) {
+void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s,
+                        float reach) {
   method = m;
   n = count;
   targets.reserve(std::max<std::size_t>(count, 1));
@@ -108,7 +110,7 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
       CU_CHECK(cudaMemcpy(kindex.get(), tree.index.data(), bytes, cudaMemcpyHostToDevice));
     }
   } else if (m == NnsMethod::Gpu) {
-    build_grid(grid, targets.get(), host, count, s);
+    build_grid(grid, targets.get(), host, count, s, reach);
   }
 }
 

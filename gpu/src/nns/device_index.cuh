@@ -69,7 +69,9 @@ struct DeviceIndex {
 
   // Uploads the targets and builds the method's structure (the kd-tree on the host, as the
   // paper does; the grid on the device). Asynchronous on s except for the kd-tree upload.
-  void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s);
+  // `reach` > 0: every search is bounded by that distance (the grid then keeps its cells within
+  // it, see build_grid).
+  void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s, float reach = 0);
 
   // Calls f with the search functor of the built method.
   template <class F>
