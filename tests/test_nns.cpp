@@ -232,6 +232,19 @@ class TestNns : public QObject {
     QCOMPARE(none.finite, std::size_t(0));
   }
 
+  // A bounded reach narrower than the cells sizes them for a quarter of the points; a wider
+  // one leaves them.
+  void grid_cells_shrink_to_a_narrower_reach() {
+    std::vector<Point3f> plane;
+    for (int i = 0; i < 5000; ++i)
+      plane.push_back({float(i % 70), float(i / 70), 0});
+    const auto wide = nns::plan_grid(plane.data(), plane.size());
+    QCOMPARE(nns::plan_grid(plane.data(), plane.size(), 2.0f, wide.cell * 2).cell, wide.cell);
+    const auto narrow = nns::plan_grid(plane.data(), plane.size(), 2.0f, wide.cell / 2);
+    QCOMPARE(narrow.cell, nns::plan_grid(plane.data(), plane.size(), 0.5f).cell);
+    QVERIFY(narrow.cell < wide.cell);
+  }
+
   void flann_reference_equals_brute_force() {
     const auto t = random_points(9, 3000, 1.0f, true);
     const auto q = random_points(10, 700, 1.2f, true);

@@ -31,6 +31,14 @@ PointCloud street_with_holes() {
   return c;
 }
 
+// A data row's cloud: the street scan for no file, else every step-th point of the file; false
+// when the file is not there.
+bool case_cloud(const QString& file, int step, PointCloud& c) {
+  if (!file.isEmpty()) return load(file, std::size_t(step), c);
+  c = street_with_holes();
+  return true;
+}
+
 bool same_bits(float a, float b) {
   return (std::isnan(a) && std::isnan(b)) || a == b;
 }
@@ -126,10 +134,7 @@ class TestTiles : public QObject {
     QFETCH(int, k);
     QFETCH(int, tile);
     PointCloud c;
-    if (file.isEmpty())
-      c = street_with_holes();
-    else if (!load(file, std::size_t(step), c))
-      QSKIP(qPrintable("real data " + file + " not found"));
+    if (!case_cloud(file, step, c)) QSKIP(qPrintable("real data " + file + " not found"));
     const KnnResult whole = knn_search(c.points, c.points, k, NnsMethod::Cpu);
     std::size_t calls = 0;
     TileOptions o;
@@ -204,10 +209,7 @@ class TestTiles : public QObject {
     QFETCH(int, k);
     QFETCH(float, radius);
     PointCloud c;
-    if (file.isEmpty())
-      c = street_with_holes();
-    else if (!load(file, std::size_t(step), c))
-      QSKIP(qPrintable("real data " + file + " not found"));
+    if (!case_cloud(file, step, c)) QSKIP(qPrintable("real data " + file + " not found"));
     NormalParams p;
     p.neighbourhood = {k, radius};
     const NormalsResult whole = estimate_normals(c, p, FeatureMethod::Cpu);

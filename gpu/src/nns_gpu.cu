@@ -48,8 +48,7 @@ __global__ void k_grid_scatter(const float3* pts, int n, const int* cell_of, int
 
 void build_grid(DeviceGrid& grid, const float3* d_targets, const Point3f* host_targets,
                 std::size_t n, cudaStream_t s, float reach) {
-  GridPlan plan = plan_grid(host_targets, n);
-  if (reach > 0 && plan.cell > reach) plan = plan_grid(host_targets, n, 0.5f);
+  const GridPlan plan = plan_grid(host_targets, n, 2.0f, reach);
   const std::size_t cells = plan.cells();
   GridView& v = grid.view;
   v.lo = make_float3(plan.lo[0], plan.lo[1], plan.lo[2]);

@@ -401,13 +401,15 @@ KnnResult knn_in_calls(const std::vector<Point3f>& targets, const std::vector<Po
   // First pass: runs of queries filling two thirds of a call, their block widened while it
   // fits; a query's result stands when its bound (k-th distance, or the maximum distance) is
   // short of the block's faces, as it is for all but outliers.
-  std::vector<std::uint32_t> again, oversized;
+  // Queries for the second pass, and the reach each goes with.
+  std::vector<std::uint32_t> oversized;
+  std::vector<char> again_mark(queries.size(), 0);
   std::vector<double> reach(queries.size(), 0.0);
   std::vector<Call> calls = plan_calls(
       grid, queries, order, [](std::uint32_t) { return 0.0; }, self,
       std::max<std::size_t>(cap / 3 * 2, 1), "k-NN", &oversized);
   for (std::uint32_t i : oversized) {  // a cell beyond two thirds of a call: duplicates
-    again.push_back(i);
+    again_mark[i] = 1;
     reach[i] = std::sqrt(std::min(nearby_kth_d2(queries[i], targets, grid, k), max_d2));
   }
   oversized.clear();
@@ -442,19 +444,20 @@ KnnResult knn_in_calls(const std::vector<Point3f>& targets, const std::vector<Po
             r.indices[j * kk + kk - 1] >= 0 ? double(r.sq_distances[j * kk + kk - 1]) : max_d2;
         if (bound2 < gap * gap * (1 - kReachMargin)) continue;
         if (std::isinf(bound2)) bound2 = nearby_kth_d2(q[j], targets, grid, k);
-        again.push_back(c.queries[j]);
+        again_mark[c.queries[j]] = 1;
         reach[c.queries[j]] = std::sqrt(std::min(bound2, max_d2)) * (1 + kReachMargin);
       }
       time.merge += t.ms();
       progress.step();
     }
-    if (pass == 1 || again.empty()) break;
+    if (pass == 1) break;
     // Second pass: each query left over with every target within its bound, which holds its
     // k nearest; these results are final.
     t.reset();
-    std::sort(again.begin(), again.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return grid.order_key(queries[a]) < grid.order_key(queries[b]);
-    });
+    std::vector<std::uint32_t> again;
+    for (std::uint32_t i : order)
+      if (again_mark[i]) again.push_back(i);
+    if (again.empty()) break;
     calls = plan_calls(
         grid, queries, again, [&](std::uint32_t i) { return reach[i]; }, self, cap, "k-NN",
         &oversized);
@@ -558,33 +561,43 @@ std::vector<std::uint32_t> row_of(const KnnResult& rows, std::uint32_t i) {
   return m;
 }
 
-// Neighbourhood reach of every point: the radius, or the k-th neighbour's distance.
-std::vector<double> neighbourhood_reach(const PointCloud& cloud, const Neighbourhood& nb,
-                                        FeatureMethod method, std::size_t cap, Progress& progress,
-                                        Timing& time, KnnResult* rows = nullptr) {
-  if (nb.k <= 0) return std::vector<double>(cloud.size(), double(nb.radius));
+// How far a point's neighbourhood reaches: the radius, or its k-th neighbour's distance from a
+// tiled k-NN pass (whose rows name the neighbourhoods, for points that go alone).
+struct NeighbourReach {
+  float radius = 0;
+  std::vector<double> kth;  // k neighbourhoods only
+  KnnResult rows;
+  double at(std::uint32_t i) const { return kth.empty() ? double(radius) : kth[i]; }
+};
+
+NeighbourReach neighbourhood_reach(const PointCloud& cloud, const Neighbourhood& nb,
+                                   FeatureMethod method, std::size_t cap, Progress& progress,
+                                   Timing& time) {
+  NeighbourReach r;
+  r.radius = nb.radius;
+  if (nb.k <= 0) return r;
   const std::size_t knn_cap =
       std::min(cap, nns_call_capacity(search_method_for(method), nb.k, cloud.size()));
-  return kth_distances(cloud.points, nb.k, search_method_for(method), knn_cap, progress, time,
-                       rows);
+  r.kth = kth_distances(cloud.points, nb.k, search_method_for(method), knn_cap, progress, time,
+                        &r.rows);
+  return r;
 }
 
+// `reach` is params.neighbourhood's (features whose descriptors share it reuse their own).
 NormalsResult normals_in_tiles(const PointCloud& cloud, const NormalParams& params,
-                               FeatureMethod method, std::size_t cap, Progress& progress) {
+                               FeatureMethod method, std::size_t cap, Progress& progress,
+                               const NeighbourReach& reach, Timing time = {}) {
   const WallTimer total;
-  Timing time;
-  KnnResult rows;
-  const std::vector<double> reach =
-      neighbourhood_reach(cloud, params.neighbourhood, method, cap, progress, time, &rows);
   MembersOf members_of;
-  if (params.neighbourhood.k > 0) members_of = [&](std::uint32_t i) { return row_of(rows, i); };
+  if (params.neighbourhood.k > 0)
+    members_of = [&](std::uint32_t i) { return row_of(reach.rows, i); };
   NormalsResult out;
   out.method = method_name(method);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   out.normals.assign(cloud.size(), Point3f{nan, nan, nan});
   out.curvature.assign(cloud.size(), nan);
   for_each_cloud_call(
-      cloud, [&](std::uint32_t i) { return reach[i] * (1 + kReachMargin); }, cap, "normals",
+      cloud, [&](std::uint32_t i) { return reach.at(i) * (1 + kReachMargin); }, cap, "normals",
       progress, time, members_of,
       [&](const PointCloud& part, const std::vector<std::uint32_t>& members,
           const std::vector<std::uint32_t>& own) {
@@ -606,9 +619,10 @@ NormalsResult normals_in_tiles(const PointCloud& cloud, const NormalParams& para
   return out;
 }
 
-// Bytes of device memory per point of a neighbourhood's rows (radius rows: an assumed count).
-std::size_t row_bytes(const Neighbourhood& nb) {
-  return nb.k > 0 ? 8 * std::size_t(nb.k) : 24 * kAssumedRadiusNeighbours;
+// Bytes of device memory per point of a neighbourhood's rows: k entries, or for a radius (k 0)
+// an assumed count of entries with their sort keys.
+std::size_t row_bytes(int k) {
+  return k > 0 ? 8 * std::size_t(k) : 24 * kAssumedRadiusNeighbours;
 }
 
 }  // namespace
@@ -616,15 +630,14 @@ std::size_t row_bytes(const Neighbourhood& nb) {
 std::size_t nns_call_capacity(NnsMethod method, int k, std::size_t points) {
   if (method == NnsMethod::Cpu) return std::numeric_limits<std::size_t>::max();
   // The index (points, sorted copy, cell keys and ranges) and the query's results.
-  const std::size_t per_point =
-      64 + (k > 0 ? 8 * std::size_t(k) : 24 * kAssumedRadiusNeighbours + 8);
+  const std::size_t per_point = 64 + row_bytes(k) + (k > 0 ? 0 : 8);
   return gpu_call_capacity(per_point, points, kGpuMaxCallPoints);
 }
 
 std::size_t normals_call_capacity(FeatureMethod method, const NormalParams& params,
                                   std::size_t points) {
   if (method != FeatureMethod::Gpu) return std::numeric_limits<std::size_t>::max();
-  return gpu_call_capacity(64 + row_bytes(params.neighbourhood) + 16, points, kGpuMaxCallPoints);
+  return gpu_call_capacity(64 + row_bytes(params.neighbourhood.k) + 16, points, kGpuMaxCallPoints);
 }
 
 std::size_t features_call_capacity(FeatureMethod method, const FeatureParams& params,
@@ -632,11 +645,11 @@ std::size_t features_call_capacity(FeatureMethod method, const FeatureParams& pa
   if (method == FeatureMethod::Cpu) return std::numeric_limits<std::size_t>::max();
   const std::size_t hist = 4 * std::size_t(descriptor_bins(params.descriptor)) +
                            (params.descriptor == Descriptor::Fpfh ? 4 * 33 : 0);
-  std::size_t per_point = 64 + row_bytes(params.neighbourhood) + 16 + hist;
+  std::size_t per_point = 64 + row_bytes(params.neighbourhood.k) + 16 + hist;
   const bool own_normal_rows = params.normals.neighbourhood.k != params.neighbourhood.k ||
                                params.normals.neighbourhood.radius != params.neighbourhood.radius;
   if (method == FeatureMethod::Gpu && !normals_given && own_normal_rows)
-    per_point += row_bytes(params.normals.neighbourhood);
+    per_point += row_bytes(params.normals.neighbourhood.k);
   return gpu_call_capacity(per_point, points, kGpuMaxCallPoints);
 }
 
@@ -766,7 +779,10 @@ NormalsResult estimate_normals_tiled(const PointCloud& cloud, const NormalParams
   Progress progress(options.progress, "normal estimation");
   if (cloud.size() <= cap)
     return one_call(progress, [&] { return estimate_normals(cloud, params, method); });
-  return normals_in_tiles(cloud, params, method, cap, progress);
+  Timing time;
+  const NeighbourReach reach =
+      neighbourhood_reach(cloud, params.neighbourhood, method, cap, progress, time);
+  return normals_in_tiles(cloud, params, method, cap, progress, reach, time);
 }
 
 FeatureResult compute_features_tiled(const PointCloud& cloud, const FeatureParams& params,
@@ -787,46 +803,51 @@ FeatureResult compute_features_tiled(const PointCloud& cloud, const FeatureParam
   out.descriptor = params.descriptor;
   out.bins = descriptor_bins(params.descriptor);
   out.method = method_name(method);
+  Timing time;
+  const Neighbourhood& nb = params.neighbourhood;
+  const NeighbourReach reach = neighbourhood_reach(cloud, nb, method, cap, progress, time);
   // Every tile takes its normals from one pass over the whole cloud, so a point's normal does
   // not depend on the tile that computes its neighbours' histograms.
   if (normals) {
     out.normals = *normals;
   } else {
     const std::size_t ncap = std::min(cap, normals_call_capacity(method, params.normals, n));
-    NormalsResult nr = n <= ncap ? estimate_normals(cloud, params.normals, method)
-                                 : normals_in_tiles(cloud, params.normals, method, ncap, progress);
+    const Neighbourhood& nn = params.normals.neighbourhood;
+    NormalsResult nr;
+    if (n <= ncap)
+      nr = estimate_normals(cloud, params.normals, method);
+    else if (nn.k == nb.k && nn.radius == nb.radius)  // one k-NN pass serves both
+      nr = normals_in_tiles(cloud, params.normals, method, ncap, progress, reach);
+    else
+      nr = normals_in_tiles(cloud, params.normals, method, ncap, progress,
+                            neighbourhood_reach(cloud, nn, method, ncap, progress, time));
     out.stages.emplace_back("normals", nr.total_ms);
     out.normals = std::move(nr.normals);
     out.curvature = std::move(nr.curvature);
   }
-  Timing time;
-  const Neighbourhood& nb = params.neighbourhood;
-  KnnResult rows;
-  const std::vector<double> d = neighbourhood_reach(cloud, nb, method, cap, progress, time, &rows);
-  // An FPFH adds its neighbours' own histograms, so it reaches their neighbourhoods too.
-  std::vector<double> reach = d;
-  if (params.descriptor == Descriptor::Fpfh) {
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!is_finite(cloud.points[i])) continue;
-      double farthest = 0;
-      if (nb.k > 0) {
-        for (int j = 0; j < nb.k; ++j) {
-          const std::int32_t o = rows.indices[i * std::size_t(nb.k) + std::size_t(j)];
-          if (o >= 0) farthest = std::max(farthest, d[std::size_t(o)]);
-        }
-      } else {
-        farthest = nb.radius;
-      }
-      reach[i] = d[i] + farthest;
-    }
+  // An FPFH adds its neighbours' own histograms, so it reaches their neighbourhoods too: the
+  // radius once more, or the farthest k-th distance among its neighbours.
+  const bool fpfh = params.descriptor == Descriptor::Fpfh;
+  std::vector<double> farthest;
+  if (fpfh && nb.k > 0) {
+    farthest.assign(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (is_finite(cloud.points[i]))
+        for (std::uint32_t o : row_of(reach.rows, std::uint32_t(i)))
+          farthest[i] = std::max(farthest[i], reach.kth[o]);
   }
+  auto reach_of = [&](std::uint32_t i) {
+    const double own = reach.at(i);
+    const double more = !fpfh ? 0.0 : farthest.empty() ? own : farthest[i];
+    return (own + more) * (1 + kReachMargin);
+  };
   MembersOf members_of;
   if (nb.k > 0)
     members_of = [&](std::uint32_t i) {
-      std::vector<std::uint32_t> m = row_of(rows, i);
-      if (params.descriptor == Descriptor::Fpfh)
+      std::vector<std::uint32_t> m = row_of(reach.rows, i);
+      if (fpfh)
         for (std::size_t j = 0, own = m.size(); j < own; ++j) {
-          const std::vector<std::uint32_t> more = row_of(rows, m[j]);
+          const std::vector<std::uint32_t> more = row_of(reach.rows, m[j]);
           m.insert(m.end(), more.begin(), more.end());
         }
       return m;
@@ -834,8 +855,7 @@ FeatureResult compute_features_tiled(const PointCloud& cloud, const FeatureParam
   const std::size_t bins = std::size_t(out.bins);
   out.histograms.assign(n * bins, std::numeric_limits<float>::quiet_NaN());
   for_each_cloud_call(
-      cloud, [&](std::uint32_t i) { return reach[i] * (1 + kReachMargin); }, cap, "features",
-      progress, time, members_of,
+      cloud, reach_of, cap, "features", progress, time, members_of,
       [&](const PointCloud& part, const std::vector<std::uint32_t>& members,
           const std::vector<std::uint32_t>& own) {
         const std::vector<Point3f> part_normals = gather(out.normals, members);

@@ -227,10 +227,7 @@ struct DeviceGrid {
 
 // Sizes the grid for the n targets (their finite bounds and count, from the host copy) and
 // fills it on stream s from the device copy. Non-finite targets are left out.
-// With `reach` > 0 (searches bounded by that distance), a grid whose cells come out wider than
-// the reach is planned again with a quarter of the points a cell: a search would read cells of
-// points far beyond its reach. (H200, ICP with a 1 m correspondence distance: LiDAR pair 8.1 -> 7.2
-// ms, KITTI 7.8 -> 6.2 ms; the bunny's cells are within its 1 cm and stay.)
+// `reach` > 0: every search is bounded by that distance (see plan_grid).
 void build_grid(DeviceGrid& grid, const float3* d_targets, const Point3f* host_targets,
                 std::size_t n, cudaStream_t s, float reach = 0);
 

@@ -6,11 +6,13 @@
 
 namespace cumulus::nns {
 
-GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell) {
-  // A tuning knob for benchmarks: CUMULUS_GRID_POINTS_PER_CELL overrides the default density.
+GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell, float reach) {
+  // A tuning knob for benchmarks: CUMULUS_GRID_POINTS_PER_CELL overrides the density, the one
+  // for a bounded reach too.
+  float within_reach = 0.5f;
   if (const char* env = std::getenv("CUMULUS_GRID_POINTS_PER_CELL")) {
     const float v = std::strtof(env, nullptr);
-    if (v > 0 && std::isfinite(v)) points_per_cell = v;
+    if (v > 0 && std::isfinite(v)) points_per_cell = within_reach = v;
   }
   GridPlan plan;
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -35,7 +37,6 @@ GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell) 
   double volume = 1;
   for (double e : extent)
     volume *= std::max(e, largest * 1e-3);
-  double cell = std::cbrt(volume * double(points_per_cell) / double(plan.finite));
   const double max_cells = 8.0 * double(plan.finite) + 4096.0;
   auto count = [&](double c) {
     double total = 1;
@@ -43,8 +44,14 @@ GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell) 
       total *= std::floor(e / c) + 1;
     return total;
   };
-  while (count(cell) > max_cells)
-    cell *= 1.25;
+  auto size_cell = [&](float per_cell) {
+    double c = std::cbrt(volume * double(per_cell) / double(plan.finite));
+    while (count(c) > max_cells)
+      c *= 1.25;
+    return c;
+  };
+  double cell = size_cell(points_per_cell);
+  if (reach > 0 && cell > reach) cell = size_cell(within_reach);
   // A cell far below float resolution of the coordinates would make assignment meaningless.
   cell = std::max(cell, magnitude * 1e-5 + 1e-30);
   plan.cell = float(cell);

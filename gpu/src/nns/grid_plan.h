@@ -17,7 +17,12 @@ struct GridPlan {
 };
 
 // Cells of about `points_per_cell` targets by volume, at most 8 cells per target (plus a few
-// thousand), so memory stays linear in the cloud however it is spread.
-GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell = 2.0f);
+// thousand), so memory stays linear in the cloud however it is spread. With `reach` > 0 (every
+// search bounded by that distance), cells that come out wider than the reach are sized for a
+// quarter of the points instead: a search would read cells of points far beyond its reach.
+// (H200, ICP with a 1 m correspondence distance: LiDAR pair 8.1 -> 7.2 ms, KITTI 7.8 -> 6.2 ms;
+// the bunny's cells are within its 1 cm and stay.)
+GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell = 2.0f,
+                   float reach = 0);
 
 }  // namespace cumulus::nns
