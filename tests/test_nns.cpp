@@ -2,8 +2,10 @@
 // reference against brute force, argument checks, and every GPU method against FLANN on real
 // and generated clouds (GPU tests skip where no GPU can be used).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "cumulus/device.h"
 #include "cumulus/error.h"
@@ -243,6 +245,50 @@ class TestNns : public QObject {
     const auto narrow = nns::plan_grid(plane.data(), plane.size(), 2.0f, wide.cell / 2);
     QCOMPARE(narrow.cell, nns::plan_grid(plane.data(), plane.size(), 0.5f).cell);
     QVERIFY(narrow.cell < wide.cell);
+  }
+
+  // A dense sheet inside a tall box crowds cells sized by the box's volume; the fine grid for
+  // bounded searches holds a few of its points a cell, over the same bounds and within its
+  // budget. A lattice filling its box needs none.
+  void fine_grid_holds_a_few_points_a_cell() {
+    std::vector<Point3f> sheet;
+    for (int i = 0; i < 20000; ++i)
+      sheet.push_back({float(i % 200) * 0.01f, float(i / 200) * 0.01f, 0.0f});
+    sheet.push_back({0, 0, 8});
+    const auto occupancy = [&](const nns::GridPlan& p) {
+      std::map<std::array<int, 3>, int> cells;
+      std::vector<std::array<int, 3>> of;
+      for (const auto& q : sheet) {
+        const float v[3] = {q.x, q.y, q.z};
+        std::array<int, 3> c{};
+        for (int a = 0; a < 3; ++a)
+          c[a] = std::clamp(int(std::floor((v[a] - p.lo[a]) / p.cell)), 0, p.dims[a] - 1);
+        ++cells[c];
+        of.push_back(c);
+      }
+      double sum = 0;
+      for (const auto& c : of)
+        sum += cells[c];
+      return sum / double(of.size());
+    };
+    const auto coarse = nns::plan_grid(sheet.data(), sheet.size(), 2.0f, 0.5f);
+    QVERIFY2(occupancy(coarse) > 100, "the sheet should crowd cells sized by volume");
+    const auto fine = nns::plan_fine_grid(sheet.data(), sheet.size(), coarse);
+    QVERIFY(fine.has_value());
+    const double held = occupancy(*fine);
+    // The target is 6; the estimate comes from a sample of 512 points.
+    QVERIFY2(held >= 2 && held <= 24, qPrintable(QString::number(held)));
+    QVERIFY(fine->cells() <= 64 * fine->finite + 4096);
+    for (int a = 0; a < 3; ++a) {
+      QCOMPARE(fine->lo[a], coarse.lo[a]);
+      QVERIFY(fine->cell * float(fine->dims[a]) >= coarse.cell * float(coarse.dims[a]));
+    }
+    QVERIFY(fine->slack > 0);
+    std::vector<Point3f> lattice;
+    for (int i = 0; i < 27000; ++i)
+      lattice.push_back({float(i % 30), float(i / 30 % 30), float(i / 900)});
+    const auto full = nns::plan_grid(lattice.data(), lattice.size(), 2.0f, 0.5f);
+    QVERIFY(!nns::plan_fine_grid(lattice.data(), lattice.size(), full).has_value());
   }
 
   void flann_reference_equals_brute_force() {

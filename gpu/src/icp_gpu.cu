@@ -6,7 +6,9 @@
 // little between iterations, so that target's distance bounds the search to a small ball at
 // once (the search stays exact: every cell the ball touches is still visited). And it searches
 // with a group of lanes per source point: one lane a point left a few hundred warps, each
-// walking its cells one load after another, and blocks waited on their slowest warp.
+// walking its cells one load after another, and blocks waited on their slowest warp. The points
+// whose last correspondence was far (their balls reach past the neighbouring cells) go first,
+// a warp each, so that the longest searches do not start last.
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
@@ -41,6 +43,9 @@ struct Control {
   double centre[3];
   double jacobi_v[9];  // the last solve's V, where the next one's sweeps start
   im::Sums sums;       // of the last pass, for the host solve
+  // `gpu`: the far queries, first in the search order; the order's fill counters.
+  unsigned far_count;
+  unsigned fill_far, fill_near;
   double fitness_sum;
   double fitness_count;
 };
@@ -186,58 +191,126 @@ namespace {
 // last wave.
 // Every kernel of the loop is a dependent launch, set up while the one before it drains.
 
+struct SearchSlot {
+  int i;     // the source point (n: none)
+  int rank;  // this thread's lane in its group
+  bool wide;
+};
+
+// Which point this thread searches for, and with how many lanes (see k_icp_correspond).
+template <int Lanes>
+__device__ __forceinline__ SearchSlot search_slot(int n, const int* order, const Control* ctl,
+                                                  int wide_blocks) {
+  const bool wide = int(blockIdx.x) < wide_blocks;
+  const unsigned far = order ? ctl->far_count : 0u;
+  const unsigned wide_slots = unsigned(wide_blocks) * (kSearchThreads / 32);
+  int slot, rank;
+  if (wide) {
+    slot = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+    rank = int(threadIdx.x & 31);
+    if (unsigned(slot) >= far) slot = n;
+  } else {
+    const int t = (int(blockIdx.x) - wide_blocks) * blockDim.x + threadIdx.x;
+    slot = t / Lanes + int(min(far, wide_slots));
+    rank = t % Lanes;
+  }
+  return {slot < n ? (order ? order[slot] : slot) : n, rank, wide};
+}
+
 // Moves each source point by the last step and finds its correspondence: pair[i] is the target
-// within the correspondence distance (or -1) and pair_d2[i] its squared distance. Lanes
-// consecutive threads per source point (a power of two up to 32).
+// within the correspondence distance (or -1) and pair_d2[i] its squared distance. Points are
+// taken in `order` (null: as they come): its first ctl->far_count were far from their last
+// correspondence, and the first `wide_blocks` blocks search for up to that many of them with a
+// whole warp each; the rest of the grid takes the remaining points with Lanes consecutive
+// threads each (a power of two up to 32). (Traced on the H200, 40k bunny: a near point's search
+// took 6 us in a crowded kernel, the 5 % far ones 13-21 us, and those that started in the
+// second wave of blocks set the kernel's end at 28 us where 90 % of the points were done at 13.)
 template <int Lanes, class Search>
 __global__ void __launch_bounds__(kSearchThreads, 12)
     k_icp_correspond(Search search, float3* source, int n, const float3* targets,
                      float search_limit, double max_d2, const Control* ctl, int* seeds, int* pair,
-                     float* pair_d2) {
+                     float* pair_d2, const int* order, int wide_blocks) {
   cuda::wait_for_previous_grid();
   if (ctl->state != im::kNotConverged) return;  // the same for every thread of the grid
-  const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / Lanes, rank = t % Lanes;
+  const SearchSlot at = search_slot<Lanes>(n, order, ctl, wide_blocks);
+  const bool wide = at.wide;
+  const int i = at.i, rank = at.rank;
   float3 p = i < n ? source[i] : make_float3(0, 0, 0);
   const int seed = seeds && i < n ? seeds[i] : -1;
-  if constexpr (Lanes > 1) __syncwarp();  // every lane has read before the group's first writes
+  __syncwarp();  // every lane has read before the group's first writes
   if (ctl->apply_step && i < n) {
     p = apply_float(ctl->step, p);
     if (rank == 0) source[i] = p;
   }
-  float nd;
-  int ni;
-  nearest_seeded<Lanes>(search, targets, p, i < n, search_limit, seed, rank, nd, ni);
+  float nd = INFINITY;
+  int ni = -1;
+  if (wide) {
+    if constexpr (Lanes > 1)
+      nearest_seeded<32>(search, targets, p, i < n, search_limit, seed, rank, nd, ni);
+  } else {
+    nearest_seeded<Lanes>(search, targets, p, i < n, search_limit, seed, rank, nd, ni);
+  }
   if (rank != 0 || i >= n) return;
   if (seeds) seeds[i] = ni;
   pair[i] = ni >= 0 && double(nd) <= max_d2 ? ni : -1;
   pair_d2[i] = nd;
 }
 
+// Puts point i (of a full warp's calls) into `order`: far points from the front, the others
+// from the back, so the far ones are searched first and by whole warps. Counts in ctl.
+__device__ void place_in_order(int i, int n, bool far, int* order, Control* ctl) {
+  const unsigned far_mask = __ballot_sync(0xffffffffu, i < n && far);
+  const unsigned near_mask = __ballot_sync(0xffffffffu, i < n && !far);
+  const unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
+  unsigned far_base = 0, near_base = 0;
+  if (lane == 0) {
+    if (far_mask) far_base = atomicAdd(&ctl->fill_far, unsigned(__popc(far_mask)));
+    if (near_mask) near_base = atomicAdd(&ctl->fill_near, unsigned(__popc(near_mask)));
+  }
+  far_base = __shfl_sync(0xffffffffu, far_base, 0);
+  near_base = __shfl_sync(0xffffffffu, near_base, 0);
+  if (i >= n) return;
+  if (far)
+    order[far_base + unsigned(__popc(far_mask & below))] = i;
+  else
+    order[n - 1 - int(near_base + unsigned(__popc(near_mask & below)))] = i;
+}
+
 // Sums the correspondences, and the grid's last block solves the step (or, for the host solve,
 // leaves the sums in ctl).
+// With `order` (`gpu`), also orders the points for the next search: far are those whose
+// correspondence lay beyond sqrt(far_d2) or was not found.
 __global__ void k_icp_solve(const float3* source, int n, const float3* targets, const int* pair,
                             const float* pair_d2, Control* ctl, im::Criteria criteria,
-                            double* partials, HistoryEntry* history, int solve_here) {
+                            double* partials, HistoryEntry* history, int solve_here, int* order,
+                            float far_d2) {
   cuda::wait_for_previous_grid();
-  if (ctl->state != im::kNotConverged) return;  // the same for every thread of the grid
+  // Everything this thread reads is requested before the first test: the kernel sits on the
+  // iteration's critical path, one wave long, and each round trip to memory adds to it.
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int state = ctl->state;
+  const int ni = i < n ? pair[i] : -1;
+  const float d2 = i < n ? pair_d2[i] : INFINITY;
+  const float3 p = i < n ? source[i] : make_float3(0, 0, 0);
+  const double c[3] = {ctl->centre[0], ctl->centre[1], ctl->centre[2]};
+  if (state != im::kNotConverged) return;  // the same for every thread of the grid
   double v[kValues];
   for (int j = 0; j < kValues; ++j)
     v[j] = 0;
-  const int ni = i < n ? pair[i] : -1;
   if (ni >= 0) {
-    const float3 p = source[i], t = targets[ni];
-    const double s3[3] = {double(p.x) - ctl->centre[0], double(p.y) - ctl->centre[1],
-                          double(p.z) - ctl->centre[2]};
-    const double t3[3] = {double(t.x) - ctl->centre[0], double(t.y) - ctl->centre[1],
-                          double(t.z) - ctl->centre[2]};
+    const float3 t = targets[ni];
+    const double s3[3] = {double(p.x) - c[0], double(p.y) - c[1], double(p.z) - c[2]};
+    const double t3[3] = {double(t.x) - c[0], double(t.y) - c[1], double(t.z) - c[2]};
     im::Sums one;
-    im::add(one, s3, t3, double(pair_d2[i]));
+    im::add(one, s3, t3, double(d2));
     for (int j = 0; j < kValues; ++j)
       v[j] = one.values()[j];
   }
+  if (order) place_in_order(i, n, !(d2 <= far_d2), order, ctl);
   if (!sum_over_grid(v, partials, &ctl->blocks_done)) return;
   ctl->apply_step = 0;
+  ctl->far_count = ctl->fill_far;
+  ctl->fill_far = ctl->fill_near = 0;
   im::Sums sums;
   for (int j = 0; j < kValues; ++j)
     sums.values()[j] = v[j];
@@ -250,18 +323,26 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
 }
 
 // The nearest target of every source point under the final transform (PCL's fitness score
-// takes every point, however far): pair[i] and pair_d2[i] as above, without the distance cap.
+// takes every point, however far): pair[i] and pair_d2[i] as above, without the distance cap;
+// the points in `order` as in k_icp_correspond.
 template <int Lanes, class Search>
 __global__ void __launch_bounds__(kSearchThreads, 12)
     k_fitness_search(Search search, const float3* source, int n, const float3* targets,
-                     const Control* ctl, const int* seeds, int* pair, float* pair_d2) {
+                     const Control* ctl, const int* seeds, int* pair, float* pair_d2,
+                     const int* order, int wide_blocks) {
   cuda::wait_for_previous_grid();
-  const int t = blockIdx.x * blockDim.x + threadIdx.x, i = t / Lanes, rank = t % Lanes;
+  const SearchSlot at = search_slot<Lanes>(n, order, ctl, wide_blocks);
+  const int i = at.i, rank = at.rank;
   const float3 p = i < n ? apply_double(ctl->final_transform, source[i]) : make_float3(0, 0, 0);
-  float nd;
-  int ni;
-  nearest_seeded<Lanes>(search, targets, p, i < n, INFINITY, seeds && i < n ? seeds[i] : -1, rank,
-                        nd, ni);
+  const int seed = seeds && i < n ? seeds[i] : -1;
+  float nd = INFINITY;
+  int ni = -1;
+  if (at.wide) {
+    if constexpr (Lanes > 1)
+      nearest_seeded<32>(search, targets, p, i < n, INFINITY, seed, rank, nd, ni);
+  } else {
+    nearest_seeded<Lanes>(search, targets, p, i < n, INFINITY, seed, rank, nd, ni);
+  }
   if (rank != 0 || i >= n) return;
   pair[i] = ni;
   pair_d2[i] = nd;
@@ -288,6 +369,7 @@ struct Workspace {
   nns::DeviceIndex index;
   cuda::DeviceBuffer<float3> source, source_original;
   cuda::DeviceBuffer<int> seeds;  // each source point's last correspondence (`gpu` only)
+  cuda::DeviceBuffer<int> order;  // the order of the next search (`gpu` only)
   cuda::DeviceBuffer<int> pair;   // this iteration's correspondences
   cuda::DeviceBuffer<float> pair_d2;
   cuda::DeviceBuffer<double> partials;
@@ -295,6 +377,8 @@ struct Workspace {
   cuda::DeviceBuffer<HistoryEntry> history;
   cuda::PinnedBuffer<Control> host_control;
   cuda::PinnedBuffer<HistoryEntry> host_history;
+  cuda::PinnedBuffer<int> host_state;  // the loop's state after each of two chunks in flight
+  cuda::Event state_copied[2];
 };
 
 // Lanes per source point for `gpu`: on the H200, 8 is best for the LiDAR pair and KITTI (half the
@@ -362,7 +446,10 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   ws.source.reserve(n);
   ws.source_original.reserve(n);
   const bool seeded = method == IcpMethod::Gpu;
-  if (seeded) ws.seeds.reserve(n);
+  if (seeded) {
+    ws.seeds.reserve(n);
+    ws.order.reserve(n);
+  }
   ws.pair.reserve(n);
   ws.pair_d2.reserve(n);
   ws.partials.reserve(std::size_t(blocks) * kValues);
@@ -370,6 +457,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   ws.history.reserve(std::size_t(max_it));
   ws.host_control.reserve(1);
   ws.host_history.reserve(std::size_t(max_it));
+  ws.host_state.reserve(2);
 
   Control& hc = *ws.host_control.get();
   hc = Control{};
@@ -403,20 +491,32 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   const float search_limit =
       method == IcpMethod::Gpu ? std::nextafter(float(max_d2), INFINITY) : INFINITY;
   const bool host_solve = method == IcpMethod::GpuKdTree;
+  // `gpu` searches first, with a warp each, for up to 1/16 of the points that were farther than
+  // half a grid cell from their correspondence (or had none): their balls reach beyond the cells
+  // next to theirs.
+  const bool ordered = seeded && lanes > 1;
+  const int wide_blocks =
+      ordered ? cuda::blocks_for((n / 16 + 64) * std::size_t(32), kSearchThreads) : 0;
+  const float half_cell = 0.5f * ws.index.grid.view.cell;
+  const float far_d2 = ordered ? half_cell * half_cell : INFINITY;
+  bool first = true;
   auto launch = [&] {
     ws.index.with_search([&](auto search) {
       with_lanes<decltype(search)>(lanes, [&](auto L) {
-        cuda::launch_dependent("launch of k_icp_correspond",
-                               &k_icp_correspond<L.value, decltype(search)>, search_blocks,
-                               kSearchThreads, s, search, ws.source.get(), int(n),
-                               ws.index.targets.get(), search_limit, max_d2, ws.control.get(),
-                               seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get());
+        cuda::launch_dependent(
+            "launch of k_icp_correspond", &k_icp_correspond<L.value, decltype(search)>,
+            wide_blocks + search_blocks, kSearchThreads, s, search, ws.source.get(), int(n),
+            ws.index.targets.get(), search_limit, max_d2, ws.control.get(),
+            seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get(),
+            ordered && !first ? ws.order.get() : nullptr, ordered && !first ? wide_blocks : 0);
       });
     });
     cuda::launch_dependent("launch of k_icp_solve", &k_icp_solve, blocks, kThreads, s,
                            ws.source.get(), int(n), ws.index.targets.get(), ws.pair.get(),
                            ws.pair_d2.get(), ws.control.get(), criteria, ws.partials.get(),
-                           ws.history.get(), host_solve ? 0 : 1);
+                           ws.history.get(), host_solve ? 0 : 1, ordered ? ws.order.get() : nullptr,
+                           far_d2);
+    first = false;
   };
   if (host_solve) {
     // The paper: sums to the host, SVD there, the transform back, every iteration.
@@ -432,25 +532,32 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   } else {
     // Iterations that find the loop finished return at once, so launching in growing chunks
     // and looking at the state between chunks wastes at most as many launches as were used.
+    // The host looks at a chunk's state only once the next chunk is queued, so the GPU never
+    // waits for launches.
     int launched = 0;
-    while (launched < max_it) {
+    for (int chunks = 0; launched < max_it; ++chunks) {
       const int chunk = std::min(max_it - launched, std::max(4, launched));
       for (int c = 0; c < chunk; ++c)
         launch();
       launched += chunk;
-      CU_CHECK(cudaMemcpyAsync(&hc.state, &ws.control.get()->state, sizeof(int),
+      const int slot = chunks % 2;
+      CU_CHECK(cudaMemcpyAsync(ws.host_state.get() + slot, &ws.control.get()->state, sizeof(int),
                                cudaMemcpyDeviceToHost, s));
-      ws.stream.sync();
-      if (hc.state != im::kNotConverged) break;
+      ws.state_copied[slot].record(s);
+      if (chunks == 0) continue;
+      CU_CHECK(cudaEventSynchronize(ws.state_copied[1 - slot].get()));
+      if (ws.host_state.get()[1 - slot] != im::kNotConverged) break;
     }
   }
   clock.mark("iterations");
   ws.index.with_search([&](auto search) {
     with_lanes<decltype(search)>(lanes, [&](auto L) {
       cuda::launch_dependent(
-          "launch of k_fitness_search", &k_fitness_search<L.value, decltype(search)>, search_blocks,
-          kSearchThreads, s, search, ws.source_original.get(), int(n), ws.index.targets.get(),
-          ws.control.get(), seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get());
+          "launch of k_fitness_search", &k_fitness_search<L.value, decltype(search)>,
+          wide_blocks + search_blocks, kSearchThreads, s, search, ws.source_original.get(), int(n),
+          ws.index.targets.get(), ws.control.get(), seeded ? ws.seeds.get() : nullptr,
+          ws.pair.get(), ws.pair_d2.get(), ordered && !first ? ws.order.get() : nullptr,
+          ordered && !first ? wide_blocks : 0);
     });
   });
   cuda::launch_dependent("launch of k_fitness_sum", &k_fitness_sum, blocks, kThreads, s,

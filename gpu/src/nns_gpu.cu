@@ -46,9 +46,8 @@ __global__ void k_grid_scatter(const float3* pts, int n, const int* cell_of, int
 
 }  // namespace
 
-void build_grid(DeviceGrid& grid, const float3* d_targets, const Point3f* host_targets,
-                std::size_t n, cudaStream_t s, float reach) {
-  const GridPlan plan = plan_grid(host_targets, n, 2.0f, reach);
+void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,
+                cudaStream_t s) {
   const std::size_t cells = plan.cells();
   GridView& v = grid.view;
   v.lo = make_float3(plan.lo[0], plan.lo[1], plan.lo[2]);
@@ -88,6 +87,7 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
                         float reach) {
   method = m;
   n = count;
+  fine.view = GridView{};
   targets.reserve(std::max<std::size_t>(count, 1));
   if (count)
     CU_CHECK(
@@ -109,7 +109,11 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
       CU_CHECK(cudaMemcpy(kindex.get(), tree.index.data(), bytes, cudaMemcpyHostToDevice));
     }
   } else if (m == NnsMethod::Gpu) {
-    build_grid(grid, targets.get(), host, count, s, reach);
+    const GridPlan plan = plan_grid(host, count, 2.0f, reach);
+    build_grid(grid, targets.get(), plan, count, s);
+    if (reach > 0)
+      if (const auto fine_plan = plan_fine_grid(host, count, plan))
+        build_grid(fine, targets.get(), *fine_plan, count, s);
   }
 }
 

@@ -32,6 +32,7 @@ struct KdSearch {
 
 struct GridSearch {
   GridView grid;
+  GridView fine{};  // a finer grid for bounded searches (start null: none; see plan_fine_grid)
   template <class V>
   __device__ void operator()(float3 q, bool active, V& v) const {
     if (active) grid_visit(q, grid, v);
@@ -40,7 +41,9 @@ struct GridSearch {
   // active or inactive as a whole.
   template <int Lanes, class V>
   __device__ void group(float3 q, bool active, V& v, int rank) const {
-    if (active) grid_visit_group<Lanes>(q, grid, v, rank);
+    if (!active) return;
+    if (fine.start && grid_visit_box<Lanes>(q, fine, v, rank)) return;
+    grid_visit_group<Lanes>(q, grid, v, rank);
   }
 };
 
@@ -66,6 +69,7 @@ struct DeviceIndex {
   cuda::DeviceBuffer<int> kindex;
   int kd_nodes = 0;
   DeviceGrid grid;
+  DeviceGrid fine;  // built for bounded searches (reach > 0) where it pays (plan_fine_grid)
 
   // Uploads the targets and builds the method's structure (the kd-tree on the host, as the
   // paper does; the grid on the device). Asynchronous on s except for the kd-tree upload.
@@ -84,7 +88,7 @@ struct DeviceIndex {
         f(KdSearch{KdTreeView{kx.get(), ky.get(), kz.get(), kindex.get(), kd_nodes}});
         break;
       default:
-        f(GridSearch{grid.view});
+        f(GridSearch{grid.view, fine.view});
         break;
     }
   }

@@ -10,6 +10,7 @@
 #include "cuda/buffer.cuh"
 #include "cuda/distance.cuh"
 #include "cumulus/point_cloud.h"
+#include "nns/grid_plan.h"
 
 namespace cumulus::nns {
 
@@ -125,36 +126,104 @@ __device__ void grid_visit(float3 q, const GridView& g, Visitor& v) {
   }
 }
 
-// The same shells searched by a group of Lanes consecutive lanes (a power of two) for one
-// query. A shell's cells lie in rows along x, and a row's cells are one contiguous range of
-// points: the lanes take a row each (a face row of the shell contributes the cells within
-// reach, an inner row its two end cells), load their ranges at once, and then share out the
-// points of every non-empty range; the group merges once per round of rows. (One lane walking
-// the cells one after another waited on each cell's offsets in turn: a query with no target
-// within reach, reading some 70 mostly empty cells, set the pace of its whole kernel.)
-// Every lane of the group must call it; the visitor's merge() gives all of them the best.
+// The cells [a, b] along one axis whose gap to q is not beyond `limit`: an interval around the
+// query's cell, estimated from the reach and moved to its exact ends by the shells' own test.
+// Empty (a > b) when no cell is within reach.
+__device__ __forceinline__ int2 axis_cells(float qv, float lo, float cell, float inv_cell,
+                                           float slack, int dim, float limit) {
+  const auto admits = [&](int x) {
+    const float g = cell_gap(qv, lo, cell, slack, x, dim);
+    return !beyond(g * g, limit);
+  };
+  const float reach = sqrtf(limit);
+  const float fa = floorf((qv - reach - lo) * inv_cell), fb = floorf((qv + reach - lo) * inv_cell);
+  int a = fa <= 0.f ? 0 : fa >= float(dim - 1) ? dim - 1 : int(fa);
+  int b = fb >= float(dim - 1) ? dim - 1 : fb <= 0.f ? 0 : int(fb);
+  while (a > 0 && admits(a - 1))
+    --a;
+  while (a <= b && !admits(a))
+    ++a;
+  while (b < dim - 1 && admits(b + 1))
+    ++b;
+  while (b >= a && !admits(b))
+    --b;
+  return make_int2(a, b);
+}
+
+// The lanes of a group of Lanes consecutive lanes (a power of two) that `rank` belongs to.
+template <int Lanes>
+__device__ __forceinline__ unsigned group_mask() {
+  constexpr unsigned kBits = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
+  return kBits << ((threadIdx.x & 31u) & ~unsigned(Lanes - 1));
+}
+
+// Shares out the points of every lane's range [a, b) of g.points over the group. (Merging after
+// each range, to skip ranges the best so far has overtaken, measured 2-4 % slower.)
 template <int Lanes, class Visitor>
-__device__ void grid_visit_group(float3 q, const GridView& g, Visitor& v, int rank) {
+__device__ __forceinline__ void group_visit_ranges(float3 q, const GridView& g, Visitor& v,
+                                                   int rank, int a, int b) {
   constexpr unsigned kBits = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
   const unsigned first_lane = (threadIdx.x & 31u) & ~unsigned(Lanes - 1);
-  const unsigned mask = kBits << first_lane;
+  const unsigned mask = group_mask<Lanes>();
+  for (unsigned bits = (__ballot_sync(mask, a < b) >> first_lane) & kBits; bits; bits &= bits - 1) {
+    const int from = __ffs(int(bits)) - 1;
+    const int ra = __shfl_sync(mask, a, from, Lanes), rb = __shfl_sync(mask, b, from, Lanes);
+    for (int j = ra + rank; j < rb; j += Lanes) {
+      const float4 p = __ldg(g.points + j);
+      v.visit(cuda::dist2(q, make_float3(p.x, p.y, p.z)), __float_as_int(p.w));
+    }
+  }
+}
+
+// A search bounded by the visitor's limit reads the box of cells the ball touches. Where that
+// box has no more rows than the group has lanes, one round reads it all, with no shells and no
+// stopping tests (ICP's searches, seeded with the last correspondence, spent most of their
+// instructions on shell bookkeeping for a ball that rarely leaves the query's cell). Returns
+// false, having read nothing, where the box has more rows. Every lane of the group must call
+// it, with the same limit.
+template <int Lanes, class Visitor>
+__device__ bool grid_visit_box(float3 q, const GridView& g, Visitor& v, int rank) {
+  const float limit = v.limit();
+  if (!(limit < INFINITY)) return false;
+  const int2 sx = axis_cells(q.x, g.lo.x, g.cell, g.inv_cell, g.slack, g.dims.x, limit);
+  const int2 sy = axis_cells(q.y, g.lo.y, g.cell, g.inv_cell, g.slack, g.dims.y, limit);
+  const int2 sz = axis_cells(q.z, g.lo.z, g.cell, g.inv_cell, g.slack, g.dims.z, limit);
+  const int ny = sy.y - sy.x + 1, rows = ny * (sz.y - sz.x + 1);
+  if (sx.x > sx.y || ny <= 0 || rows <= 0) return true;  // no cell within reach
+  if (rows > Lanes) return false;
+  int a = 0, b = 0;
+  if (rank < rows) {
+    const int z = sz.x + rank / ny, y = sy.x + rank % ny;
+    const float gz = cell_gap(q.z, g.lo.z, g.cell, g.slack, z, g.dims.z);
+    const float gy = cell_gap(q.y, g.lo.y, g.cell, g.slack, y, g.dims.y);
+    if (!beyond(gz * gz + gy * gy, limit)) {
+      const int row_cell = (z * g.dims.y + y) * g.dims.x;
+      a = __ldg(g.start + row_cell + sx.x);
+      b = __ldg(g.start + row_cell + sx.y + 1);
+    }
+  }
+  group_visit_ranges<Lanes>(q, g, v, rank, a, b);
+  v.merge();
+  return true;
+}
+
+// The same shells searched by a group of Lanes consecutive lanes (a power of two) for one
+// query, after grid_visit_box where the box is small. A shell's cells lie in rows along x, and
+// a row's cells are one contiguous range of points: the lanes take a row each (a face row of
+// the shell contributes the cells within reach, an inner row its two end cells), load their
+// ranges at once, and then share out the points of every non-empty range; the group merges
+// once per round of rows. (One lane walking the cells one after another waited on each cell's
+// offsets in turn: a query with no target within reach, reading some 70 mostly empty cells,
+// set the pace of its whole kernel.) Every lane of the group must call it, with the same limit;
+// the visitor's merge() gives all of them the best.
+template <int Lanes, class Visitor>
+__device__ void grid_visit_group(float3 q, const GridView& g, Visitor& v, int rank) {
+  if (grid_visit_box<Lanes>(q, g, v, rank)) return;
   const int cx = query_coord(q.x, g.lo.x, g.inv_cell, g.dims.x);
   const int cy = query_coord(q.y, g.lo.y, g.inv_cell, g.dims.y);
   const int cz = query_coord(q.z, g.lo.z, g.inv_cell, g.dims.z);
+  const auto visit_ranges = [&](int a, int b) { group_visit_ranges<Lanes>(q, g, v, rank, a, b); };
   const int max_r = max(g.dims.x, max(g.dims.y, g.dims.z)) + 1;
-  // Shares out the points of every lane's range [a, b) over the group. (Merging after each
-  // range, to skip ranges the best so far has overtaken, measured 2-4 % slower.)
-  const auto visit_ranges = [&](int a, int b) {
-    for (unsigned bits = (__ballot_sync(mask, a < b) >> first_lane) & kBits; bits;
-         bits &= bits - 1) {
-      const int from = __ffs(int(bits)) - 1;
-      const int ra = __shfl_sync(mask, a, from, Lanes), rb = __shfl_sync(mask, b, from, Lanes);
-      for (int j = ra + rank; j < rb; j += Lanes) {
-        const float4 p = __ldg(g.points + j);
-        v.visit(cuda::dist2(q, make_float3(p.x, p.y, p.z)), __float_as_int(p.w));
-      }
-    }
-  };
   for (int r = 0; r <= max_r; ++r) {
     const int x0 = max(cx - r, 0), x1 = min(cx + r, g.dims.x - 1);
     const int y0 = max(cy - r, 0), y1 = min(cy + r, g.dims.y - 1);
@@ -225,10 +294,9 @@ struct DeviceGrid {
   GridView view{};
 };
 
-// Sizes the grid for the n targets (their finite bounds and count, from the host copy) and
-// fills it on stream s from the device copy. Non-finite targets are left out.
-// `reach` > 0: every search is bounded by that distance (see plan_grid).
-void build_grid(DeviceGrid& grid, const float3* d_targets, const Point3f* host_targets,
-                std::size_t n, cudaStream_t s, float reach = 0);
+// Fills the grid planned for the n targets (nns/grid_plan.h) on stream s from their device
+// copy. Non-finite targets are left out.
+void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,
+                cudaStream_t s);
 
 }  // namespace cumulus::nns

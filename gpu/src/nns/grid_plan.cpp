@@ -1,8 +1,11 @@
 #include "nns/grid_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <vector>
 
 namespace cumulus::nns {
 
@@ -63,6 +66,97 @@ GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell, 
   }
   const double ulp = std::ldexp(std::max(magnitude, double(plan.cell) * max_dim), -23);
   plan.slack = float(double(plan.cell) * (1e-5 + 1e-6 * max_dim) + 8 * ulp);
+  return plan;
+}
+
+namespace {
+
+// Targets per occupied cell of edge c, weighted by targets, from a sample of m of the n: a
+// sample point shares its cell with (m - 1) / (n - 1) of the cell's other targets on average.
+double occupied_density(std::vector<std::uint64_t> keys, std::size_t n) {
+  const std::size_t m = keys.size();
+  if (m < 2 || n < 2) return 1;
+  std::sort(keys.begin(), keys.end());
+  double shared = 0;
+  for (std::size_t i = 0; i < m;) {
+    std::size_t j = i;
+    while (j < m && keys[j] == keys[i])
+      ++j;
+    shared += double(j - i) * double(j - i - 1);
+    i = j;
+  }
+  return 1 + shared / double(m) * double(n - 1) / double(m - 1);
+}
+
+}  // namespace
+
+std::optional<GridPlan> plan_fine_grid(const Point3f* points, std::size_t n, const GridPlan& coarse,
+                                       float occupied) {
+  if (const char* env = std::getenv("CUMULUS_FINE_POINTS_PER_CELL")) {
+    const float v = std::strtof(env, nullptr);
+    if (v > 0 && std::isfinite(v)) occupied = v;
+  }
+  if (coarse.finite < 64 || !(occupied > 0)) return std::nullopt;
+  // Below this many targets a coarse cell, the second grid does not pay for itself (H200, ICP:
+  // the bunny's 52 lost 10 %, a KITTI frame's 455 gained 15 %). A bounded search that does not
+  // fit the fine grid's box falls back to the coarse one, having spent its test.
+  const double kWorthwhile = std::max(100.0, 1.5 * double(occupied));
+  constexpr std::size_t kSample = 512;
+  std::vector<std::array<float, 3>> sample;
+  const std::size_t stride = std::max<std::size_t>(1, n / kSample);
+  for (std::size_t i = 0; i < n; i += stride) {
+    const Point3f& p = points[i];
+    if (std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))
+      sample.push_back({p.x, p.y, p.z});
+  }
+  const auto keys_for = [&](double c) {
+    std::vector<std::uint64_t> keys;
+    keys.reserve(sample.size());
+    for (const auto& v : sample) {
+      std::uint64_t key = 0;
+      for (int a = 0; a < 3; ++a)
+        key = (key << 21) |
+              (std::uint64_t(std::max(0.0, std::floor((double(v[a]) - coarse.lo[a]) / c))) &
+               ((std::uint64_t(1) << 21) - 1));
+      keys.push_back(key);
+    }
+    return keys;
+  };
+  const double extent[3] = {double(coarse.cell) * coarse.dims[0],
+                            double(coarse.cell) * coarse.dims[1],
+                            double(coarse.cell) * coarse.dims[2]};
+  const auto count = [&](double c) {
+    double total = 1;
+    for (double e : extent)
+      total *= std::ceil(e / c);
+    return total;
+  };
+  const double budget = std::min(64.0 * double(coarse.finite) + 4096.0, double(1 << 25));
+  double cell = coarse.cell;
+  // The square law is only near (scan lines sample a surface unevenly): a few corrections, each
+  // from a fresh estimate.
+  for (int step = 0; step < 3; ++step) {
+    const double density = occupied_density(keys_for(cell), coarse.finite);
+    if (step == 0 && density <= kWorthwhile) return std::nullopt;
+    if (step > 0 && density >= 0.8 * occupied && density <= 1.25 * occupied) break;
+    double refined = cell * std::sqrt(double(occupied) / density);
+    while (count(refined) > budget)
+      refined *= 1.1;
+    cell = std::min(refined, double(coarse.cell) / 1.5);
+  }
+  if (cell >= double(coarse.cell) / 1.5) return std::nullopt;
+  GridPlan plan = coarse;
+  plan.cell = float(cell);
+  int max_dim = 1;
+  double magnitude = 0;
+  for (int a = 0; a < 3; ++a) {
+    plan.dims[a] = int(std::ceil(extent[a] / cell));
+    max_dim = std::max(max_dim, plan.dims[a]);
+    magnitude = std::max(
+        {magnitude, std::abs(double(coarse.lo[a])), std::abs(double(coarse.lo[a]) + extent[a])});
+  }
+  const double ulp = std::ldexp(std::max(magnitude, cell * max_dim), -23);
+  plan.slack = float(cell * (1e-5 + 1e-6 * max_dim) + 8 * ulp);
   return plan;
 }
 

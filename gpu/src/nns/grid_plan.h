@@ -2,6 +2,7 @@
 // Host-side sizing of the search grid (nns/grid.cuh): pure arithmetic, tested on the CPU.
 #include <array>
 #include <cstddef>
+#include <optional>
 
 #include "cumulus/point_cloud.h"
 
@@ -24,5 +25,15 @@ struct GridPlan {
 // the bunny's cells are within its 1 cm and stay.)
 GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell = 2.0f,
                    float reach = 0);
+
+// A finer grid for searches bounded by a near candidate (ICP's, seeded with the last
+// correspondence), over the same bounds as `coarse`: where the coarse cells hold more than about
+// `occupied` targets each, counted per target and estimated from an even sample. Scans are
+// surfaces and fill a small part of their box, so cells sized by its volume hold tens to hundreds
+// of targets (the bunny 52, a KITTI frame 455) and such a search compares every one of them;
+// on a surface occupancy goes with the square of the edge. At most 64 cells per target and 2^25
+// in all; nothing where the coarse cells hold fewer than 100 targets each (the bunny's 52).
+std::optional<GridPlan> plan_fine_grid(const Point3f* points, std::size_t n, const GridPlan& coarse,
+                                       float occupied = 6.0f);
 
 }  // namespace cumulus::nns
