@@ -217,6 +217,21 @@ __device__ __forceinline__ SearchSlot search_slot(int n, const int* order, const
   return {slot < n ? (order ? order[slot] : slot) : n, rank, wide};
 }
 
+// nearest_seeded for the point of `at`, with a warp or with Lanes lanes as search_slot decided.
+template <int Lanes, class Search>
+__device__ __forceinline__ void nearest_at(const SearchSlot& at, const Search& search,
+                                           const float3* targets, float3 p, int n, float limit,
+                                           int seed, float& d, int& i) {
+  d = INFINITY;
+  i = -1;
+  if (at.wide) {
+    if constexpr (Lanes > 1)
+      nearest_seeded<32>(search, targets, p, at.i < n, limit, seed, at.rank, d, i);
+  } else {
+    nearest_seeded<Lanes>(search, targets, p, at.i < n, limit, seed, at.rank, d, i);
+  }
+}
+
 // Moves each source point by the last step and finds its correspondence: pair[i] is the target
 // within the correspondence distance (or -1) and pair_d2[i] its squared distance. Points are
 // taken in `order` (null: as they come): its first ctl->far_count were far from their last
@@ -233,7 +248,6 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
   cuda::wait_for_previous_grid();
   if (ctl->state != im::kNotConverged) return;  // the same for every thread of the grid
   const SearchSlot at = search_slot<Lanes>(n, order, ctl, wide_blocks);
-  const bool wide = at.wide;
   const int i = at.i, rank = at.rank;
   float3 p = i < n ? source[i] : make_float3(0, 0, 0);
   const int seed = seeds && i < n ? seeds[i] : -1;
@@ -242,14 +256,9 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
     p = apply_float(ctl->step, p);
     if (rank == 0) source[i] = p;
   }
-  float nd = INFINITY;
-  int ni = -1;
-  if (wide) {
-    if constexpr (Lanes > 1)
-      nearest_seeded<32>(search, targets, p, i < n, search_limit, seed, rank, nd, ni);
-  } else {
-    nearest_seeded<Lanes>(search, targets, p, i < n, search_limit, seed, rank, nd, ni);
-  }
+  float nd;
+  int ni;
+  nearest_at<Lanes>(at, search, targets, p, n, search_limit, seed, nd, ni);
   if (rank != 0 || i >= n) return;
   if (seeds) seeds[i] = ni;
   pair[i] = ni >= 0 && double(nd) <= max_d2 ? ni : -1;
@@ -335,14 +344,9 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
   const int i = at.i, rank = at.rank;
   const float3 p = i < n ? apply_double(ctl->final_transform, source[i]) : make_float3(0, 0, 0);
   const int seed = seeds && i < n ? seeds[i] : -1;
-  float nd = INFINITY;
-  int ni = -1;
-  if (at.wide) {
-    if constexpr (Lanes > 1)
-      nearest_seeded<32>(search, targets, p, i < n, INFINITY, seed, rank, nd, ni);
-  } else {
-    nearest_seeded<Lanes>(search, targets, p, i < n, INFINITY, seed, rank, nd, ni);
-  }
+  float nd;
+  int ni;
+  nearest_at<Lanes>(at, search, targets, p, n, INFINITY, seed, nd, ni);
   if (rank != 0 || i >= n) return;
   pair[i] = ni;
   pair_d2[i] = nd;
@@ -508,7 +512,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
             wide_blocks + search_blocks, kSearchThreads, s, search, ws.source.get(), int(n),
             ws.index.targets.get(), search_limit, max_d2, ws.control.get(),
             seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get(),
-            ordered && !first ? ws.order.get() : nullptr, ordered && !first ? wide_blocks : 0);
+            ordered && !first ? ws.order.get() : nullptr, wide_blocks);
       });
     });
     cuda::launch_dependent("launch of k_icp_solve", &k_icp_solve, blocks, kThreads, s,
@@ -557,7 +561,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
           wide_blocks + search_blocks, kSearchThreads, s, search, ws.source_original.get(), int(n),
           ws.index.targets.get(), ws.control.get(), seeded ? ws.seeds.get() : nullptr,
           ws.pair.get(), ws.pair_d2.get(), ordered && !first ? ws.order.get() : nullptr,
-          ordered && !first ? wide_blocks : 0);
+          wide_blocks);
     });
   });
   cuda::launch_dependent("launch of k_fitness_sum", &k_fitness_sum, blocks, kThreads, s,

@@ -126,24 +126,26 @@ __device__ void grid_visit(float3 q, const GridView& g, Visitor& v) {
   }
 }
 
-// The cells [a, b] along one axis whose gap to q is not beyond `limit`: an interval around the
-// query's cell, estimated from the reach and moved to its exact ends by the shells' own test.
+// The cells [a, b] within [lo_cell, hi_cell] along one axis that are not beyond `limit` once
+// their gap to q is added to `base2` (the squared gap along the other axes): an interval around
+// the query's cell, estimated from the reach and moved to its exact ends by the shells' own test.
 // Empty (a > b) when no cell is within reach.
 __device__ __forceinline__ int2 axis_cells(float qv, float lo, float cell, float inv_cell,
-                                           float slack, int dim, float limit) {
+                                           float slack, int dim, float base2, float limit,
+                                           int lo_cell, int hi_cell) {
   const auto admits = [&](int x) {
     const float g = cell_gap(qv, lo, cell, slack, x, dim);
-    return !beyond(g * g, limit);
+    return !beyond(base2 + g * g, limit);
   };
-  const float reach = sqrtf(limit);
+  const float reach = sqrtf(fmaxf(limit - base2, 0.f));
   const float fa = floorf((qv - reach - lo) * inv_cell), fb = floorf((qv + reach - lo) * inv_cell);
-  int a = fa <= 0.f ? 0 : fa >= float(dim - 1) ? dim - 1 : int(fa);
-  int b = fb >= float(dim - 1) ? dim - 1 : fb <= 0.f ? 0 : int(fb);
-  while (a > 0 && admits(a - 1))
+  int a = fa <= float(lo_cell) ? lo_cell : fa >= float(hi_cell) ? hi_cell : int(fa);
+  int b = fb >= float(hi_cell) ? hi_cell : fb <= float(lo_cell) ? lo_cell : int(fb);
+  while (a > lo_cell && admits(a - 1))
     --a;
   while (a <= b && !admits(a))
     ++a;
-  while (b < dim - 1 && admits(b + 1))
+  while (b < hi_cell && admits(b + 1))
     ++b;
   while (b >= a && !admits(b))
     --b;
@@ -185,9 +187,12 @@ template <int Lanes, class Visitor>
 __device__ bool grid_visit_box(float3 q, const GridView& g, Visitor& v, int rank) {
   const float limit = v.limit();
   if (!(limit < INFINITY)) return false;
-  const int2 sx = axis_cells(q.x, g.lo.x, g.cell, g.inv_cell, g.slack, g.dims.x, limit);
-  const int2 sy = axis_cells(q.y, g.lo.y, g.cell, g.inv_cell, g.slack, g.dims.y, limit);
-  const int2 sz = axis_cells(q.z, g.lo.z, g.cell, g.inv_cell, g.slack, g.dims.z, limit);
+  const int2 sx =
+      axis_cells(q.x, g.lo.x, g.cell, g.inv_cell, g.slack, g.dims.x, 0.f, limit, 0, g.dims.x - 1);
+  const int2 sy =
+      axis_cells(q.y, g.lo.y, g.cell, g.inv_cell, g.slack, g.dims.y, 0.f, limit, 0, g.dims.y - 1);
+  const int2 sz =
+      axis_cells(q.z, g.lo.z, g.cell, g.inv_cell, g.slack, g.dims.z, 0.f, limit, 0, g.dims.z - 1);
   const int ny = sy.y - sy.x + 1, rows = ny * (sz.y - sz.x + 1);
   if (sx.x > sx.y || ny <= 0 || rows <= 0) return true;  // no cell within reach
   if (rows > Lanes) return false;
@@ -242,27 +247,12 @@ __device__ void grid_visit_group(float3 q, const GridView& g, Visitor& v, int ra
           const bool reachable = !beyond(gyz2, v.limit());
           if (reachable && (z == cz - r || z == cz + r || y == cy - r || y == cy + r)) {
             // The whole row is on the shell, and the cells within reach form an interval around
-            // the query's x: estimated from the reach, then moved to the interval's exact ends.
-            const auto admits = [&](int x) {
-              const float gx = cell_gap(q.x, g.lo.x, g.cell, g.slack, x, g.dims.x);
-              return !beyond(gyz2 + gx * gx, v.limit());
-            };
-            const float reach = sqrtf(fmaxf(v.limit() - gyz2, 0.f));
-            const float fa = floorf((q.x - reach - g.lo.x) * g.inv_cell);
-            const float fb = floorf((q.x + reach - g.lo.x) * g.inv_cell);
-            int xa = fa <= float(x0) ? x0 : fa >= float(x1) ? x1 : int(fa);
-            int xb = fb >= float(x1) ? x1 : fb <= float(x0) ? x0 : int(fb);
-            while (xa > x0 && admits(xa - 1))
-              --xa;
-            while (xa <= xb && !admits(xa))
-              ++xa;
-            while (xb < x1 && admits(xb + 1))
-              ++xb;
-            while (xb >= xa && !admits(xb))
-              --xb;
-            if (xa <= xb) {
-              a0 = __ldg(g.start + row_cell + xa);
-              b0 = __ldg(g.start + row_cell + xb + 1);
+            // the query's x.
+            const int2 xs = axis_cells(q.x, g.lo.x, g.cell, g.inv_cell, g.slack, g.dims.x, gyz2,
+                                       v.limit(), x0, x1);
+            if (xs.x <= xs.y) {
+              a0 = __ldg(g.start + row_cell + xs.x);
+              b0 = __ldg(g.start + row_cell + xs.y + 1);
             }
           } else if (reachable) {
             // Inside the shell's block only the row's two end cells are new.

@@ -9,6 +9,17 @@
 
 namespace cumulus::nns {
 
+namespace {
+
+// The absolute margin that covers float rounding of cell assignment for cells of edge `cell`,
+// `max_dim` of them along the longest axis, coordinates up to `magnitude`.
+float grid_slack(double cell, int max_dim, double magnitude) {
+  const double ulp = std::ldexp(std::max(magnitude, cell * max_dim), -23);
+  return float(cell * (1e-5 + 1e-6 * max_dim) + 8 * ulp);
+}
+
+}  // namespace
+
 GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell, float reach) {
   // A tuning knob for benchmarks: CUMULUS_GRID_POINTS_PER_CELL overrides the density, the one
   // for a bounded reach too.
@@ -64,8 +75,7 @@ GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell, 
     plan.dims[a] = int(std::floor(extent[a] / double(plan.cell))) + 1;
     max_dim = std::max(max_dim, plan.dims[a]);
   }
-  const double ulp = std::ldexp(std::max(magnitude, double(plan.cell) * max_dim), -23);
-  plan.slack = float(double(plan.cell) * (1e-5 + 1e-6 * max_dim) + 8 * ulp);
+  plan.slack = grid_slack(plan.cell, max_dim, magnitude);
   return plan;
 }
 
@@ -155,8 +165,7 @@ std::optional<GridPlan> plan_fine_grid(const Point3f* points, std::size_t n, con
     magnitude = std::max(
         {magnitude, std::abs(double(coarse.lo[a])), std::abs(double(coarse.lo[a]) + extent[a])});
   }
-  const double ulp = std::ldexp(std::max(magnitude, cell * max_dim), -23);
-  plan.slack = float(cell * (1e-5 + 1e-6 * max_dim) + 8 * ulp);
+  plan.slack = grid_slack(plan.cell, max_dim, magnitude);
   return plan;
 }
 
