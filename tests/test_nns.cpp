@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <utility>
 
 #include "cumulus/device.h"
 #include "cumulus/error.h"
@@ -14,6 +15,7 @@
 #include "cumulus/nns.h"
 #include "nns/grid_plan.h"
 #include "nns/kdtree_build.h"
+#include "nns_gpu.h"
 #include "test_support.h"
 
 using namespace cumulus;
@@ -330,6 +332,28 @@ class TestNns : public QObject {
     const std::vector<Point3f> t = {{0, 0, 0}}, q = {{1, 0, 0}};
     for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce})
       QVERIFY_THROWS_EXCEPTION(GpuError, knn_search(t, q, 1, m));
+  }
+
+  // The grid is planned from bounds found on the device; they must be the host's exactly
+  // (signs, zeros of both signs, non-finite points left out, and none at all).
+  void gpu_bounds_equal_the_host_scan() {
+    if (!query_device().available)
+      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    auto pts = random_points(11, 50000, 40.0f, true);
+    pts.push_back({-0.0f, 0.0f, -1e-30f});
+    pts.push_back({INFINITY, 1, 1});
+    pts.push_back({1e30f, -1e30f, NAN});
+    const std::vector<Point3f> none = {{NAN, 0, 0}}, empty;
+    for (const std::vector<Point3f>* cloud : {&std::as_const(pts), &none, &empty}) {
+      const nns::Bounds host = nns::scan_bounds(cloud->data(), cloud->size());
+      const nns::Bounds device = gpu_bounds(*cloud);
+      QCOMPARE(device.finite, host.finite);
+      if (host.finite == 0) continue;
+      for (int a = 0; a < 3; ++a) {
+        QVERIFY(device.lo[a] == host.lo[a]);
+        QVERIFY(device.hi[a] == host.hi[a]);
+      }
+    }
   }
 
   void gpu_knn_equals_flann_data() {

@@ -50,8 +50,9 @@ struct Control {
   double fitness_count;
 };
 
-namespace {
+static_assert(sizeof(Control) % sizeof(unsigned long long) == 0, "Control is copied as words");
 
+namespace {
 constexpr int kThreads = 256;
 constexpr int kSearchThreads = 128;
 constexpr int kValues = im::Sums::kValues;
@@ -80,40 +81,78 @@ __device__ __forceinline__ float3 apply_double(const double* m, float3 p) {
   return make_float3(row(0), row(1), row(2));
 }
 
-// Sums kValues doubles over the block in a fixed order (deterministic); the result is valid in
-// thread 0's `v`. Every thread must call it.
-__device__ void block_sum(double* v) {
-  __shared__ double warp_sums[kThreads / 32][kValues];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int j = 0; j < kValues; ++j) {
-    double x = v[j];
-    for (int o = 16; o > 0; o >>= 1)
-      x += __shfl_down_sync(0xffffffffu, x, o);
-    if (lane == 0) warp_sums[warp][j] = x;
+// Lane l of the warp gets the warp's sum of v[l] (l < kValues; the other lanes get 0), in a
+// fixed order. Each round of shuffles halves the values a lane still carries, 31 double
+// shuffles for the 17 values where summing each value over the warp took 85; they were most
+// of the sums kernel's instructions.
+template <int Half>
+__device__ __forceinline__ void transposed_round(double* w, unsigned lane) {
+  const bool upper = lane & unsigned(Half);
+#pragma unroll
+  for (int j = 0; j < Half; ++j) {
+    const double send = upper ? w[j] : w[j + Half];
+    const double keep = upper ? w[j + Half] : w[j];
+    w[j] = keep + __shfl_xor_sync(0xffffffffu, send, Half);
   }
-  __syncthreads();
-  // One thread a value adds the warps' sums (thread 0 adding all of them was a chain of 136
-  // dependent additions on the iteration's critical path).
-  __shared__ double totals[kValues];
-  if (threadIdx.x < kValues) {
-    double x = 0;
-    for (int w = 0; w < kThreads / 32; ++w)
-      x += warp_sums[w][threadIdx.x];
-    totals[threadIdx.x] = x;
-  }
-  __syncthreads();
-  if (threadIdx.x == 0)
-    for (int j = 0; j < kValues; ++j)
-      v[j] = totals[j];
-  __syncthreads();
 }
 
-// Whether this block is the last of the grid to finish (then it sees every block's partials).
-__device__ bool last_block(unsigned* counter) {
+__device__ __forceinline__ double warp_sum_transposed(const double (&v)[kValues]) {
+  const unsigned lane = threadIdx.x & 31u;
+  double w[32];
+#pragma unroll
+  for (int j = 0; j < 32; ++j)
+    w[j] = j < kValues ? v[j] : 0.0;
+  transposed_round<16>(w, lane);
+  transposed_round<8>(w, lane);
+  transposed_round<4>(w, lane);
+  transposed_round<2>(w, lane);
+  transposed_round<1>(w, lane);
+  return w[0];
+}
+
+// The block's sums of v (kValues each), in a fixed order, into `out` (shared), valid to every
+// thread after the block's next barrier. Every thread must call it; it contains one barrier.
+__device__ __forceinline__ void block_sum_into(const double (&v)[kValues], double* out) {
+  __shared__ double warp_sums[kThreads / 32][kValues];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const double x = warp_sum_transposed(v);
+  if (lane < kValues) warp_sums[warp][lane] = x;
+  __syncthreads();
+  if (threadIdx.x < kValues) {
+    double t = 0;
+    for (int w = 0; w < kThreads / 32; ++w)
+      t += warp_sums[w][threadIdx.x];
+    out[threadIdx.x] = t;
+  }
+}
+
+// Adds the grid's partial sums (value j of block b at partials[j * gridDim.x + b]) into `out`
+// (shared) in a fixed order, in the last block; as block_sum_into. Stored value by value, a
+// warp's loads of one value are consecutive (stored block by block, each load instruction
+// touched 32 cache lines).
+__device__ __forceinline__ void grid_sum_into(const double* partials, double* out) {
+  double v[kValues];
+#pragma unroll
+  for (int j = 0; j < kValues; ++j)
+    v[j] = 0;
+  for (int b = threadIdx.x; b < int(gridDim.x); b += kThreads)
+#pragma unroll
+    for (int j = 0; j < kValues; ++j)
+      v[j] += __ldcg(partials + std::size_t(j) * gridDim.x + b);
+  block_sum_into(v, out);
+}
+
+// Writes this block's sums (from block_sum_into, after its barrier) as its partial and tells
+// whether this block is the last of the grid to finish, and so sees every partial. Every
+// thread must call it; the counter is reset by the caller's last block.
+__device__ __forceinline__ bool finish_block(const double* block_sums, double* partials,
+                                             unsigned* blocks_done) {
   __shared__ bool last;
+  if (threadIdx.x < kValues)
+    partials[std::size_t(threadIdx.x) * gridDim.x + blockIdx.x] = block_sums[threadIdx.x];
   __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  if (threadIdx.x == 0) last = atomicAdd(blocks_done, 1u) == gridDim.x - 1;
   __syncthreads();
   return last;
 }
@@ -133,26 +172,6 @@ __device__ void nearest_seeded(const Search& search, const float3* targets, floa
     d = v.found() ? v.d : INFINITY;
     i = v.found() ? v.i : -1;
   }
-}
-
-// Sums every thread's v over the whole grid in a fixed order: each block's sum goes to
-// `partials`, and the last block to finish adds them up. True only in thread 0 of that block,
-// whose v then holds the total (the counter is reset there for the next launch).
-__device__ bool sum_over_grid(double* v, double* partials, unsigned* blocks_done) {
-  block_sum(v);
-  if (threadIdx.x == 0)
-    for (int j = 0; j < kValues; ++j)
-      partials[std::size_t(blockIdx.x) * kValues + j] = v[j];
-  if (!last_block(blocks_done)) return false;
-  for (int j = 0; j < kValues; ++j)
-    v[j] = 0;
-  for (int b = threadIdx.x; b < int(gridDim.x); b += kThreads)
-    for (int j = 0; j < kValues; ++j)
-      v[j] += partials[std::size_t(b) * kValues + j];
-  block_sum(v);
-  if (threadIdx.x != 0) return false;
-  *blocks_done = 0;
-  return true;
 }
 
 }  // namespace
@@ -265,30 +284,14 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
   pair_d2[i] = nd;
 }
 
-// Puts point i (of a full warp's calls) into `order`: far points from the front, the others
-// from the back, so the far ones are searched first and by whole warps. Counts in ctl.
-__device__ void place_in_order(int i, int n, bool far, int* order, Control* ctl) {
-  const unsigned far_mask = __ballot_sync(0xffffffffu, i < n && far);
-  const unsigned near_mask = __ballot_sync(0xffffffffu, i < n && !far);
-  const unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
-  unsigned far_base = 0, near_base = 0;
-  if (lane == 0) {
-    if (far_mask) far_base = atomicAdd(&ctl->fill_far, unsigned(__popc(far_mask)));
-    if (near_mask) near_base = atomicAdd(&ctl->fill_near, unsigned(__popc(near_mask)));
-  }
-  far_base = __shfl_sync(0xffffffffu, far_base, 0);
-  near_base = __shfl_sync(0xffffffffu, near_base, 0);
-  if (i >= n) return;
-  if (far)
-    order[far_base + unsigned(__popc(far_mask & below))] = i;
-  else
-    order[n - 1 - int(near_base + unsigned(__popc(near_mask & below)))] = i;
-}
-
 // Sums the correspondences, and the grid's last block solves the step (or, for the host solve,
 // leaves the sums in ctl).
 // With `order` (`gpu`), also orders the points for the next search: far are those whose
-// correspondence lay beyond sqrt(far_d2) or was not found.
+// correspondence lay beyond sqrt(far_d2) or was not found. They go to the front of the order
+// and the others to the back, counted per block (one atomic per block and list: a warp each
+// made thousands of atomics on the same two counters).
+// The last block works on a copy of ctl in shared memory: the solve reads and writes its fields
+// one after another, and each was a round trip to L2.
 __global__ void k_icp_solve(const float3* source, int n, const float3* targets, const int* pair,
                             const float* pair_d2, Control* ctl, im::Criteria criteria,
                             double* partials, HistoryEntry* history, int solve_here, int* order,
@@ -304,6 +307,7 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
   const double c[3] = {ctl->centre[0], ctl->centre[1], ctl->centre[2]};
   if (state != im::kNotConverged) return;  // the same for every thread of the grid
   double v[kValues];
+#pragma unroll
   for (int j = 0; j < kValues; ++j)
     v[j] = 0;
   if (ni >= 0) {
@@ -312,23 +316,67 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
     const double t3[3] = {double(t.x) - c[0], double(t.y) - c[1], double(t.z) - c[2]};
     im::Sums one;
     im::add(one, s3, t3, double(d2));
+#pragma unroll
     for (int j = 0; j < kValues; ++j)
       v[j] = one.values()[j];
   }
-  if (order) place_in_order(i, n, !(d2 <= far_d2), order, ctl);
-  if (!sum_over_grid(v, partials, &ctl->blocks_done)) return;
-  ctl->apply_step = 0;
-  ctl->far_count = ctl->fill_far;
-  ctl->fill_far = ctl->fill_near = 0;
-  im::Sums sums;
-  for (int j = 0; j < kValues; ++j)
-    sums.values()[j] = v[j];
-  ctl->sums = sums;
-  if (solve_here) {
-    solve_step(*ctl, sums, criteria, history);
-  } else if (sums.n < 3) {
-    ctl->state = im::kNoCorrespondences;
+  __shared__ unsigned warp_count[2][kThreads / 32];  // far, near
+  __shared__ unsigned block_base[2];
+  const unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
+  const int warp = threadIdx.x >> 5;
+  const bool far = !(d2 <= far_d2);
+  const unsigned far_mask = __ballot_sync(0xffffffffu, i < n && far);
+  const unsigned near_mask = __ballot_sync(0xffffffffu, i < n && !far);
+  if (lane == 0) {
+    warp_count[0][warp] = unsigned(__popc(far_mask));
+    warp_count[1][warp] = unsigned(__popc(near_mask));
   }
+  __shared__ double block_sums[kValues];
+  block_sum_into(v, block_sums);
+  if (order && threadIdx.x == 32) {  // a thread the sums leave idle
+    unsigned f = 0, m = 0;
+    for (int w = 0; w < kThreads / 32; ++w) {
+      f += warp_count[0][w];
+      m += warp_count[1][w];
+    }
+    block_base[0] = f ? atomicAdd(&ctl->fill_far, f) : 0u;
+    block_base[1] = m ? atomicAdd(&ctl->fill_near, m) : 0u;
+  }
+  const bool last = finish_block(block_sums, partials, &ctl->blocks_done);
+  if (order && i < n) {
+    unsigned at = block_base[far ? 0 : 1] + unsigned(__popc((far ? far_mask : near_mask) & below));
+    for (int w = 0; w < warp; ++w)
+      at += warp_count[far ? 0 : 1][w];
+    order[far ? int(at) : n - 1 - int(at)] = i;
+  }
+  if (!last) return;
+  constexpr int kWords = int(sizeof(Control) / sizeof(unsigned long long));
+  __shared__ unsigned long long control_words[kWords];
+  auto* words = reinterpret_cast<unsigned long long*>(ctl);
+  for (int w = threadIdx.x; w < kWords; w += kThreads)
+    control_words[w] = __ldcg(words + w);
+  // Finishing the copy before reading the partials measured 1-2 % faster end to end (H200).
+  __syncthreads();
+  __shared__ double total[kValues];
+  grid_sum_into(partials, total);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Control& k = *reinterpret_cast<Control*>(control_words);
+    k.blocks_done = 0;
+    k.apply_step = 0;
+    k.far_count = k.fill_far;
+    k.fill_far = k.fill_near = 0;
+    for (int j = 0; j < kValues; ++j)
+      k.sums.values()[j] = total[j];
+    if (solve_here) {
+      solve_step(k, k.sums, criteria, history);
+    } else if (k.sums.n < 3) {
+      k.state = im::kNoCorrespondences;
+    }
+  }
+  __syncthreads();
+  for (int w = threadIdx.x; w < kWords; w += kThreads)
+    words[w] = control_words[w];
 }
 
 // The nearest target of every source point under the final transform (PCL's fitness score
@@ -363,9 +411,16 @@ __global__ void k_fitness_sum(const int* pair, const float* pair_d2, int n, Cont
     v[0] = double(pair_d2[i]);
     v[1] = 1;
   }
-  if (!sum_over_grid(v, partials, &ctl->blocks_done)) return;
-  ctl->fitness_sum = v[0];
-  ctl->fitness_count = v[1];
+  __shared__ double block_sums[kValues];
+  block_sum_into(v, block_sums);
+  if (!finish_block(block_sums, partials, &ctl->blocks_done)) return;
+  __shared__ double total[kValues];
+  grid_sum_into(partials, total);
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  ctl->fitness_sum = total[0];
+  ctl->fitness_count = total[1];
+  ctl->blocks_done = 0;
 }
 
 struct Workspace {

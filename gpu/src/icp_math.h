@@ -35,6 +35,16 @@ CUMULUS_HD inline void add(Sums& a, const double* s, const double* t, double d2)
   a.d2 += d2;
 }
 
+// 1 / sqrt(x): the device's reciprocal square root is one instruction sequence where a square
+// root and a division are two, each slow on the single thread that solves.
+CUMULUS_HD inline double inv_sqrt(double x) {
+#ifdef __CUDA_ARCH__
+  return rsqrt(x);
+#else
+  return 1 / std::sqrt(x);
+#endif
+}
+
 CUMULUS_HD inline void cross(const double* a, const double* b, double* out) {
   out[0] = a[1] * b[2] - a[2] * b[1];
   out[1] = a[2] * b[0] - a[0] * b[2];
@@ -57,9 +67,10 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_
     for (int c = 0; c < 3; ++c)
       w[3 * c + r] =
           a[3 * r] * v[3 * c] + a[3 * r + 1] * v[3 * c + 1] + a[3 * r + 2] * v[3 * c + 2];
-  // Cyclic Jacobi converges quadratically; a 3x3 needs a handful of sweeps. The threshold sits
-  // well above double rounding noise so the loop ends instead of chasing it (every sweep costs
-  // square roots and divisions, slow on one GPU thread).
+  // Cyclic Jacobi converges quadratically; a 3x3 needs a handful of sweeps. The threshold
+  // (|gamma| <= 1e-14 sqrt(alpha beta), compared squared) sits well above double rounding noise
+  // so the loop ends instead of chasing it (every sweep costs square roots and divisions, slow
+  // on one GPU thread).
   for (int sweep = 0; sweep < 12; ++sweep) {
     bool rotated = false;
     for (int p = 0; p < 2; ++p)
@@ -70,11 +81,11 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_
           beta += w[3 * q + r] * w[3 * q + r];
           gamma += w[3 * p + r] * w[3 * q + r];
         }
-        if (gamma == 0 || fabs(gamma) <= 1e-14 * sqrt(alpha * beta)) continue;
+        if (gamma == 0 || gamma * gamma <= 1e-28 * (alpha * beta)) continue;
         rotated = true;
         const double zeta = (beta - alpha) / (2 * gamma);
         const double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
-        const double c = 1 / sqrt(1 + t * t), s = c * t;
+        const double c = inv_sqrt(1 + t * t), s = c * t;
         for (int r = 0; r < 3; ++r) {
           const double wp = w[3 * p + r], wq = w[3 * q + r];
           w[3 * p + r] = c * wp - s * wq;
@@ -89,35 +100,36 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_
   if (v_io)
     for (int i = 0; i < 9; ++i)
       v_io[i] = v[i];
-  // Singular values are the column norms; take the two largest.
-  double norm[3];
+  // Singular values are the column norms; take the two largest (compared squared).
+  double norm2[3];
   for (int c = 0; c < 3; ++c)
-    norm[c] = sqrt(w[3 * c] * w[3 * c] + w[3 * c + 1] * w[3 * c + 1] + w[3 * c + 2] * w[3 * c + 2]);
+    norm2[c] = w[3 * c] * w[3 * c] + w[3 * c + 1] * w[3 * c + 1] + w[3 * c + 2] * w[3 * c + 2];
   int i1 = 0;
   for (int c = 1; c < 3; ++c)
-    if (norm[c] > norm[i1]) i1 = c;
+    if (norm2[c] > norm2[i1]) i1 = c;
   int i2 = i1 == 0 ? 1 : 0;
   for (int c = 0; c < 3; ++c)
-    if (c != i1 && norm[c] > norm[i2]) i2 = c;
+    if (c != i1 && norm2[c] > norm2[i2]) i2 = c;
   double u1[3], u2[3], u3[3], v1[3], v2[3], v3[3];
+  const double inv1 = norm2[i1] > 0 ? inv_sqrt(norm2[i1]) : 0;
   for (int r = 0; r < 3; ++r) {
-    u1[r] = norm[i1] > 0 ? w[3 * i1 + r] / norm[i1] : (r == 0);
+    u1[r] = norm2[i1] > 0 ? w[3 * i1 + r] * inv1 : (r == 0);
     v1[r] = v[3 * i1 + r];
     v2[r] = v[3 * i2 + r];
   }
-  if (norm[i2] > 0) {
+  if (norm2[i2] > 0) {
     // Re-orthogonalise against u1: the Jacobi sweeps leave it orthogonal to rounding only.
     double dot = 0;
     for (int r = 0; r < 3; ++r)
       dot += w[3 * i2 + r] * u1[r];
-    double len = 0;
+    double len2 = 0;
     for (int r = 0; r < 3; ++r) {
       u2[r] = w[3 * i2 + r] - dot * u1[r];
-      len += u2[r] * u2[r];
+      len2 += u2[r] * u2[r];
     }
-    len = sqrt(len);
+    const double inv = inv_sqrt(len2);
     for (int r = 0; r < 3; ++r)
-      u2[r] /= len;
+      u2[r] *= inv;
   } else {
     // Rank one: any unit vector orthogonal to u1 pairs with v2 (the rotation is not unique).
     const double pick[3] = {fabs(u1[0]) < 0.9 ? 1.0 : 0.0, fabs(u1[0]) < 0.9 ? 0.0 : 1.0, 0.0};

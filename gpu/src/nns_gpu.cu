@@ -2,7 +2,9 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "cuda/stage_clock.cuh"
 #include "cuda/workspace.cuh"
@@ -44,7 +46,83 @@ __global__ void k_grid_scatter(const float3* pts, int n, const int* cell_of, int
   sorted[atomicAdd(&cursor[c], 1)] = make_float4(p.x, p.y, p.z, __int_as_float(i));
 }
 
+// Order-preserving unsigned keys of floats, so the bounds reduce with integer atomics.
+__device__ __forceinline__ unsigned float_key(float f) {
+  const unsigned b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+
+float key_float(unsigned k) {
+  const unsigned b = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+constexpr int kBoundsValues = 7;  // ~key of lo x, y, z; key of hi x, y, z; finite count
+
+// The finite points' bounds into out (zeroed first: 0 is below every key, and the minimum is
+// kept as the maximum of complemented keys).
+__global__ void k_bounds(const float3* pts, int n, unsigned* out) {
+  unsigned v[kBoundsValues] = {0, 0, 0, 0, 0, 0, 0};
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const float3 p = pts[i];
+    if (!cuda::finite3(p)) continue;
+    const unsigned k[3] = {float_key(p.x), float_key(p.y), float_key(p.z)};
+    for (int a = 0; a < 3; ++a) {
+      v[a] = max(v[a], ~k[a]);
+      v[3 + a] = max(v[3 + a], k[a]);
+    }
+    ++v[6];
+  }
+  __shared__ unsigned warp_v[8][kBoundsValues];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int j = 0; j < kBoundsValues; ++j) {
+    unsigned r = v[j];
+    for (int o = 16; o > 0; o >>= 1) {
+      const unsigned other = __shfl_xor_sync(0xffffffffu, r, o);
+      r = j < 6 ? max(r, other) : r + other;
+    }
+    if (lane == 0) warp_v[warp][j] = r;
+  }
+  __syncthreads();
+  if (threadIdx.x >= kBoundsValues) return;
+  const int j = threadIdx.x;
+  unsigned r = 0;
+  for (int w = 0; w < int(blockDim.x / 32); ++w)
+    r = j < 6 ? max(r, warp_v[w][j]) : r + warp_v[w][j];
+  if (j < 6)
+    atomicMax(out + j, r);
+  else
+    atomicAdd(out + j, r);
+}
+
 }  // namespace
+
+Bounds device_bounds(const float3* d_points, std::size_t n, cuda::DeviceBuffer<unsigned>& scratch,
+                     cuda::PinnedBuffer<unsigned>& host, cudaStream_t s) {
+  scratch.reserve(kBoundsValues);
+  host.reserve(kBoundsValues);
+  CU_CHECK(cudaMemsetAsync(scratch.get(), 0, kBoundsValues * sizeof(unsigned), s));
+  if (n) {
+    const int T = 256;
+    k_bounds<<<std::min(cuda::blocks_for(n, T * 8), 264), T, 0, s>>>(d_points, int(n),
+                                                                     scratch.get());
+    CU_CHECK_LAUNCH("k_bounds");
+  }
+  CU_CHECK(cudaMemcpyAsync(host.get(), scratch.get(), kBoundsValues * sizeof(unsigned),
+                           cudaMemcpyDeviceToHost, s));
+  CU_CHECK(cudaStreamSynchronize(s));
+  Bounds b;
+  const unsigned* k = host.get();
+  b.finite = k[6];
+  if (b.finite)
+    for (int a = 0; a < 3; ++a) {
+      b.lo[a] = key_float(~k[a]);
+      b.hi[a] = key_float(k[3 + a]);
+    }
+  return b;
+}
 
 void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,
                 cudaStream_t s) {
@@ -109,7 +187,8 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
       CU_CHECK(cudaMemcpy(kindex.get(), tree.index.data(), bytes, cudaMemcpyHostToDevice));
     }
   } else if (m == NnsMethod::Gpu) {
-    const GridPlan plan = plan_grid(host, count, 2.0f, reach);
+    const GridPlan plan =
+        plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s), 2.0f, reach);
     build_grid(grid, targets.get(), plan, count, s);
     if (reach > 0)
       if (const auto fine_plan = plan_fine_grid(host, count, plan))
@@ -323,6 +402,18 @@ void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>&
   clock.mark("search");
   download(ws, ws.radius.index.get(), ws.radius.d2.get(), total, out.indices, out.sq_distances,
            clock, out.stages);
+}
+
+nns::Bounds gpu_bounds(const std::vector<Point3f>& points) {
+  cuda::require_device(method_name(NnsMethod::Gpu));
+  cuda::Stream stream;
+  cuda::DeviceBuffer<float3> d(std::max<std::size_t>(points.size(), 1));
+  if (!points.empty())
+    CU_CHECK(cudaMemcpyAsync(d.get(), points.data(), points.size() * sizeof(float3),
+                             cudaMemcpyHostToDevice, stream.get()));
+  cuda::DeviceBuffer<unsigned> scratch;
+  cuda::PinnedBuffer<unsigned> host;
+  return nns::device_bounds(d.get(), points.size(), scratch, host, stream.get());
 }
 
 }  // namespace cumulus

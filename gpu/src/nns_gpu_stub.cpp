@@ -21,4 +21,8 @@ void gpu_radius(const std::vector<Point3f>&, const std::vector<Point3f>&, float,
   no_cuda(method);
 }
 
+nns::Bounds gpu_bounds(const std::vector<Point3f>&) {
+  no_cuda(NnsMethod::Gpu);
+}
+
 }  // namespace cumulus

@@ -70,9 +70,13 @@ struct DeviceIndex {
   int kd_nodes = 0;
   DeviceGrid grid;
   DeviceGrid fine;  // built for bounded searches (reach > 0) where it pays (plan_fine_grid)
+  cuda::DeviceBuffer<unsigned> bounds;  // the targets' bounds, found on the device
+  cuda::PinnedBuffer<unsigned> bounds_host;
 
   // Uploads the targets and builds the method's structure (the kd-tree on the host, as the
-  // paper does; the grid on the device). Asynchronous on s except for the kd-tree upload.
+  // paper does; the grid on the device). Asynchronous on s except for the kd-tree upload and,
+  // for the grid, one wait for the targets' bounds (found on the device: the host's scan of
+  // the targets took longer than the wait).
   // `reach` > 0: every search is bounded by that distance (the grid then keeps its cells within
   // it, see build_grid).
   void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s, float reach = 0);

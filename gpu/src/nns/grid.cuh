@@ -284,6 +284,11 @@ struct DeviceGrid {
   GridView view{};
 };
 
+// The bounds of the n device-resident points (nns/grid_plan.h), found on stream s, which it
+// synchronises to bring them to the host.
+Bounds device_bounds(const float3* d_points, std::size_t n, cuda::DeviceBuffer<unsigned>& scratch,
+                     cuda::PinnedBuffer<unsigned>& host, cudaStream_t s);
+
 // Fills the grid planned for the n targets (nns/grid_plan.h) on stream s from their device
 // copy. Non-finite targets are left out.
 void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,

@@ -20,7 +20,25 @@ float grid_slack(double cell, int max_dim, double magnitude) {
 
 }  // namespace
 
+Bounds scan_bounds(const Point3f* points, std::size_t n) {
+  Bounds b;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v[3] = {points[i].x, points[i].y, points[i].z};
+    if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2])) continue;
+    for (int a = 0; a < 3; ++a) {
+      b.lo[a] = std::min(b.lo[a], v[a]);
+      b.hi[a] = std::max(b.hi[a], v[a]);
+    }
+    ++b.finite;
+  }
+  return b;
+}
+
 GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell, float reach) {
+  return plan_grid(scan_bounds(points, n), points_per_cell, reach);
+}
+
+GridPlan plan_grid(const Bounds& bounds, float points_per_cell, float reach) {
   // A tuning knob for benchmarks: CUMULUS_GRID_POINTS_PER_CELL overrides the density, the one
   // for a bounded reach too.
   float within_reach = 0.5f;
@@ -29,17 +47,13 @@ GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell, 
     if (v > 0 && std::isfinite(v)) points_per_cell = within_reach = v;
   }
   GridPlan plan;
-  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-  for (std::size_t i = 0; i < n; ++i) {
-    const float v[3] = {points[i].x, points[i].y, points[i].z};
-    if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2])) continue;
-    for (int a = 0; a < 3; ++a) {
-      lo[a] = std::min(lo[a], double(v[a]));
-      hi[a] = std::max(hi[a], double(v[a]));
-    }
-    ++plan.finite;
-  }
+  plan.finite = bounds.finite;
   if (plan.finite == 0) return plan;
+  double lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = bounds.lo[a];
+    hi[a] = bounds.hi[a];
+  }
   double extent[3], largest = 0, magnitude = 0;
   for (int a = 0; a < 3; ++a) {
     extent[a] = hi[a] - lo[a];
