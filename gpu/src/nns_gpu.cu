@@ -105,6 +105,8 @@ Bounds device_bounds(const float3* d_points, std::size_t n, cuda::DeviceBuffer<u
   host.reserve(kBoundsValues);
   CU_CHECK(cudaMemsetAsync(scratch.get(), 0, kBoundsValues * sizeof(unsigned), s));
   if (n) {
+    // At least 8 points a thread and at most a few hundred blocks: enough to fill the GPU,
+    // with few atomics on the seven words.
     const int T = 256;
     k_bounds<<<std::min(cuda::blocks_for(n, T * 8), 264), T, 0, s>>>(d_points, int(n),
                                                                      scratch.get());
