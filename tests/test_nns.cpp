@@ -335,16 +335,17 @@ class TestNns : public QObject {
   }
 
   // The grid is planned from bounds found on the device; they must be the host's exactly
-  // (signs, zeros of both signs, non-finite points left out, and none at all).
+  // (both signs, extremes on either side of zero, non-finite points left out, clouds with no
+  // finite point and with no point at all).
   void gpu_bounds_equal_the_host_scan() {
     if (!query_device().available)
       QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
     auto pts = random_points(11, 50000, 40.0f, true);
-    pts.push_back({-0.0f, 0.0f, -1e-30f});
     pts.push_back({INFINITY, 1, 1});
     pts.push_back({1e30f, -1e30f, NAN});
-    const std::vector<Point3f> none = {{NAN, 0, 0}}, empty;
-    for (const std::vector<Point3f>* cloud : {&std::as_const(pts), &none, &empty}) {
+    const std::vector<Point3f> near_zero = {{-1e-30f, -0.0f, 5}, {1e-30f, 2e-30f, -5}},
+                               none = {{NAN, 0, 0}}, empty;
+    for (const std::vector<Point3f>* cloud : {&std::as_const(pts), &near_zero, &none, &empty}) {
       const nns::Bounds host = nns::scan_bounds(cloud->data(), cloud->size());
       const nns::Bounds device = gpu_bounds(*cloud);
       QCOMPARE(device.finite, host.finite);

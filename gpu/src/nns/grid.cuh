@@ -164,10 +164,9 @@ __device__ __forceinline__ unsigned group_mask() {
 template <int Lanes, class Visitor>
 __device__ __forceinline__ void group_visit_ranges(float3 q, const GridView& g, Visitor& v,
                                                    int rank, int a, int b) {
-  constexpr unsigned kBits = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
   const unsigned first_lane = (threadIdx.x & 31u) & ~unsigned(Lanes - 1);
   const unsigned mask = group_mask<Lanes>();
-  for (unsigned bits = (__ballot_sync(mask, a < b) >> first_lane) & kBits; bits; bits &= bits - 1) {
+  for (unsigned bits = (__ballot_sync(mask, a < b) & mask) >> first_lane; bits; bits &= bits - 1) {
     const int from = __ffs(int(bits)) - 1;
     const int ra = __shfl_sync(mask, a, from, Lanes), rb = __shfl_sync(mask, b, from, Lanes);
     for (int j = ra + rank; j < rb; j += Lanes) {
