@@ -44,7 +44,14 @@ IcpParams icp_params_from(const Args& a) {
   p.criteria.failure_after_max_iterations = a.flag("fail-at-max-iterations");
   if (a.has("initial")) {
     const std::string v = a.get("initial");
-    p.initial = std::filesystem::exists(v) ? read_matrix_file(v) : parse_matrix(v);
+    // A single word that names no file was most likely meant as a path: say so, rather than
+    // that it is not a number.
+    if (std::filesystem::exists(v))
+      p.initial = read_matrix_file(v);
+    else if (v.find_first_of(" \t\n,;") == std::string::npos)
+      throw InvalidArgument("--initial: no file '" + v + "', and not 16 numbers");
+    else
+      p.initial = parse_matrix(v);
   }
   validate(p);
   return p;
