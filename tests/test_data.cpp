@@ -1,5 +1,6 @@
 // Projections between images and clouds, and the deterministic generators behind sample_data/.
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <set>
 
@@ -28,6 +29,27 @@ class TestData : public QObject {
     QCOMPARE(c.points[0].y, -0.005f);  // (0 - 0.5) * 2 / 200
     QCOMPARE(c.points[4].z, 4.0f);
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, depth_to_cloud(img, {0, 1, 0, 0}));
+  }
+
+  void allFiniteFindsAnyNonFiniteCoordinate() {
+    // Every length around the 16-word blocks, every coordinate, and each kind of non-finite
+    // value; the largest finite values and subnormals must pass.
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+    for (std::size_t n : {0, 1, 5, 6, 16, 17, 40, 1001}) {
+      std::vector<Point3f> pts(n);
+      for (std::size_t i = 0; i < n; ++i)
+        pts[i] = {i % 2 ? FLT_MAX : -FLT_MAX, i % 3 ? FLT_MIN / 4 : -0.0f, float(i)};
+      QVERIFY(all_finite(pts.data(), n));
+      for (std::size_t i = 0; i < n; ++i)
+        for (int axis = 0; axis < 3; ++axis)
+          for (float v : bad) {
+            std::vector<Point3f> q = pts;
+            (axis == 0 ? q[i].x : axis == 1 ? q[i].y : q[i].z) = v;
+            QVERIFY2(
+                !all_finite(q.data(), n),
+                qPrintable(QString("n %1 point %2 axis %3 %4").arg(n).arg(i).arg(axis).arg(v)));
+          }
+    }
   }
 
   void rangeImageRoundTrip() {

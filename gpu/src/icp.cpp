@@ -33,17 +33,15 @@ constexpr MethodName kNames[] = {
 };
 
 // The finite points: `points` itself when all are finite, else a copy without the others in
-// `kept`. Copying both clouds regardless cost the 40k-point bunny's GPU registration 0.04 of its
-// 1.82 ms (H200).
+// `kept`. Copying both clouds regardless, then testing them point by point, took 0.14 and then
+// 0.10 ms of the 40k-point bunny's 1.8 ms GPU registration (H200 host).
 const std::vector<Point3f>& finite_points(const std::vector<Point3f>& points,
                                           std::vector<Point3f>& kept, std::size_t& dropped) {
-  const auto finite = std::size_t(
-      std::count_if(points.begin(), points.end(), [](const Point3f& p) { return is_finite(p); }));
-  dropped = points.size() - finite;
-  if (!dropped) return points;
-  kept.reserve(finite);
+  dropped = 0;
+  if (all_finite(points.data(), points.size())) return points;
   for (const auto& p : points)
     if (is_finite(p)) kept.push_back(p);
+  dropped = points.size() - kept.size();
   return kept;
 }
 

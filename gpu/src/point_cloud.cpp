@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "cumulus/error.h"
 
@@ -22,6 +24,37 @@ std::vector<std::string> PointCloud::field_names() const {
   for (const auto& f : extra)
     names.push_back(f.name);
   return names;
+}
+
+bool all_finite(const Point3f* points, std::size_t count) {
+  // A float is NaN or infinite when its 8 exponent bits are all ones; adding 1 to the exponent
+  // field carries into bit 31 exactly then, so OR-ing (bits & exponent) + exponent's lowest bit
+  // over every coordinate leaves bit 31 set iff some coordinate is not finite. Plain AND, ADD and
+  // OR on four lanes: the compiler's -O2 would not vectorise the loop written per point.
+  using Lanes = std::uint32_t __attribute__((vector_size(16)));
+  constexpr std::uint32_t kExponent = 0x7f800000u, kExponentOne = 0x00800000u;
+  const Lanes exponent = {kExponent, kExponent, kExponent, kExponent};
+  const Lanes one = {kExponentOne, kExponentOne, kExponentOne, kExponentOne};
+  const auto* bytes = reinterpret_cast<const unsigned char*>(points);
+  const std::size_t words = count * 3;
+  Lanes a0{}, a1{}, a2{}, a3{};
+  std::size_t i = 0;
+  for (; i + 16 <= words; i += 16) {
+    Lanes x[4];
+    std::memcpy(x, bytes + 4 * i, sizeof x);
+    a0 |= (x[0] & exponent) + one;
+    a1 |= (x[1] & exponent) + one;
+    a2 |= (x[2] & exponent) + one;
+    a3 |= (x[3] & exponent) + one;
+  }
+  const Lanes a = a0 | a1 | a2 | a3;
+  std::uint32_t seen = a[0] | a[1] | a[2] | a[3];
+  for (; i < words; ++i) {
+    std::uint32_t w;
+    std::memcpy(&w, bytes + 4 * i, sizeof w);
+    seen |= (w & kExponent) + kExponentOne;
+  }
+  return !(seen & 0x80000000u);
 }
 
 std::size_t PointCloud::count_non_finite() const {
