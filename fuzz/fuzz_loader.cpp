@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <string>
 
-#include "cumulus/error.h"
-#include "cumulus/io.h"
+#include "core/error.h"
+#include "io/io.h"
 
 namespace {
 

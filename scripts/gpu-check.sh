@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool) with the headless build carried in .gpu/:
-#   .gpu/bin (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
+#   .gpu/bin.tar.xz (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
 #   they need), .gpu/data (a copy of ../shared/data). Writes logs and benchmark output to $OUT.
 #   scripts/gpu-pack.sh makes .gpu/ on this machine; then, on the GPU machine:
 #   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|features|features-bench|all
@@ -9,6 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/out}
 mkdir -p /opt/deps "$out"
 [ -d /opt/deps/lib ] || tar xJf "$root/.gpu/lib.tar.xz" -C /opt/deps
+[ -d "$root/.gpu/bin" ] || tar xJf "$root/.gpu/bin.tar.xz" -C "$root/.gpu"
 export LD_LIBRARY_PATH=/opt/deps/lib:${LD_LIBRARY_PATH:-}
 export CUMULUS_DATA=$root/.gpu/data CUMULUS_SAMPLE_DIR=$root/sample_data
 bin=$root/.gpu/bin

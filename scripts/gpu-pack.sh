@@ -16,7 +16,9 @@ strip .gpu/bin/*
 for b in .gpu/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
   grep -vE 'lib(c|m|stdc\+\+|gcc_s|pthread|dl|rt)\.so|ld-linux' | xargs -r -I{} cp -L {} .gpu/lib/
 tar -C .gpu -cf - lib | xz -T0 -6 > .gpu/lib.tar.xz
-rm -rf .gpu/lib
+# The binaries travel packed too: the device tool carries at most 64 MiB.
+tar -C .gpu -cf - bin | xz -T0 -6 > .gpu/bin.tar.xz
+rm -rf .gpu/lib .gpu/bin
 for d in kitti cupcl lidar-pair depth; do [ -d "$data/$d" ] && cp -r "$data/$d" .gpu/data/; done
 mkdir -p .gpu/data/bunny
 for f in bun.conf bun000.ply bun045.ply bun_zipper.ply; do [ -f "$data/bunny/$f" ] && cp "$data/bunny/$f" .gpu/data/bunny/; done

@@ -9,7 +9,8 @@
 #include <Eigen/LU>
 #include "commands.h"
 
-#include "cumulus/icp.h"
+#include "cluster/cluster.h"
+#include "registration/icp.h"
 #include "test_support.h"
 
 namespace {
@@ -31,6 +32,31 @@ class TestCli : public QObject {
   Q_OBJECT
 
  private slots:
+  // docs/methods.md is what `methods --markdown` writes from the method tables, and every
+  // command's --help and "unknown method" message list the same names.
+  void methodDocsAndHelpComeFromTheMethodTables() {
+    const Run r = cli({"methods", "--markdown"});
+    QCOMPARE(r.code, 0);
+    const QByteArray doc =
+        cumulus::test::readAll(QStringLiteral(CUMULUS_SOURCE_DIR "/docs/methods.md"));
+    QVERIFY2(QByteArray::fromStdString(r.out) == doc,
+             "docs/methods.md is stale: rewrite it with cumulus-cli methods --markdown");
+    const Run help = cli({"cluster", "--help"});
+    QCOMPARE(help.code, 0);
+    for (const auto& row : cumulus::method_table(cumulus::ClusterMethod{}).rows())
+      QVERIFY2(help.out.find(row.description) != std::string::npos, row.name);
+    const Run bad_cluster = cli({"cluster", "x.pcd", "--method", "nonsense", "--tolerance", "1"});
+    QCOMPARE(bad_cluster.code, 2);
+    QVERIFY2(bad_cluster.err.find(cumulus::method_table(cumulus::ClusterMethod{}).names()) !=
+                 std::string::npos,
+             bad_cluster.err.c_str());
+    const Run bad_icp = cli({"register", "a.pcd", "b.pcd", "--method", "nonsense"});
+    QCOMPARE(bad_icp.code, 2);
+    QVERIFY2(
+        bad_icp.err.find(cumulus::method_table(cumulus::IcpMethod{}).names()) != std::string::npos,
+        bad_icp.err.c_str());
+  }
+
   void infoJsonOnSample() {
     const std::string path = (cumulus::test::sampleDir() + "/street_scene.pcd").toStdString();
     const Run r = cli({"info", path, "--json"});

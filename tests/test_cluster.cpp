@@ -7,13 +7,14 @@
 #include <cmath>
 #include <map>
 
-#include "cumulus/cluster.h"
-#include "cumulus/cluster_export.h"
-#include "cumulus/compare.h"
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/io.h"
+#include "cluster/cluster.h"
+#include "cluster/cluster_compare.h"
+#include "cluster/cluster_export.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "core/timing_stats.h"
+#include "generate/generate.h"
+#include "io/io.h"
 #include "test_support.h"
 
 using namespace cumulus;
@@ -197,10 +198,10 @@ class TestCluster : public QObject {
   }
 
   void methodNamesRoundTrip() {
-    for (auto m : all_cluster_methods())
-      QCOMPARE(parse_cluster_method(method_name(m)), std::optional(m));
-    QVERIFY(!parse_cluster_method("gpu-fast").has_value());
-    QCOMPARE(all_cluster_methods().size(), std::size_t(8));
+    for (auto m : all_methods<ClusterMethod>())
+      QCOMPARE(parse_method<ClusterMethod>(method_name(m)), std::optional(m));
+    QVERIFY(!parse_method<ClusterMethod>("gpu-fast").has_value());
+    QCOMPARE(all_methods<ClusterMethod>().size(), std::size_t(8));
   }
 
   void gpuMethodsExplainWhenNoGpu() {
@@ -211,7 +212,7 @@ class TestCluster : public QObject {
     } catch (const GpuError& e) {
       QVERIFY(QString(e.what()).contains("needs a GPU"));
     }
-    QCOMPARE(default_cluster_method(), ClusterMethod::Cpu);
+    QCOMPARE(default_method<ClusterMethod>(), ClusterMethod::Cpu);
   }
 
   void generatorHasTheRequestedStructure() {
@@ -280,7 +281,7 @@ class TestCluster : public QObject {
       if (c.needs_data && (test::sharedDataDir().isEmpty() ||
                            !QFileInfo::exists(test::sharedDataDir() + "/" + c.input)))
         continue;
-      for (auto m : all_cluster_methods()) {
+      for (auto m : all_methods<ClusterMethod>()) {
         if (!is_gpu_method(m)) continue;
         const QString row = QString("%1 t=%2 [%3,%4] %5")
                                 .arg(c.input)
@@ -440,7 +441,7 @@ class TestCluster : public QObject {
 
   void gpuBoundaryPairsDecideLikePcl() {
     if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
-    for (auto m : all_cluster_methods())
+    for (auto m : all_methods<ClusterMethod>())
       QVERIFY2(euclidean_cluster(boundary_line(), {0.5f, 1, 100}, m).labels ==
                    euclidean_cluster(boundary_line(), {0.5f, 1, 100}, ClusterMethod::Cpu).labels,
                method_name(m));

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <set>
 
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/io.h"
-#include "cumulus/projection.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "io/io.h"
+#include "io/projection.h"
 #include "test_support.h"
 
 using namespace cumulus;

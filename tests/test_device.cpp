@@ -3,15 +3,15 @@
 #include <functional>
 #include <set>
 
-#include "cumulus/cluster.h"
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/features.h"
-#include "cumulus/generate.h"
-#include "cumulus/icp.h"
-#include "cumulus/nns.h"
-#include "cumulus/segment.h"
-#include "cumulus/soak.h"
+#include "cluster/cluster.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "features/features.h"
+#include "generate/generate.h"
+#include "nns/nns.h"
+#include "registration/icp.h"
+#include "segment/segment.h"
+#include "soak/soak.h"
 #include "test_support.h"
 
 namespace {

@@ -9,244 +9,16 @@
 #include <fstream>
 #include <map>
 
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/icp.h"
-#include "cumulus/io.h"
-#include "icp_gpu.h"
-#include "icp_math.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "io/io.h"
+#include "registration/cuda/icp_gpu.h"
+#include "registration/icp.h"
+#include "registration/icp_math.h"
 #include "test_support.h"
 
-using namespace cumulus;
-namespace im = cumulus::icp_math;
-
-namespace {
-
-std::vector<Point3f> finite_points(const std::vector<Point3f>& pts, std::size_t step = 1) {
-  std::vector<Point3f> out;
-  for (std::size_t i = 0; i < pts.size(); ++i)
-    if (std::isfinite(pts[i].x) && std::isfinite(pts[i].y) && std::isfinite(pts[i].z))
-      out.push_back(pts[i]);
-  std::vector<Point3f> thin;
-  for (std::size_t i = 0; i < out.size(); i += step)
-    thin.push_back(out[i]);
-  return thin;
-}
-
-// bun045 -> bun000 from bun.conf: each scan maps into the common frame as R(q)^T p + t.
-Eigen::Matrix4d bunny_truth(const QString& conf) {
-  std::ifstream in(conf.toStdString());
-  std::map<std::string, Eigen::Matrix4d> pose;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ss(line);
-    std::string tag, name;
-    double t[3], q[4];
-    if (ss >> tag >> name >> t[0] >> t[1] >> t[2] >> q[0] >> q[1] >> q[2] >> q[3]) {
-      Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
-      m.topLeftCorner<3, 3>() =
-          Eigen::Quaterniond(q[3], q[0], q[1], q[2]).toRotationMatrix().transpose();
-      m.topRightCorner<3, 1>() = Eigen::Vector3d(t[0], t[1], t[2]);
-      pose[name] = m;
-    }
-  }
-  return pose.at("bun000.ply").inverse() * pose.at("bun045.ply");
-}
-
-struct Case {
-  std::vector<Point3f> source, target;
-  IcpParams params;
-  std::optional<Eigen::Matrix4d> truth;
-};
-
-// A street scene and the same scene moved by a known transform: the exact answer is known.
-Case generated_pair() {
-  Case c;
-  const PointCloud scene = generate_street_scene(StreetSceneParams{});
-  const auto all = finite_points(scene.points);
-  // The same samples with 5 mm of noise: fitness above the rounding floor, and the true
-  // transform is still the minimum (interleaved samples of sparse rings bias point-to-point ICP).
-  Random rng(17);
-  std::vector<Point3f> other;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i % 4 != 0) continue;
-    c.target.push_back(all[i]);
-    other.push_back({all[i].x + float(rng.normal() * 0.005), all[i].y + float(rng.normal() * 0.005),
-                     all[i].z + float(rng.normal() * 0.005)});
-  }
-  const Eigen::Matrix4d truth = rigid_transform(0.5, -0.3, 1.5, 0.2, -0.15, 0.03);
-  c.source = transform_points(other, truth.inverse());
-  c.truth = truth;
-  c.params.max_correspondence_distance = 1.0;
-  c.params.criteria.max_iterations = 60;
-  return c;
-}
-
-bool load_case(const QString& name, Case& c) {
-  const QString data = test::sharedDataDir();
-  auto path = [&](const char* rel) { return data + "/" + rel; };
-  auto have = [&](const char* rel) { return !data.isEmpty() && QFileInfo::exists(path(rel)); };
-  if (name == "bunny") {
-    if (!have("bunny/bun000.ply") || !have("bunny/bun045.ply")) return false;
-    c.target = finite_points(load_cloud(path("bunny/bun000.ply").toStdString()).points, 4);
-    c.source = finite_points(load_cloud(path("bunny/bun045.ply").toStdString()).points, 4);
-    c.truth = bunny_truth(path("bunny/bun.conf"));
-    c.params.max_correspondence_distance = 0.01;
-    c.params.criteria.max_iterations = 30;
-    c.params.initial = rigid_transform(3, -4, 2, 0.006, -0.005, 0.004) * *c.truth;
-  } else if (name == "lidar-pair") {
-    if (!have("lidar-pair/251371071.pcd") || !have("lidar-pair/251370668.pcd")) return false;
-    c.source = finite_points(load_cloud(path("lidar-pair/251371071.pcd").toStdString()).points, 3);
-    c.target = finite_points(load_cloud(path("lidar-pair/251370668.pcd").toStdString()).points, 3);
-    c.truth = read_matrix_file(path("lidar-pair/relative.txt").toStdString());
-    c.params.max_correspondence_distance = 1.0;
-    c.params.criteria.max_iterations = 25;
-  } else if (name == "kitti") {
-    if (!have("kitti/000000.bin") || !have("kitti/000001.bin")) return false;
-    c.source = finite_points(load_cloud(path("kitti/000001.bin").toStdString()).points, 3);
-    c.target = finite_points(load_cloud(path("kitti/000000.bin").toStdString()).points, 3);
-    c.params.max_correspondence_distance = 1.0;
-    c.params.criteria.max_iterations = 20;
-  } else if (name == "generated") {
-    c = generated_pair();
-  } else if (name == "stops-on-transform") {
-    c = generated_pair();
-    c.params.criteria.transformation_epsilon = 1e-6;
-    c.params.criteria.fitness_epsilon = -1;
-  } else if (name == "stops-on-fitness") {
-    c = generated_pair();
-    c.params.criteria.transformation_epsilon = 0;
-    c.params.criteria.fitness_epsilon = 1e-3;
-  } else if (name == "no-correspondences") {
-    c = generated_pair();
-    c.params.initial = rigid_transform(0, 0, 0, 500, 0, 0);
-  } else if (name == "fails-at-max-iterations") {
-    c = generated_pair();
-    c.params.criteria.max_iterations = 2;
-    c.params.criteria.failure_after_max_iterations = true;
-  } else {
-    return false;
-  }
-  return true;
-}
-
-const QStringList kCases = {"bunny",
-                            "lidar-pair",
-                            "kitti",
-                            "generated",
-                            "stops-on-transform",
-                            "stops-on-fitness",
-                            "no-correspondences",
-                            "fails-at-max-iterations"};
-
-// PCL once per case: every method is compared with the same run.
-const IcpResult& pcl_result(const QString& name, const Case& c) {
-  static std::map<QString, IcpResult> cache;
-  auto it = cache.find(name);
-  if (it == cache.end())
-    it = cache.emplace(name, icp(c.source, c.target, c.params, IcpMethod::Cpu)).first;
-  return it->second;
-}
-
-// The bar: same iterations and stop reason, transform within 1e-5, fitness 1e-6 relative.
-void expect_same(const IcpResult& ref, const IcpResult& r) {
-  QCOMPARE(stop_name(r.stop), stop_name(ref.stop));
-  QCOMPARE(r.iterations, ref.iterations);
-  QCOMPARE(r.converged, ref.converged);
-  QCOMPARE(r.history.size(), ref.history.size());
-  for (std::size_t i = 0; i < r.history.size(); ++i)
-    QCOMPARE(r.history[i].correspondences, ref.history[i].correspondences);
-  const double dt = (r.transform - ref.transform).cwiseAbs().maxCoeff();
-  QVERIFY2(dt <= 1e-5, qPrintable(QString("transform differs by %1").arg(dt)));
-  const double df = std::abs(r.fitness - ref.fitness) / std::abs(ref.fitness);
-  QVERIFY2(
-      df <= 1e-6,
-      qPrintable(
-          QString("fitness %1 vs %2").arg(r.fitness, 0, 'g', 12).arg(ref.fitness, 0, 'g', 12)));
-}
-
-// The GPU loop's arithmetic on the host: the same sums, solve and convergence state machine as
-// icp_gpu.cu, with FLANN for the correspondences. Agreeing with PCL here proves the device
-// arithmetic on machines without a GPU.
-IcpResult host_replica(const Case& c) {
-  pcl::PointCloud<pcl::PointXYZ>::Ptr target(new pcl::PointCloud<pcl::PointXYZ>);
-  for (const auto& p : c.target)
-    target->push_back(pcl::PointXYZ(p.x, p.y, p.z));
-  pcl::KdTreeFLANN<pcl::PointXYZ> tree;
-  tree.setInputCloud(target);
-  const im::Criteria k = device_criteria(c.params.criteria);
-  im::ConvergenceState conv;
-  double final_t[16];
-  for (int r = 0; r < 4; ++r)
-    for (int col = 0; col < 4; ++col)
-      final_t[4 * r + col] = c.params.initial(r, col);
-  std::vector<Eigen::Vector4f> cur;
-  const Eigen::Matrix4f guess = c.params.initial.cast<float>();
-  for (const auto& p : c.source) {
-    const Eigen::Vector4f v(p.x, p.y, p.z, 1.f);
-    cur.push_back(c.params.initial == Eigen::Matrix4d::Identity() ? v : Eigen::Vector4f(guess * v));
-  }
-  const double centre[3] = {c.target[0].x, c.target[0].y, c.target[0].z};
-  const double max_d2 = c.params.max_correspondence_distance * c.params.max_correspondence_distance;
-  IcpResult out;
-  int state = im::kNotConverged, iterations = 0;
-  pcl::Indices idx(1);
-  std::vector<float> d2(1);
-  while (state == im::kNotConverged) {
-    im::Sums sums;
-    for (const auto& p : cur) {
-      tree.nearestKSearch(pcl::PointXYZ(p.x(), p.y(), p.z()), 1, idx, d2);
-      if (double(d2[0]) > max_d2) continue;
-      const auto& t = (*target)[std::size_t(idx[0])];
-      const double s3[3] = {p.x() - centre[0], p.y() - centre[1], p.z() - centre[2]};
-      const double t3[3] = {t.x - centre[0], t.y - centre[1], t.z - centre[2]};
-      im::add(sums, s3, t3, d2[0]);
-    }
-    if (sums.n < 3) {
-      state = im::kNoCorrespondences;
-      break;
-    }
-    double step[16];
-    im::estimate_rigid(sums, centre, step);
-    im::multiply(step, final_t, final_t);
-    Eigen::Matrix4f stepf;
-    for (int r = 0; r < 4; ++r)
-      for (int col = 0; col < 4; ++col)
-        stepf(r, col) = float(step[4 * r + col]);
-    for (auto& p : cur)
-      p = stepf * p;
-    ++iterations;
-    IcpIteration h;
-    h.correspondences = std::size_t(sums.n);
-    h.mse = sums.d2 / sums.n;
-    state = im::check_convergence(k, conv, iterations, step, h.mse, &h.rotation_cosine,
-                                  &h.translation_sq);
-    out.history.push_back(h);
-  }
-  for (int r = 0; r < 4; ++r)
-    for (int col = 0; col < 4; ++col)
-      out.transform(r, col) = final_t[4 * r + col];
-  out.iterations = iterations;
-  out.stop = stop_of_state(state);
-  out.converged =
-      out.stop != IcpStop::NoCorrespondences && out.stop != IcpStop::FailureAfterMaxIterations;
-  double sum = 0;
-  for (const auto& p : transform_points(c.source, out.transform)) {
-    tree.nearestKSearch(pcl::PointXYZ(p.x, p.y, p.z), 1, idx, d2);
-    sum += d2[0];
-  }
-  out.fitness = sum / double(c.source.size());
-  return out;
-}
-
-std::vector<Eigen::Vector3d> random_vectors(Random& rng, int n, double flat) {
-  std::vector<Eigen::Vector3d> v;
-  for (int i = 0; i < n; ++i)
-    v.emplace_back(rng.normal(), rng.normal() * 0.7, rng.normal() * flat);
-  return v;
-}
-
-}  // namespace
+#include "icp_cases.h"
 
 class TestIcp : public QObject {
   Q_OBJECT
@@ -498,10 +270,12 @@ class TestIcp : public QObject {
     QFETCH(QString, method);
     Case c;
     if (!load_case(name, c)) QSKIP(qPrintable("data for " + name + " not found"));
-    const IcpResult r = icp(c.source, c.target, c.params, *parse_icp_method(method.toStdString()));
+    const IcpResult r =
+        icp(c.source, c.target, c.params, *parse_method<IcpMethod>(method.toStdString()));
     expect_same(pcl_result(name, c), r);
     // Twice in a row: the reused workspace leaves nothing behind.
-    expect_same(r, icp(c.source, c.target, c.params, *parse_icp_method(method.toStdString())));
+    expect_same(r,
+                icp(c.source, c.target, c.params, *parse_method<IcpMethod>(method.toStdString())));
   }
 };
 

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "cumulus/error.h"
-#include "cumulus/io.h"
+#include "core/error.h"
+#include "io/io.h"
 #include "test_support.h"
 
 using namespace cumulus;

@@ -8,14 +8,14 @@
 #include <map>
 #include <utility>
 
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/io.h"
-#include "cumulus/nns.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "io/io.h"
+#include "nns/cuda/nns_gpu.h"
 #include "nns/grid_plan.h"
 #include "nns/kdtree_build.h"
-#include "nns_gpu.h"
+#include "nns/nns.h"
 #include "test_support.h"
 
 using namespace cumulus;

@@ -2,12 +2,12 @@
 // method equal to it on real and generated depth images (GPU tests skip without a GPU).
 #include <cmath>
 
-#include "cumulus/compare.h"
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/io.h"
-#include "cumulus/segment.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "io/io.h"
+#include "segment/segment.h"
+#include "segment/segment_compare.h"
 #include "test_support.h"
 
 using namespace cumulus;

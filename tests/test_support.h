@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "cumulus/io.h"
+#include "io/io.h"
 
 namespace cumulus::test {
 

@@ -3,12 +3,12 @@
 // memory cap, where the plain entry points tile on their own), progress and cancel, refusals.
 #include <cmath>
 
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/io.h"
-#include "cumulus/tiles.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "io/io.h"
 #include "test_support.h"
+#include "tiles/tiles.h"
 
 using namespace cumulus;
 

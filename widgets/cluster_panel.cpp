@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "method_combo.h"
 #include "run_controls.h"
 #include "stage_table.h"
 
@@ -74,13 +75,7 @@ ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
   auto* lay = new QVBoxLayout(this);
   auto* form = new QFormLayout;
   method_ = new QComboBox(this);
-  for (auto m : all_cluster_methods())
-    method_->addItem(QString::fromUtf8(method_name(m)), int(m));
-  method_->setToolTip(
-      tr("cpu: PCL's EuclideanClusterExtraction (reference)\n"
-         "gpu: union-find over a voxel grid (ours, fastest)\n"
-         "gpu-vertex/edge/matrix-es/rs: the paper's methods with exhaustive (es)\n"
-         "or voxel-grid range search (rs)"));
+  ui::fill_method_combo(method_, method_table(ClusterMethod{}));
   tolerance_ = new QDoubleSpinBox(this);
   tolerance_->setDecimals(3);
   tolerance_->setRange(0.001, 1000);

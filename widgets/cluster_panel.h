@@ -5,8 +5,8 @@
 
 #include <memory>
 
-#include "cumulus/cluster.h"
-#include "cumulus/cluster_export.h"
+#include "cluster/cluster.h"
+#include "cluster/cluster_export.h"
 
 class QCheckBox;
 class QComboBox;

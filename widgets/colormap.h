@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "cumulus/depth_image.h"
-#include "cumulus/point_cloud.h"
+#include "core/depth_image.h"
+#include "core/point_cloud.h"
 
 namespace cumulus::ui {
 

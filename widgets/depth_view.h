@@ -7,8 +7,8 @@
 
 #include <memory>
 
-#include "cumulus/depth_image.h"
-#include "cumulus/segment.h"
+#include "core/depth_image.h"
+#include "segment/segment.h"
 
 namespace cumulus::ui {
 

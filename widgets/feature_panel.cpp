@@ -16,8 +16,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cumulus/nns.h"
 #include "histogram_chart.h"
+#include "method_combo.h"
+#include "nns/nns.h"
 #include "run_controls.h"
 #include "stage_table.h"
 
@@ -32,11 +33,7 @@ FeaturePanel::FeaturePanel(QWidget* parent) : QWidget(parent) {
   descriptor_->addItem(tr("PFH (125 bins)"), int(Descriptor::Pfh));
   form->addRow(tr("Descriptor"), descriptor_);
   method_ = new QComboBox(this);
-  for (FeatureMethod m : all_feature_methods())
-    method_->addItem(method_name(m), int(m));
-  method_->setToolTip(
-      tr("cpu: PCL (the reference). gpu-paper: the paper's split, neighbours and normals by PCL, "
-         "histograms on the GPU. gpu: everything on the GPU."));
+  ui::fill_method_combo(method_, method_table(FeatureMethod{}));
   form->addRow(tr("Method"), method_);
 
   auto* nb = new QHBoxLayout;

@@ -4,7 +4,7 @@
 // stage times and the timings of every method. The features window runs the jobs.
 #include <QWidget>
 
-#include "cumulus/features.h"
+#include "features/features.h"
 
 class QButtonGroup;
 class QComboBox;

@@ -1,5 +1,6 @@
 #include "icp_panel.h"
 
+#include "method_combo.h"
 #include "run_controls.h"
 
 #include <QCheckBox>
@@ -71,13 +72,7 @@ IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
   auto* lay = new QVBoxLayout(this);
   auto* form = new QFormLayout;
   method_ = new QComboBox(this);
-  for (auto m : all_icp_methods())
-    method_->addItem(method_name(m), int(m));
-  method_->setToolTip(
-      tr("cpu: PCL IterativeClosestPoint (the reference). gpu-kdtree: the paper "
-         "(left-balanced kd-tree, SVD on the host each iteration). "
-         "gpu-bruteforce: exhaustive pairs. gpu: ours (grid search, the whole "
-         "loop on the GPU)."));
+  ui::fill_method_combo(method_, method_table(IcpMethod{}));
   form->addRow(tr("Method"), method_);
 
   auto* perturb = new QGridLayout;

@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "cumulus/icp.h"
+#include "registration/icp.h"
 
 class QCheckBox;
 class QComboBox;

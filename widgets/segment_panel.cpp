@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "method_combo.h"
 #include "run_controls.h"
 #include "stage_table.h"
 
@@ -73,11 +74,7 @@ SegmentPanel::SegmentPanel(QWidget* parent) : QWidget(parent) {
   auto* lay = new QVBoxLayout(this);
   auto* form = new QFormLayout;
   method_ = new QComboBox(this);
-  for (auto m : {SegmentMethod::Cpu, SegmentMethod::CpuMt, SegmentMethod::Gpu})
-    method_->addItem(QString::fromUtf8(method_name(m)), int(m));
-  method_->setToolTip(
-      tr("cpu: recursive RDP; cpu-mt: the same over columns on all cores;\n"
-         "gpu: one kernel for every column (a block per column)"));
+  ui::fill_method_combo(method_, method_table(SegmentMethod{}));
   slider_ = new QSlider(Qt::Horizontal, this);
   slider_->setRange(0, 300);  // log scale: 1 mm .. 1 m
   epsilon_ = new QDoubleSpinBox(this);
@@ -116,7 +113,7 @@ SegmentPanel::SegmentPanel(QWidget* parent) : QWidget(parent) {
   stages_ = new StageTable(120, this);
   lay->addWidget(stages_);
   auto* time_all = new QPushButton(tr("Time all methods"), this);
-  time_all->setToolTip(tr("Run cpu, cpu-mt and gpu on this image and compare their cut rows"));
+  time_all->setToolTip(tr("Run every method on this image and compare their cut rows"));
   lay->addWidget(time_all);
   times_ = new QTableWidget(0, 3, this);
   times_->setHorizontalHeaderLabels({tr("Method"), tr("ms"), tr("Agreement")});

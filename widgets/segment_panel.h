@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "cumulus/segment.h"
+#include "segment/segment.h"
 
 class QCheckBox;
 class QComboBox;

@@ -2,7 +2,7 @@
 // A two-column table of stage times (stage, ms), read-only, as the algorithm panels show them.
 #include <QTableWidget>
 
-#include "cumulus/timing.h"
+#include "core/timing.h"
 
 namespace cumulus::ui {
 

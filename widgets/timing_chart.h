@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "cumulus/compare.h"
-#include "cumulus/timing.h"
+#include "core/timing.h"
+#include "core/timing_stats.h"
 
 namespace cumulus::ui {
 

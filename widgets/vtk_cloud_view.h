@@ -12,7 +12,7 @@
 #include <vtkSmartPointer.h>
 
 #include "colormap.h"
-#include "cumulus/point_cloud.h"
+#include "core/point_cloud.h"
 
 class vtkActor;
 class vtkAxesActor;

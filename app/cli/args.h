@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/method_table.h"
+
 namespace cumulus::cli {
 
 class UsageError : public std::runtime_error {
@@ -33,6 +35,21 @@ class Args {
   std::set<std::string> flags_;
   std::map<std::string, std::string> values_;
 };
+
+// The method named by --method, or `fallback`; UsageError with every valid name otherwise.
+template <HasMethodTable Method>
+Method method_arg(const Args& a, Method fallback) {
+  if (!a.has("method")) return fallback;
+  if (auto m = parse_method<Method>(a.get("method"))) return *m;
+  throw UsageError("unknown method '" + a.get("method") + "' (" + method_table(fallback).names() +
+                   ")");
+}
+
+// The --method paragraph of a command's --help: every method of the table, one a line.
+template <HasMethodTable Method>
+std::string method_help(Method any) {
+  return "  --method NAME  one of (the default is marked):\n" + method_table(any).help(4);
+}
 
 double parse_double(const std::string& what, const std::string& text);
 long long parse_int(const std::string& what, const std::string& text);

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "cumulus/timing.h"
+#include "core/timing.h"
 
 namespace cumulus::cli {
 
@@ -39,6 +39,8 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
 // One PNG per sweep (time against the sweep value, log-log). Returns the files written; empty
 // with `why` set when this build cannot draw (headless builds have no Qt Gui).
 class Args;
+// bench segment (commands_bench_segment.cpp).
+int run_bench_segment(const Args& a, std::ostream& out, const std::string& command_line);
 // bench icp (commands_bench_icp.cpp).
 int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_line);
 // bench features (commands_features.cpp).

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "bench.h"
-#include "cumulus/error.h"
+#include "core/error.h"
 
 namespace cumulus::cli {
 

@@ -3,7 +3,7 @@
 #include <iomanip>
 
 #include "args.h"
-#include "cumulus/device.h"
+#include "core/device.h"
 
 namespace cumulus::cli {
 
@@ -11,7 +11,7 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> list = [] {
     std::vector<Command> all;
     for (auto group : {data_commands(), cluster_commands(), segment_commands(), register_commands(),
-                       features_commands(), bench_commands(), soak_commands()})
+                       features_commands(), bench_commands(), soak_commands(), methods_commands()})
       all.insert(all.end(), group.begin(), group.end());
     return all;
   }();

@@ -24,6 +24,7 @@ std::vector<Command> register_commands();  // register
 std::vector<Command> features_commands();  // features
 std::vector<Command> bench_commands();     // bench
 std::vector<Command> soak_commands();      // soak
+std::vector<Command> methods_commands();   // methods
 
 // Runs cumulus-cli with argv[1..]; used by main() and by the tests.
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);

@@ -13,13 +13,13 @@
 
 #include "args.h"
 #include "bench.h"
+#include "cluster/cluster.h"
 #include "commands.h"
-#include "cumulus/cluster.h"
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/io.h"
-#include "cumulus/segment.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "io/io.h"
+#include "segment/segment.h"
 
 namespace cumulus::cli {
 
@@ -158,15 +158,16 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
   if (a.has("methods")) {
     std::istringstream ss(a.get("methods"));
     for (std::string name; std::getline(ss, name, ',');) {
-      auto m = parse_cluster_method(name);
+      auto m = parse_method<ClusterMethod>(name);
       if (!m) throw UsageError("unknown method '" + name + "'");
       methods.push_back(*m);
     }
   } else {
-    methods = all_cluster_methods();
+    methods = all_methods<ClusterMethod>();
   }
   if (!query_device().available) {
-    methods.erase(std::remove_if(methods.begin(), methods.end(), is_gpu_method), methods.end());
+    methods.erase(std::remove_if(methods.begin(), methods.end(), is_gpu_method<ClusterMethod>),
+                  methods.end());
     out << "no GPU (" << query_device().reason << "): measuring cpu only\n";
   }
   std::vector<Case> cases;
@@ -235,144 +236,6 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
   return 0;
 }
 
-// ---- RDP segmentation -------------------------------------------------------------------------
-
-std::string levels_text(const SegmentResult& r) {
-  double sum = 0, sq = 0;
-  int n = 0, top = 0;
-  for (auto l : r.levels)
-    if (l) sum += l, sq += double(l) * l, ++n, top = std::max(top, int(l));
-  const double mean = n ? sum / n : 0, sd = n ? std::sqrt(std::max(0.0, sq / n - mean * mean)) : 0;
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << "reference; levels mean " << mean << " sd " << sd
-    << " max " << top;
-  return s.str();
-}
-
-int run_bench_segment(const Args& a, std::ostream& out, const std::string& command_line) {
-  const std::string dir = a.get("out", "bench-segment");
-  fs::create_directories(dir);
-  const int repeat = int(a.get_int("repeat", 20)), warmup = int(a.get_int("warmup", 2));
-  const int batch = int(a.get_int("batch", 64));
-  const bool gpu = query_device().available;
-  struct SegCase {
-    std::string sweep, label;
-    double x;
-    DepthImage img;
-    float epsilon;
-  };
-  std::vector<SegCase> cases;
-  const std::string data = a.get("data", ""), sample = a.get("sample", "");
-  auto add_real = [&](const std::string& path, double scale, float eps) {
-    if (path.empty() || !fs::exists(path)) return;
-    DepthImage img = load_depth_image(path, scale);
-    cases.push_back(
-        {"real", fs::path(path).filename().string(), double(img.size()), std::move(img), eps});
-  };
-  if (!data.empty()) {
-    add_real(data + "/depth/scan00197.png", 1.0 / 500, 0.1f);
-    add_real(data + "/depth/scan10159.png", 1.0 / 500, 0.1f);
-    add_real(data + "/depth/kinect_depth_mm.tiff", 0.001, 0.01f);
-  }
-  if (!sample.empty()) add_real(sample + "/street_range.png", 1.0 / 500, 0.1f);
-  for (std::uint32_t h : {256u, 375u, 512u, 1024u, 2048u})
-    cases.push_back(
-        {"rows", std::to_string(h), double(h), generate_depth_columns(1242, h, h), 0.1f});
-  const DepthImage kitti_like = generate_depth_columns(1242, 375, 375);
-  for (float e : {0.02f, 0.05f, 0.1f, 0.2f, 0.5f})
-    cases.push_back({"epsilon", std::to_string(e).substr(0, 4), double(e), kitti_like, e});
-  std::vector<BenchRow> rows;
-  auto record = [&](const SegCase& c, const std::string& method, const std::vector<double>& t,
-                    const SegmentResult& r, const SegmentResult* ref) {
-    BenchRow row{c.sweep, c.label, c.x, c.img.size(), c.epsilon, method};
-    const auto s = [&] {
-      std::vector<double> v = t;
-      std::sort(v.begin(), v.end());
-      return v;
-    }();
-    row.median_ms = s[s.size() / 2];
-    row.min_ms = s.front();
-    row.max_ms = s.back();
-    row.clusters = r.rows.size();
-    row.stages = r.stages;
-    row.agreement = !ref ? levels_text(r)
-                    : (r.rows == ref->rows && r.offsets == ref->offsets && r.levels == ref->levels)
-                        ? "identical"
-                        : "DIFFERENT";
-    rows.push_back(row);
-    out << std::left << std::setw(8) << c.sweep << std::setw(24) << c.label << std::setw(10)
-        << method << std::right << std::fixed << std::setprecision(4) << std::setw(10)
-        << row.median_ms << " ms  " << row.agreement << '\n'
-        << std::flush;
-  };
-  for (const auto& c : cases) {
-    const SegmentParams p{c.epsilon};
-    SegmentResult ref;
-    for (auto m : {SegmentMethod::Cpu, SegmentMethod::CpuMt, SegmentMethod::Gpu}) {
-      if (m == SegmentMethod::Gpu && !gpu) continue;
-      std::vector<double> t;
-      SegmentResult last;
-      const int reps = m == SegmentMethod::Cpu ? std::max(1, repeat / 4) : repeat;
-      for (int i = 0; i < warmup + reps; ++i) {
-        last = segment_columns(c.img, p, m);
-        if (i >= warmup) t.push_back(last.total_ms);
-      }
-      record(c, method_name(m), t, last, m == SegmentMethod::Cpu ? nullptr : &ref);
-      if (m == SegmentMethod::Cpu) ref = last;
-    }
-    if (gpu) {
-      // A sequence of `batch` frames in one launch; the time is per image.
-      std::vector<const DepthImage*> seq(std::size_t(batch), &c.img);
-      std::vector<double> t;
-      std::vector<SegmentResult> last;
-      for (int i = 0; i < warmup + std::max(1, repeat / 4); ++i) {
-        WallTimer w;
-        last = segment_columns_batch(seq, p);
-        if (i >= warmup) t.push_back(w.ms() / batch);
-      }
-      record(c, "gpu-batch", t, last.back(), &ref);
-      // The same with the frames already in page-locked memory (as a camera driver delivers
-      // them): one frame, then a batch (at most 256 MB of frames).
-      const std::size_t px = c.img.size();
-      const std::size_t frames = std::max<std::size_t>(
-          1, std::min<std::size_t>(std::size_t(batch), (256u << 20) / (px * 4)));
-      auto pinned = allocate_pinned_floats(px * frames);
-      std::vector<const float*> ptrs;
-      for (std::size_t k = 0; k < frames; ++k) {
-        std::copy(c.img.depth.begin(), c.img.depth.end(), pinned.get() + k * px);
-        ptrs.push_back(pinned.get() + k * px);
-      }
-      for (int pass = 0; pass < 2; ++pass) {
-        const std::vector<const float*> use = pass == 0 ? std::vector<const float*>{ptrs[0]} : ptrs;
-        t.clear();
-        for (int i = 0; i < warmup + std::max(1, repeat / (pass ? 4 : 1)); ++i) {
-          WallTimer w;
-          last = segment_buffers_gpu(use, c.img.width, c.img.height, p);
-          if (i >= warmup) t.push_back(w.ms() / double(use.size()));
-        }
-        record(c, pass == 0 ? "gpu[pinned]" : "gpu-batch[pinned]", t, last.back(), &ref);
-      }
-    }
-  }
-  write_bench_csv(dir + "/segment.csv", rows);
-  std::ofstream md(dir + "/segment.md");
-  md << bench_markdown(rows, "RDP segmentation benchmark", describe_host(), command_line);
-  // Recursion levels per case, from the reference run (the paper's Fig. 5).
-  md << "\n## Recursion levels\n\n| sweep | case | epsilon (m) | levels |\n|---|---|---:|---|\n";
-  for (const auto& r : rows)
-    if (r.method == "cpu")
-      md << "| " << r.sweep << " | " << r.label << " | " << r.tolerance << " | "
-         << r.agreement.substr(11) << " |\n";
-  std::string why;
-  const auto pngs = plot_bench(rows, dir, &why, "segment");
-  out << "wrote " << dir << "/segment.csv, " << dir << "/segment.md";
-  for (const auto& png : pngs)
-    out << ", " << png;
-  out << '\n';
-  if (pngs.empty()) out << "plots: " << why << '\n';
-  return 0;
-}
-
 // Every algorithm's benchmark into one folder, and report.md with the host description.
 int run_bench_all(const Args& a, std::ostream& out, const std::string& command_line) {
   const std::string dir = a.get("out", "bench-all");
@@ -422,7 +285,7 @@ int run_bench_tiled(const Args& a, std::ostream& out) {
   std::istringstream ss(a.get("tile-points", "4000000,16000000"));
   for (std::string w; std::getline(ss, w, ',');)
     tiles.push_back(std::size_t(parse_int("--tile-points", w)));
-  const auto method = parse_cluster_method(a.get("methods", "gpu"));
+  const auto method = parse_method<ClusterMethod>(a.get("methods", "gpu"));
   if (!method) throw UsageError("bench tiled takes one clustering method in --methods");
   ClusterCloudParams cp;
   cp.size = n;
@@ -461,10 +324,10 @@ int run_bench_tiled(const Args& a, std::ostream& out) {
 }
 
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(
-      argv, {"quick"},
-      {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps", "tolerance",
-       "csv", "max-points", "batch", "cases", "pcl-max-pairs", "points", "tile-points"});
+  const Args a(argv, {"quick"},
+               {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
+                "tolerance", "csv", "max-points", "batch", "cases", "pcl-max-pairs", "points",
+                "tile-points", "icp-lanes", "grid-points-per-cell", "fine-points-per-cell"});
   a.expect_positionals(1, 1,
                        "cumulus-cli bench cluster|segment|icp|features|tiled|all|plot [options]");
   std::string command_line = "cumulus-cli bench";
@@ -520,12 +383,15 @@ std::vector<Command> bench_commands() {
        "  (N images in one launch, time per image); recursion-level statistics of each case.\n"
        "cumulus-cli bench icp --data DIR [--out DIR] [--repeat N] [--pcl-repeat N] [--methods "
        "a,b]\n"
-       "                      [--cases word,word]\n"
+       "                      [--cases word,word] [--icp-lanes L] [--grid-points-per-cell P]\n"
+       "                      [--fine-points-per-cell P]\n"
        "  ICP of bun045 onto bun000 at the paper's sizes (10503, 20417, 30331, 40256 points; max\n"
        "  distance 0.01, starting 5 degrees and 1 cm off the bun.conf pose), the LiDAR pair and\n"
        "  KITTI frame 1 onto 0 (max distance 1), for PCL and every GPU method: iterations, stop\n"
        "  reason, fitness, error against the ground truth; and k-NN throughput (k 1, 8, 16) of\n"
-       "  every search method against PCL's kd-tree.\n"
+       "  every search method against PCL's kd-tree. The last three tune the gpu method's search\n"
+       "  for sweeps (lanes a point 1-32, default 8; grid density, default 2 and 0.5 within the\n"
+       "  distance; the finer grid's, default 6); its results must not change with them.\n"
        "cumulus-cli bench features --data DIR [--out DIR] [--repeat N] [--methods a,b] [--cases "
        "word]\n"
        "                           [--pcl-max-pairs N]\n"

@@ -11,11 +11,11 @@
 
 #include "args.h"
 #include "bench.h"
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/icp.h"
-#include "cumulus/io.h"
-#include "cumulus/nns.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "io/io.h"
+#include "nns/nns.h"
+#include "registration/icp.h"
 
 namespace cumulus::cli {
 
@@ -185,6 +185,16 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
     return only == ",," || only.find("," + m + ",") != std::string::npos;
   };
   auto cases = icp_cases(a.get("data", ""));
+  // The gpu method's search tuning for sweeps (IcpGpuTuning); results must not change with it.
+  IcpGpuTuning tuning;
+  tuning.lanes = int(a.get_int("icp-lanes", tuning.lanes));
+  if (a.has("grid-points-per-cell"))
+    tuning.grid_points_per_cell = tuning.grid_within_reach =
+        float(a.get_double("grid-points-per-cell", 0));
+  tuning.fine_points_per_cell =
+      float(a.get_double("fine-points-per-cell", tuning.fine_points_per_cell));
+  for (auto& c : cases)
+    c.params.gpu = tuning;
   if (a.has("cases")) {
     std::vector<IcpCase> kept;
     std::istringstream ss(a.get("cases"));
@@ -209,7 +219,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
   for (const auto& c : cases) {
     IcpResult ref;
     bool have_ref = false;
-    for (auto m : all_icp_methods()) {
+    for (auto m : all_methods<IcpMethod>()) {
       if (is_gpu_method(m) && !gpu) continue;
       if (!wanted(method_name(m))) continue;
       BenchRow row{
@@ -261,7 +271,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
     if (c.label != "bunny 40256" && c.label != "kitti 1->0") continue;
     for (int k : {1, 8, 16}) {
       KnnResult ref;
-      for (auto m : all_nns_methods()) {
+      for (auto m : all_methods<NnsMethod>()) {
         if (m != NnsMethod::Cpu && !gpu) continue;
         if (!wanted(method_name(m))) continue;
         BenchRow row{"knn",     c.label + " k=" + std::to_string(k),

@@ -2,22 +2,15 @@
 #include <iomanip>
 
 #include "args.h"
+#include "cluster/cluster.h"
+#include "cluster/cluster_export.h"
 #include "commands.h"
-#include "cumulus/cluster.h"
-#include "cumulus/cluster_export.h"
-#include "cumulus/io.h"
+#include "io/io.h"
 #include "json.h"
 
 namespace cumulus::cli {
 
 namespace {
-
-std::string method_list() {
-  std::string s;
-  for (auto m : all_cluster_methods())
-    s += std::string(s.empty() ? "" : ", ") + method_name(m);
-  return s;
-}
 
 ClusterParams params_from(const Args& a) {
   ClusterParams p;
@@ -37,12 +30,7 @@ int run_cluster(const std::vector<std::string>& argv, std::ostream& out) {
   a.expect_positionals(1, 1,
                        "cumulus-cli cluster FILE --method NAME --tolerance T [--min N] [--max N] "
                        "[--out FILE] [--json]");
-  const ClusterMethod method = a.has("method") ? [&] {
-    auto m = parse_cluster_method(a.get("method"));
-    if (!m) throw UsageError("unknown method '" + a.get("method") + "' (" + method_list() + ")");
-    return *m;
-  }()
-                                               : default_cluster_method();
+  const ClusterMethod method = method_arg(a, default_method<ClusterMethod>());
   const ClusterParams params = params_from(a);
   const std::string path = a.positionals()[0];
   const PointCloud cloud = load_cloud(path);
@@ -94,13 +82,8 @@ std::vector<Command> cluster_commands() {
       "  Euclidean cluster extraction with PCL's semantics: points closer than T metres "
       "(strictly)\n"
       "  are connected; clusters with fewer than --min (default 1) or more than --max points are\n"
-      "  dropped (label -1). Clusters are numbered by size, largest first.\n"
-      "  --method  " +
-      method_list() +
-      "\n"
-      "            (default: gpu where a GPU is usable, else cpu). cpu is PCL's\n"
-      "            EuclideanClusterExtraction; gpu-{vertex,edge,matrix}-{es,rs} are the paper's\n"
-      "            methods with exhaustive or voxel-grid search; gpu is ours (the fastest).\n"
+      "  dropped (label -1). Clusters are numbered by size, largest first.\n" +
+      method_help(ClusterMethod{}) +
       "  --out     the cloud with a label field (.pcd .ply .bin .xyz)\n"
       "  --csv     one row per cluster: id, size, centroid, bounding box\n"
       "  --split   one file per cluster in DIR\n"

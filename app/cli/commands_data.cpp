@@ -12,11 +12,11 @@
 
 #include "args.h"
 #include "commands.h"
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/generate.h"
-#include "cumulus/io.h"
-#include "cumulus/projection.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "io/io.h"
+#include "io/projection.h"
 
 namespace cumulus::cli {
 

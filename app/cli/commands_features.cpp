@@ -9,25 +9,18 @@
 #include "args.h"
 #include "bench.h"
 #include "commands.h"
-#include "cumulus/device.h"
-#include "cumulus/error.h"
-#include "cumulus/features.h"
-#include "cumulus/io.h"
-#include "cumulus/tiles.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "features/features.h"
+#include "io/io.h"
 #include "json.h"
+#include "tiles/tiles.h"
 
 namespace cumulus::cli {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string method_list() {
-  std::string s;
-  for (auto m : all_feature_methods())
-    s += std::string(s.empty() ? "" : ", ") + method_name(m);
-  return s;
-}
 
 Neighbourhood neighbourhood_from(const Args& a, const std::string& k, const std::string& r,
                                  std::optional<Neighbourhood> fallback) {
@@ -58,12 +51,7 @@ int run_features(const std::vector<std::string>& argv, std::ostream& out) {
   const auto d = parse_descriptor(a.get("descriptor", "fpfh"));
   if (!d) throw UsageError("unknown descriptor '" + a.get("descriptor") + "' (pfh, fpfh)");
   p.descriptor = *d;
-  const FeatureMethod method = a.has("method") ? [&] {
-    auto m = parse_feature_method(a.get("method"));
-    if (!m) throw UsageError("unknown method '" + a.get("method") + "' (" + method_list() + ")");
-    return *m;
-  }()
-                                               : default_feature_method();
+  const FeatureMethod method = method_arg(a, default_method<FeatureMethod>());
   p.neighbourhood = neighbourhood_from(a, "k", "radius", std::nullopt);
   p.normals.neighbourhood = neighbourhood_from(a, "normals-k", "normals-radius", p.neighbourhood);
   if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
@@ -195,7 +183,7 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
     FeatureResult ref;
     bool have_ref = false;
     std::vector<Point3f> ref_normals;
-    for (FeatureMethod m : all_feature_methods()) {
+    for (FeatureMethod m : all_methods<FeatureMethod>()) {
       if (m != FeatureMethod::Cpu && !gpu) continue;
       if (!wanted(method_name(m))) continue;
       // Plots are over k; a radius case (x = 0) appears in the tables only.
@@ -280,13 +268,8 @@ std::vector<Command> features_commands() {
       "                     [--normals-k K | --normals-radius R] [--viewpoint x,y,z]\n"
       "                     [--out FILE.pcd|FILE.csv] [--csv FILE] [--tile-points N] [--json]\n"
       "  Surface normals and point feature histograms with PCL's semantics: PFH (125 bins,\n"
-      "  PCL's PFHEstimation) or FPFH (33 bins, FPFHEstimation; the default).\n"
-      "  --method   " +
-      method_list() +
-      "\n"
-      "             (default: gpu where a GPU is usable, else cpu). cpu is PCL; gpu-paper\n"
-      "             takes neighbours and normals from the CPU and builds the histograms on the\n"
-      "             GPU (a 64-thread block per point); gpu does everything on the GPU.\n"
+      "  PCL's PFHEstimation) or FPFH (33 bins, FPFHEstimation; the default).\n" +
+      method_help(FeatureMethod{}) +
       "  --k K / --radius R     the descriptor's neighbourhood (itself included)\n"
       "  --normals-k K / --normals-radius R   the normals' neighbourhood (default: the same)\n"
       "  --viewpoint x,y,z      normals face this world point (default 0,0,0, as PCL)\n"

@@ -6,21 +6,14 @@
 
 #include "args.h"
 #include "commands.h"
-#include "cumulus/error.h"
-#include "cumulus/icp.h"
-#include "cumulus/io.h"
+#include "core/error.h"
+#include "io/io.h"
 #include "json.h"
+#include "registration/icp.h"
 
 namespace cumulus::cli {
 
 namespace {
-
-std::string method_list() {
-  std::string s;
-  for (auto m : all_icp_methods())
-    s += std::string(s.empty() ? "" : ", ") + method_name(m);
-  return s;
-}
 
 QJsonArray matrix_json(const Eigen::Matrix4d& m) {
   QJsonArray rows;
@@ -93,12 +86,7 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
                        "cumulus-cli register SOURCE TARGET [--method NAME] [--max-iterations N] "
                        "[--max-distance D] [--transformation-epsilon E] [--fitness-epsilon F] "
                        "[--initial 4x4-or-file] [--out FILE] [--json]");
-  const IcpMethod method = a.has("method") ? [&] {
-    auto m = parse_icp_method(a.get("method"));
-    if (!m) throw UsageError("unknown method '" + a.get("method") + "' (" + method_list() + ")");
-    return *m;
-  }()
-                                           : default_icp_method();
+  const IcpMethod method = method_arg(a, default_method<IcpMethod>());
   const IcpParams params = icp_params_from(a);
   const PointCloud source = load_cloud(a.positionals()[0]);
   const PointCloud target = load_cloud(a.positionals()[1]);
@@ -150,13 +138,8 @@ std::vector<Command> register_commands() {
       "[--fitness-epsilon F]\n"
       "                     [--fail-at-max-iterations] [--initial 4x4-or-file] [--out FILE]\n"
       "                     [--transform-out FILE] [--json]\n"
-      "  Point-to-point ICP of SOURCE onto TARGET with PCL's IterativeClosestPoint semantics.\n"
-      "  --method  " +
-      method_list() +
-      "\n"
-      "            (default: gpu where a GPU is usable, else cpu). cpu is PCL; gpu-kdtree is the\n"
-      "            paper (left-balanced kd-tree, SVD on the host); gpu-bruteforce searches\n"
-      "            exhaustively; gpu is ours (grid search, whole loop on the GPU).\n"
+      "  Point-to-point ICP of SOURCE onto TARGET with PCL's IterativeClosestPoint semantics.\n" +
+      method_help(IcpMethod{}) +
       "  --max-distance D            pairs farther apart than D are ignored (default 0.05)\n"
       "  --max-iterations N          (default 50)\n"
       "  --transformation-epsilon E  stop when the last step's translation SQUARED is <= E and\n"

@@ -3,8 +3,8 @@
 
 #include "args.h"
 #include "commands.h"
-#include "cumulus/soak.h"
 #include "json.h"
+#include "soak/soak.h"
 
 namespace cumulus::cli {
 

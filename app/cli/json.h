@@ -6,7 +6,7 @@
 
 #include <ostream>
 
-#include "cumulus/timing.h"
+#include "core/timing.h"
 
 namespace cumulus::cli {
 

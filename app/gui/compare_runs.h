@@ -1,12 +1,9 @@
 #pragma once
 // What both compare windows share: the outcome of one method's repeated runs, the background
 // loop that produces them, and one row of the timings table.
-#include <QFutureWatcher>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QString>
-#include <QTimer>
-#include <QtConcurrent>
 
 #include <functional>
 
@@ -14,8 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "cumulus/compare.h"
-#include "cumulus/timing.h"
+#include "core/timing.h"
+#include "core/timing_stats.h"
+#include "job_runner.h"
 
 class QTableWidget;
 
@@ -59,27 +57,28 @@ std::vector<Outcome<Method, Result>> run_methods(const std::vector<Method>& meth
   return out;
 }
 
-// The background side of a compare window: the chosen methods run off the UI thread, progress
-// is polled from an atomic counter (the job never touches widgets), Cancel stops between runs,
-// and the Run and Cancel buttons follow the job. The owner must outlive nothing it hands in.
+// The background side of a compare window: the chosen methods run on a JobRunner, progress
+// counts measured runs, Cancel stops between runs (the runs done so far are still shown), and
+// the Run and Cancel buttons follow the job.
 template <typename Method, typename Result>
 class CompareRunner {
  public:
   using Outcomes = std::vector<Outcome<Method, Result>>;
 
   CompareRunner(QWidget* owner, QPushButton* run, QPushButton* cancel, QProgressBar* progress)
-      : owner_(owner), run_(run), cancel_(cancel), progress_(progress) {}
-  // A job still running is cancelled and waited for, so it never outlives the window.
+      : runner_(new JobRunner(owner)), run_(run), cancel_(cancel), progress_(progress) {
+    QObject::connect(runner_, &JobRunner::progress, progress_,
+                     [p = progress_](qint64 done, qint64) { p->setValue(int(done)); });
+  }
+  // A job still running is asked to stop; the runner, a child of the owner, delivers nothing
+  // once the owner is gone.
   ~CompareRunner() {
-    if (watcher_) {
-      *cancelled_ = true;
-      watcher_->waitForFinished();
-    }
+    if (cancelled_) *cancelled_ = true;
   }
   CompareRunner(const CompareRunner&) = delete;
   CompareRunner& operator=(const CompareRunner&) = delete;
 
-  bool busy() const { return watcher_ != nullptr; }
+  bool busy() const { return runner_->busy(); }
   void cancel() {
     if (cancelled_) *cancelled_ = true;
   }
@@ -90,43 +89,43 @@ class CompareRunner {
   void start(std::vector<Method> methods, int repeats, int warmup, RunOne run_one,
              std::function<void(Outcomes, bool)> finished) {
     cancelled_ = std::make_shared<std::atomic<bool>>(false);
-    done_ = std::make_shared<std::atomic<int>>(0);
     progress_->setRange(0, int(methods.size()) * repeats);
     progress_->setValue(0);
     run_->setEnabled(false);
     cancel_->setEnabled(true);
-    auto* poll = new QTimer(owner_);
-    QObject::connect(poll, &QTimer::timeout, owner_, [this, poll] {
-      if (!watcher_) return poll->deleteLater();
-      progress_->setValue(*done_);
-    });
-    poll->start(100);
-    watcher_ = new QFutureWatcher<Outcomes>(owner_);
-    QObject::connect(watcher_, &QFutureWatcher<Outcomes>::finished, owner_,
-                     [this, finished = std::move(finished)] {
-                       Outcomes out = watcher_->result();
-                       const bool completed = !*cancelled_;
-                       watcher_->deleteLater();
-                       watcher_ = nullptr;
-                       run_->setEnabled(true);
-                       cancel_->setEnabled(false);
-                       progress_->setValue(*done_);
-                       finished(std::move(out), completed);
-                     });
-    watcher_->setFuture(QtConcurrent::run([methods = std::move(methods), repeats, warmup,
-                                           cancelled = cancelled_, done = done_, run_one] {
-      return run_methods<Method, Result>(methods, repeats, warmup, *cancelled, *done, run_one);
-    }));
+    auto done_runs = [this, finished = std::move(finished),
+                      cancelled = cancelled_](std::pair<Outcomes, int> out) {
+      run_->setEnabled(true);
+      cancel_->setEnabled(false);
+      progress_->setValue(out.second);
+      finished(std::move(out.first), !*cancelled);
+    };
+    runner_->start(
+        [methods = std::move(methods), repeats, warmup, cancelled = cancelled_,
+         run_one](const JobControl& control) {
+          std::atomic<int> done{0};
+          // Reports the measured runs finished so far as each run starts.
+          auto counted = [&](Method m) {
+            control.progress(std::size_t(done.load()), 0);
+            return run_one(m);
+          };
+          auto out =
+              run_methods<Method, Result>(methods, repeats, warmup, *cancelled, done, counted);
+          return std::pair<Outcomes, int>(std::move(out), int(done));
+        },
+        std::move(done_runs),
+        [this](const QString&) {
+          run_->setEnabled(true);
+          cancel_->setEnabled(false);
+        });
   }
 
  private:
-  QWidget* owner_;
+  JobRunner* runner_;
   QPushButton* run_;
   QPushButton* cancel_;
   QProgressBar* progress_;
-  QFutureWatcher<Outcomes>* watcher_ = nullptr;
   std::shared_ptr<std::atomic<bool>> cancelled_;
-  std::shared_ptr<std::atomic<int>> done_;
 };
 
 // Method, median, min-max, speed-up (0: none) and verdict (red when it disagrees).

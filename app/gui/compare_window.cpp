@@ -16,7 +16,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "colormap.h"
-#include "cumulus/device.h"
+#include "core/device.h"
 #include "run_history.h"
 #include "timing_chart.h"
 #include "vtk_cloud_view.h"
@@ -84,7 +84,7 @@ CompareWindow::CompareWindow(std::shared_ptr<const PointCloud> cloud, QString in
   methods_ = new QListWidget(views);
   methods_->setMaximumWidth(180);
   const DeviceInfo dev = query_device();
-  for (auto m : all_cluster_methods()) {
+  for (auto m : all_methods<ClusterMethod>()) {
     auto* item = new QListWidgetItem(QString::fromUtf8(method_name(m)), methods_);
     item->setData(Qt::UserRole, int(m));
     const bool usable = !is_gpu_method(m) || dev.available;

@@ -6,9 +6,9 @@
 
 #include <memory>
 
+#include "cluster/cluster.h"
+#include "cluster/cluster_compare.h"
 #include "compare_runs.h"
-#include "cumulus/cluster.h"
-#include "cumulus/compare.h"
 
 class QCheckBox;
 class QComboBox;

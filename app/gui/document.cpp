@@ -3,9 +3,26 @@
 #include <QFileInfo>
 #include <QIcon>
 
-#include "cumulus/io.h"
+#include "io/io.h"
 
 namespace cumulus::app {
+
+QString Dataset::pointHtml(std::size_t index) const {
+  const PointCloud& c = *cloud;
+  const auto& p = c.points[index];
+  QString text = QObject::tr("<b>Point #%L1</b><br>x %2<br>y %3<br>z %4")
+                     .arg(qulonglong(index))
+                     .arg(c.origin[0] + p.x, 0, 'f', 4)
+                     .arg(c.origin[1] + p.y, 0, 'f', 4)
+                     .arg(c.origin[2] + p.z, 0, 'f', 4);
+  if (c.has_intensity()) text += QObject::tr("<br>intensity %1").arg(c.intensity[index]);
+  if (c.has_labels()) text += QObject::tr("<br>label %1").arg(c.labels[index]);
+  if (c.has_rgb()) {
+    const auto col = c.rgb[index];
+    text += QObject::tr("<br>rgb %1 %2 %3").arg(col.r).arg(col.g).arg(col.b);
+  }
+  return text;
+}
 
 QString Dataset::summaryHtml() const {
   QString html = QStringLiteral("<b>%1</b><br>").arg(name.toHtmlEscaped());

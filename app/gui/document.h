@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "cumulus/cluster.h"
-#include "cumulus/depth_image.h"
-#include "cumulus/point_cloud.h"
-#include "cumulus/segment.h"
+#include "cluster/cluster.h"
+#include "core/depth_image.h"
+#include "core/point_cloud.h"
+#include "segment/segment.h"
 
 namespace cumulus::app {
 
@@ -24,6 +24,8 @@ struct Dataset {
   bool isCloud() const { return cloud != nullptr; }
   // A few lines describing the dataset (size, fields, bounds or depth range), as HTML.
   QString summaryHtml() const;
+  // A cloud point's coordinates (world) and fields, for the pick readout.
+  QString pointHtml(std::size_t index) const;
 };
 
 class DocumentModel : public QAbstractListModel {

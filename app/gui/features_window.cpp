@@ -8,18 +8,17 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 #include "colormap.h"
-#include "cumulus/device.h"
-#include "cumulus/tiles.h"
+#include "core/device.h"
 #include "document.h"
 #include "feature_panel.h"
-#include "status_progress.h"
+#include "job_runner.h"
+#include "tiles/tiles.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -28,16 +27,12 @@ namespace {
 
 // A cloud beyond one GPU call is worked in tiles, which report progress and stop between tiles
 // when `progress` says so.
-FeatureJob run_feature_job(FeatureJob job, std::vector<FeatureMethod> methods,
-                           std::function<bool(std::size_t, std::size_t)> progress) {
-  try {
-    TileOptions tiles;
-    tiles.progress = std::move(progress);
-    for (auto m : methods)
-      job.results.push_back(compute_features_tiled(*job.cloud, job.params, m, nullptr, tiles));
-  } catch (const std::exception& e) {
-    job.error = QString::fromUtf8(e.what());
-  }
+FeatureJob run_feature_job(FeatureJob job, const std::vector<FeatureMethod>& methods,
+                           const JobControl& control) {
+  TileOptions tiles;
+  tiles.progress = control.callback();
+  for (auto m : methods)
+    job.results.push_back(compute_features_tiled(*job.cloud, job.params, m, nullptr, tiles));
   return job;
 }
 
@@ -84,7 +79,7 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
   panel_ = new ui::FeaturePanel(side);
   const DeviceInfo dev = query_device();
   panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
-  panel_->setMethod(default_feature_method());
+  panel_->setMethod(default_method<FeatureMethod>());
   lay->addWidget(panel_, 1);
   split->addWidget(view_);
   split->addWidget(side);
@@ -106,10 +101,18 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
   connect(panel_, &ui::FeaturePanel::distanceChanged, this, &FeaturesWindow::updatePicks);
   connect(panel_, &ui::FeaturePanel::runRequested, this, &FeaturesWindow::run);
   connect(panel_, &ui::FeaturePanel::timeAllRequested, this, &FeaturesWindow::timeAll);
+  runner_ = new JobRunner(this);
+  connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
+    statusBar()->showMessage(tr("Features in tiles (calls): %1 of %2 done").arg(done).arg(total),
+                             3000);
+  });
+  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
+    if (runner_->busy()) return;
+    panel_->setBusy(false);
+    if (!delivered) emit finished(false);
+  });
   connect(panel_, &ui::FeaturePanel::cancelRequested, this, [this] {
-    ++generation_;  // the running job's result is dropped
-    *stop_ = true;  // and a job in tiles stops after the current one
-    rerun_ = false;
+    runner_->cancel();  // the running job's result is dropped, and a job in tiles stops early
     panel_->setBusy(false);
     panel_->setError(tr("Cancelled."));
   });
@@ -168,8 +171,8 @@ std::shared_ptr<const PointCloud> FeaturesWindow::cloud() const {
 }
 
 void FeaturesWindow::cloudChanged() {
-  // Results belong to the cloud they were computed for; another cloud starts afresh.
-  ++generation_;
+  // Results belong to the cloud they were computed for (onResult drops the others); another
+  // cloud starts afresh.
   last_.reset();
   last_cloud_ = cloud();
   pick_a_ = pick_b_ = -1;
@@ -199,55 +202,46 @@ void FeaturesWindow::start(bool all_methods) {
     panel_->setError(tr("Open a point cloud first."));
     return;
   }
-  if (watcher_) {  // one job at a time; the newest request runs when it ends
-    ++generation_;
-    *stop_ = true;
-    rerun_ = true;
-    rerun_all_ = all_methods;
-    return;
-  }
-  rerun_ = false;
   FeatureJob job;
   job.cloud = c;
   job.params = panel_->params();
-  job.generation = ++generation_;
   job.all_methods = all_methods;
   std::vector<FeatureMethod> methods{panel_->method()};
   if (all_methods) {
     methods.clear();
-    for (auto m : all_feature_methods())
+    for (auto m : cumulus::all_methods<FeatureMethod>())
       if (m == FeatureMethod::Cpu || query_device().available) methods.push_back(m);
   }
-  watcher_ = new QFutureWatcher<FeatureJob>(this);
-  connect(watcher_, &QFutureWatcher<FeatureJob>::finished, this, &FeaturesWindow::onFinished);
   panel_->setBusy(true);
-  stop_ = std::make_shared<std::atomic<bool>>(false);
-  auto progress = status_progress(statusBar(), stop_, tr("Features in tiles (calls)"));
-  watcher_->setFuture(QtConcurrent::run(run_feature_job, job, methods, progress));
+  // One job at a time; the newest request runs when the one before it ends.
+  runner_->start(
+      [job, methods](const JobControl& control) { return run_feature_job(job, methods, control); },
+      [this](FeatureJob done) { onResult(std::move(done)); },
+      [this](const QString& error) {
+        panel_->setError(error);  // the previous result, if any, stays
+        emit finished(false);
+      });
 }
 
-void FeaturesWindow::onFinished() {
-  // Taken, not copied: a job holds tens of MB of histograms per method.
-  FeatureJob job = watcher_->future().takeResult();
-  watcher_->deleteLater();
-  watcher_ = nullptr;
-  panel_->setBusy(false);
-  const bool current = job.generation == generation_ && job.cloud == cloud();
-  if (current && !job.error.isEmpty()) {
-    panel_->setError(job.error);  // the previous result, if any, stays
-  } else if (current && !job.results.empty()) {
-    if (job.all_methods) panel_->setTimings(job.results);
-    FeatureResult* chosen = &job.results.front();
-    for (auto& r : job.results)
-      if (r.method == method_name(panel_->method())) chosen = &r;
-    last_ = std::make_shared<const FeatureResult>(std::move(*chosen));
-    last_cloud_ = job.cloud;
-    last_params_ = job.params;
-    panel_->setResult(*last_, job.cloud->size());
-    updatePicks();
+bool FeaturesWindow::busy() const {
+  return runner_->busy();
+}
+
+void FeaturesWindow::onResult(FeatureJob job) {
+  if (job.cloud != cloud() || job.results.empty()) {
+    emit finished(false);
+    return;
   }
-  if (rerun_) start(rerun_all_);
-  emit finished(current && job.error.isEmpty());
+  if (job.all_methods) panel_->setTimings(job.results);
+  FeatureResult* chosen = &job.results.front();
+  for (auto& r : job.results)
+    if (r.method == method_name(panel_->method())) chosen = &r;
+  last_ = std::make_shared<const FeatureResult>(std::move(*chosen));
+  last_cloud_ = job.cloud;
+  last_params_ = job.params;
+  panel_->setResult(*last_, job.cloud->size());
+  updatePicks();
+  emit finished(true);
 }
 
 void FeaturesWindow::pickPoint(qint64 index, int slot) {

@@ -2,13 +2,12 @@
 // Normals and point feature histograms of an open cloud: compute them off the UI thread with any
 // method, pick a point to see its neighbourhood and histogram (a second pick overlays another),
 // colour the cloud by histogram distance to the first pick, time every method, export.
-#include <QFutureWatcher>
 #include <QMainWindow>
 
 #include <atomic>
 #include <memory>
 
-#include "cumulus/features.h"
+#include "features/features.h"
 
 class QComboBox;
 class QTimer;
@@ -27,8 +26,6 @@ struct FeatureJob {
   FeatureParams params;
   std::vector<FeatureResult> results;  // one, or every usable method for "time all"
   bool all_methods = false;
-  QString error;
-  quint64 generation = 0;
 };
 
 class FeaturesWindow : public QMainWindow {
@@ -40,7 +37,7 @@ class FeaturesWindow : public QMainWindow {
   void setCloudRow(int row);
   void run();
   void timeAll();
-  bool busy() const { return watcher_ != nullptr; }
+  bool busy() const;
   const FeatureResult* lastResult() const { return last_.get(); }
   std::shared_ptr<const PointCloud> cloud() const;
 
@@ -61,7 +58,7 @@ class FeaturesWindow : public QMainWindow {
   void refillCombo();
   void cloudChanged();
   void start(bool all_methods);
-  void onFinished();
+  void onResult(FeatureJob job);
   void updatePicks();
   void recolor();
 
@@ -70,12 +67,7 @@ class FeaturesWindow : public QMainWindow {
   ui::VtkCloudView* view_ = nullptr;
   QComboBox* cloud_ = nullptr;
   QTimer* debounce_ = nullptr;
-  QFutureWatcher<FeatureJob>* watcher_ = nullptr;
-  quint64 generation_ = 0;
-  // Set to stop the running job between tiles.
-  std::shared_ptr<std::atomic<bool>> stop_ = std::make_shared<std::atomic<bool>>(false);
-  bool rerun_ = false;
-  bool rerun_all_ = false;
+  class JobRunner* runner_ = nullptr;
   std::shared_ptr<const FeatureResult> last_;
   std::shared_ptr<const PointCloud> last_cloud_;
   FeatureParams last_params_;

@@ -10,8 +10,8 @@
 
 #include "cluster_panel.h"
 #include "compare_window.h"
-#include "cumulus/depth_image.h"
-#include "cumulus/error.h"
+#include "core/depth_image.h"
+#include "core/error.h"
 #include "main_window.h"
 #include "segment_panel.h"
 #include "vtk_cloud_view.h"

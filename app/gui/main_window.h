@@ -1,14 +1,8 @@
 #pragma once
-#include <QFutureWatcher>
 #include <QMainWindow>
 #include <QStringList>
 
-#include <atomic>
-#include <memory>
-
-#include "cumulus/cluster_export.h"
 #include "document.h"
-#include "segment_panel.h"
 
 class QAction;
 class QCheckBox;
@@ -31,28 +25,10 @@ class SegmentPanel;
 
 namespace cumulus::app {
 
-// What a background clustering job hands back to the UI thread.
-struct ClusterJob {
-  std::shared_ptr<const PointCloud> cloud;
-  std::shared_ptr<const ClusterResult> result;
-  std::vector<ClusterSummary> summary;
-  QString error;
-  quint64 generation = 0;
-};
-
-struct SegmentJob {
-  std::shared_ptr<const DepthImage> image;
-  std::shared_ptr<const SegmentResult> result;
-  QString error;
-  quint64 generation = 0;
-};
-
-// What a background load hands back to the UI thread.
-struct LoadResult {
-  QString path;
-  Dataset dataset;
-  QString error;  // empty on success
-};
+class ClusterController;
+class SegmentController;
+class DatasetLoader;
+class JobRunner;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -70,7 +46,7 @@ class MainWindow : public QMainWindow {
   void runSegmentation();
   // Runs every segmentation method on the current image and shows their times side by side.
   void timeAllSegmentMethods();
-  bool segmentationBusy() const { return segment_watcher_ != nullptr; }
+  bool segmentationBusy() const;
   // Starts clustering the current cloud with the panel's parameters (a running job is
   // superseded: its result is dropped and the new one starts when it ends).
   void runClustering();
@@ -84,7 +60,7 @@ class MainWindow : public QMainWindow {
   class RegistrationWindow* openRegistration();
   // The features window on the current cloud.
   class FeaturesWindow* openFeatures();
-  bool clusteringBusy() const { return cluster_watcher_ != nullptr; }
+  bool clusteringBusy() const;
   // Frees the GPU buffers that methods keep between runs (off the UI thread: a GPU run in
   // progress finishes first); reports the device's free memory before and after in the status
   // bar and emits gpuMemoryReleased with that message.
@@ -97,7 +73,7 @@ class MainWindow : public QMainWindow {
   void openFiles(const QStringList& paths, double depth_scale = 0);
   // Loads on the calling thread (scripted runs, tests); returns the error messages.
   QStringList openFilesNow(const QStringList& paths, double depth_scale = 0);
-  bool loading() const { return !pending_.isEmpty(); }
+  bool loading() const;
   void cancelLoading();
 
   // Writes the 3D view (or the depth view, for a depth image) at width x height.
@@ -105,6 +81,8 @@ class MainWindow : public QMainWindow {
   bool saveWindowScreenshot(const QString& path, QString* error = nullptr);
   bool saveCurrentDataset(const QString& path, QString* error = nullptr);
   QStringList recentFiles() const;
+  // Metres per unit for depth images opened without asking (the last choice, "mm" at first).
+  double defaultDepthScale() const;
 
  signals:
   void datasetOpened(int row);
@@ -127,10 +105,8 @@ class MainWindow : public QMainWindow {
   void reportError(const QString& message);
   void addRecent(const QString& path);
   void rebuildRecentMenu();
-  void onLoadFinished(QFutureWatcher<LoadResult>* watcher);
   void onPointPicked(qint64 index);
   void updateLoadingUi();
-  double askDepthScale(bool* ok);
   void openDialog();
   void exportViewDialog();
   void screenshotDialog();
@@ -138,12 +114,7 @@ class MainWindow : public QMainWindow {
   void closeCurrent();
   void depthToCloudDialog(bool lidar);
   void cloudToRangeImageDialog();
-  void onClusterFinished();
-  void applyClusterColours();
-  void selectCluster(int id);
-  void exportClusterLabels();
-  void exportClusterFiles();
-  void exportClusterCsv();
+  void showClusterColours();
   void restoreSettings();
   void saveSettings() const;
 
@@ -164,22 +135,13 @@ class MainWindow : public QMainWindow {
   QAction* ortho_action_ = nullptr;
   QAction* axes_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
-  QList<QFutureWatcher<LoadResult>*> pending_;
   ui::ClusterPanel* cluster_panel_ = nullptr;
-  QTimer* cluster_debounce_ = nullptr;
-  QFutureWatcher<ClusterJob>* cluster_watcher_ = nullptr;
-  quint64 cluster_generation_ = 0;
-  std::shared_ptr<std::atomic<bool>> cluster_stop_ = std::make_shared<std::atomic<bool>>(false);
-  bool cluster_rerun_ = false;
-  int selected_cluster_ = -1;
-  class HistoryWindow* history_ = nullptr;
   ui::SegmentPanel* segment_panel_ = nullptr;
-  QTimer* segment_debounce_ = nullptr;
-  QFutureWatcher<struct SegmentJob>* segment_watcher_ = nullptr;
-  quint64 segment_generation_ = 0;
-  bool segment_rerun_ = false;
-  void onSegmentFinished();
-  void exportSegments(bool json);
+  class HistoryWindow* history_ = nullptr;
+  DatasetLoader* loader_ = nullptr;
+  ClusterController* clustering_ = nullptr;
+  SegmentController* segmentation_ = nullptr;
+  JobRunner* release_runner_ = nullptr;
   QString last_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");
 };

@@ -1,5 +1,7 @@
 #include "registration_window.h"
 
+#include "job_runner.h"
+
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
@@ -12,27 +14,22 @@
 #include <QStatusBar>
 #include <QTimer>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
-#include "cumulus/device.h"
-#include "cumulus/io.h"
+#include "core/device.h"
 #include "document.h"
 #include "icp_panel.h"
+#include "io/io.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
 
 namespace {
 
-IcpJob run_icp_job(IcpJob job, IcpParams params, std::vector<IcpMethod> methods) {
-  try {
-    // The perturbation moves the source before ICP; ICP starts from the identity.
-    const PointCloud moved = transformed(*job.source, job.perturbation);
-    for (auto m : methods)
-      job.results.push_back(icp(moved, *job.target, params, m));
-  } catch (const std::exception& e) {
-    job.error = QString::fromUtf8(e.what());
-  }
+IcpJob run_icp_job(IcpJob job, const IcpParams& params, const std::vector<IcpMethod>& methods) {
+  // The perturbation moves the source before ICP; ICP starts from the identity.
+  const PointCloud moved = transformed(*job.source, job.perturbation);
+  for (auto m : methods)
+    job.results.push_back(icp(moved, *job.target, params, m));
   return job;
 }
 
@@ -54,7 +51,7 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
   panel_ = new ui::IcpPanel(side);
   const DeviceInfo dev = query_device();
   panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
-  panel_->setMethod(default_icp_method());
+  panel_->setMethod(default_method<IcpMethod>());
   lay->addWidget(panel_, 1);
   split->addWidget(view_);
   split->addWidget(side);
@@ -74,9 +71,14 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
   });
   connect(panel_, &ui::IcpPanel::runRequested, this, &RegistrationWindow::run);
   connect(panel_, &ui::IcpPanel::timeAllRequested, this, &RegistrationWindow::timeAll);
+  runner_ = new JobRunner(this);
+  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
+    if (runner_->busy()) return;
+    panel_->setBusy(false);
+    if (!delivered) emit finished(false);
+  });
   connect(panel_, &ui::IcpPanel::cancelRequested, this, [this] {
-    ++generation_;  // the running job's result is dropped
-    rerun_ = false;
+    runner_->cancel();  // the running job's result is dropped
     panel_->setBusy(false);
     panel_->setError(tr("Cancelled."));
   });
@@ -157,39 +159,33 @@ void RegistrationWindow::start(bool all_methods) {
     panel_->setError(tr("Open two point clouds and choose a source and a target."));
     return;
   }
-  if (watcher_) {
-    ++generation_;
-    rerun_ = true;
-    return;
-  }
-  rerun_ = false;
   IcpJob job;
   job.source = source;
   job.target = target;
   job.perturbation = panel_->perturbation();
-  job.generation = ++generation_;
   job.all_methods = all_methods;
   std::vector<IcpMethod> methods{panel_->method()};
   if (all_methods) {
     methods.clear();
-    for (auto m : all_icp_methods())
+    for (auto m : cumulus::all_methods<IcpMethod>())
       if (!is_gpu_method(m) || query_device().available) methods.push_back(m);
   }
-  watcher_ = new QFutureWatcher<IcpJob>(this);
-  connect(watcher_, &QFutureWatcher<IcpJob>::finished, this, &RegistrationWindow::onFinished);
   panel_->setBusy(true);
-  watcher_->setFuture(QtConcurrent::run(run_icp_job, job, panel_->params(), methods));
+  runner_->start([job, params = panel_->params(),
+                  methods](const JobControl&) { return run_icp_job(job, params, methods); },
+                 [this](IcpJob done) { onResult(std::move(done)); },
+                 [this](const QString& error) {
+                   panel_->setError(error);
+                   emit finished(false);
+                 });
 }
 
-void RegistrationWindow::onFinished() {
-  const IcpJob job = watcher_->result();
-  watcher_->deleteLater();
-  watcher_ = nullptr;
-  panel_->setBusy(false);
-  const bool current = job.generation == generation_;
-  if (current && !job.error.isEmpty()) {
-    panel_->setError(job.error);
-  } else if (current && !job.results.empty()) {
+bool RegistrationWindow::busy() const {
+  return runner_->busy();
+}
+
+void RegistrationWindow::onResult(IcpJob job) {
+  if (!job.results.empty()) {
     last_ = job.results.front();
     for (const auto& r : job.results)
       if (r.method == method_name(panel_->method())) last_ = r;
@@ -200,8 +196,7 @@ void RegistrationWindow::onFinished() {
     const auto after = alignedSource();
     showClouds(after.get());
   }
-  if (rerun_) run();
-  emit finished(current && job.error.isEmpty());
+  emit finished(true);
 }
 
 std::shared_ptr<PointCloud> RegistrationWindow::alignedSource() const {

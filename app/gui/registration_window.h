@@ -1,12 +1,11 @@
 #pragma once
 // ICP registration of two open clouds: choose source and target, perturb the source, align it
 // off the UI thread and show target (grey), source before (red) and after (green) in one view.
-#include <QFutureWatcher>
 #include <QMainWindow>
 
 #include <memory>
 
-#include "cumulus/icp.h"
+#include "registration/icp.h"
 
 class QComboBox;
 class QTimer;
@@ -25,8 +24,6 @@ struct IcpJob {
   Eigen::Matrix4d perturbation = Eigen::Matrix4d::Identity();
   std::vector<IcpResult> results;  // one, or every method for "time all"
   bool all_methods = false;
-  QString error;
-  quint64 generation = 0;
 };
 
 class RegistrationWindow : public QMainWindow {
@@ -39,7 +36,7 @@ class RegistrationWindow : public QMainWindow {
   void setPair(int source_row, int target_row);
   void run();
   void timeAll();
-  bool busy() const { return watcher_ != nullptr; }
+  bool busy() const;
   const IcpResult* lastResult() const { return last_ ? &*last_ : nullptr; }
   // The source moved by the perturbation and then by ICP's transform, in world coordinates.
   std::shared_ptr<PointCloud> alignedSource() const;
@@ -51,7 +48,7 @@ class RegistrationWindow : public QMainWindow {
  private:
   void refillCombos();
   void start(bool all_methods);
-  void onFinished();
+  void onResult(IcpJob job);
   void showClouds(const PointCloud* after);
   std::shared_ptr<const PointCloud> cloudAt(QComboBox* box) const;
 
@@ -61,9 +58,7 @@ class RegistrationWindow : public QMainWindow {
   QComboBox* source_ = nullptr;
   QComboBox* target_ = nullptr;
   QTimer* debounce_ = nullptr;
-  QFutureWatcher<IcpJob>* watcher_ = nullptr;
-  quint64 generation_ = 0;
-  bool rerun_ = false;
+  class JobRunner* runner_ = nullptr;
   std::optional<IcpResult> last_;
   Eigen::Matrix4d last_perturbation_ = Eigen::Matrix4d::Identity();
   std::shared_ptr<const PointCloud> last_source_;

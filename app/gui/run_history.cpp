@@ -6,8 +6,8 @@
 #include <QJsonObject>
 #include <QTextStream>
 
-#include "cumulus/device.h"
-#include "cumulus/error.h"
+#include "core/device.h"
+#include "core/error.h"
 
 namespace cumulus::app {
 

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "cumulus/timing.h"
+#include "core/timing.h"
 
 namespace cumulus::app {
 

@@ -15,7 +15,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "cumulus/device.h"
+#include "core/device.h"
 #include "depth_view.h"
 #include "run_history.h"
 #include "timing_chart.h"

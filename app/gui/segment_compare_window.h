@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "compare_runs.h"
-#include "cumulus/compare.h"
-#include "cumulus/segment.h"
+#include "segment/segment.h"
+#include "segment/segment_compare.h"
 
 class QCheckBox;
 class QComboBox;

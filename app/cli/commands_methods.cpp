@@ -1,0 +1,70 @@
+// cumulus-cli methods: every algorithm's method table, as text or as the Markdown of
+// docs/methods.md (a test keeps that file equal to this output).
+#include <ostream>
+#include <string>
+
+#include "args.h"
+#include "cluster/cluster.h"
+#include "commands.h"
+#include "features/features.h"
+#include "nns/nns.h"
+#include "registration/icp.h"
+#include "segment/segment.h"
+
+namespace cumulus::cli {
+
+namespace {
+
+const char* default_text(MethodDefault d) {
+  return d == MethodDefault::WithGpu      ? "with a GPU"
+         : d == MethodDefault::WithoutGpu ? "without a GPU"
+                                          : "";
+}
+
+template <class Method>
+void write_table(std::ostream& out, const char* title, const char* command, Method any,
+                 bool markdown) {
+  const auto& table = method_table(any);
+  if (!markdown) {
+    out << title << " (" << command << "):\n" << table.help(2) << '\n';
+    return;
+  }
+  out << "## " << title << " (`" << command << "`)\n\n"
+      << "| method | what | device | origin | default | description |\n"
+      << "|---|---|---|---|---|---|\n";
+  for (const auto& r : table.rows())
+    out << "| `" << r.name << "` | " << r.label << " | "
+        << (r.device == MethodDevice::Gpu ? "GPU" : "CPU") << " | " << origin_name(r.origin)
+        << " | " << default_text(r.use) << " | " << r.description << " |\n";
+  out << '\n';
+}
+
+int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
+  const Args a(argv, {"markdown"}, {});
+  a.expect_positionals(0, 0, "cumulus-cli methods [--markdown]");
+  const bool md = a.flag("markdown");
+  if (md)
+    out << "# Methods\n\n"
+           "Written by `cumulus-cli methods --markdown` from the method tables in the backend\n"
+           "(`gpu/*/*_methods.cpp`); the CLI, the GUI's method lists, `bench` and the compare\n"
+           "window read the same tables. Every method of a table gives the same result.\n\n";
+  write_table(out, "Euclidean clustering", "cluster", ClusterMethod{}, md);
+  write_table(out, "RDP segmentation of depth columns", "segment", SegmentMethod{}, md);
+  write_table(out, "Nearest-neighbour search", "bench icp", NnsMethod{}, md);
+  write_table(out, "ICP registration", "register", IcpMethod{}, md);
+  write_table(out, "Normals, PFH and FPFH", "features", FeatureMethod{}, md);
+  return 0;
+}
+
+}  // namespace
+
+std::vector<Command> methods_commands() {
+  return {{"methods", "every algorithm's methods: name, device, origin, default",
+           "cumulus-cli methods [--markdown]\n"
+           "  Lists every algorithm's methods from the tables the whole program reads: name,\n"
+           "  device, origin (reference, paper, ours), which is the default, what it does.\n"
+           "  --markdown writes docs/methods.md.\n",
+           run_methods}};
+}
+
+}  // namespace cumulus::cli

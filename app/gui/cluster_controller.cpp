@@ -1,0 +1,209 @@
+#include "cluster_controller.h"
+
+#include <QDateTime>
+#include <QFileDialog>
+#include <QTimer>
+
+#include "cluster_panel.h"
+#include "colormap.h"
+#include "io/io.h"
+#include "run_history.h"
+#include "vtk_cloud_view.h"
+
+namespace cumulus::app {
+
+namespace {
+
+struct ClusterOutcome {
+  std::shared_ptr<const PointCloud> cloud;
+  std::shared_ptr<const ClusterResult> result;
+  std::vector<ClusterSummary> summary;
+};
+
+// A cloud beyond one GPU call is clustered in slabs, which report progress and stop between
+// slabs when the job is superseded or cancelled.
+ClusterOutcome cluster_job(std::shared_ptr<const PointCloud> cloud, const ClusterParams& params,
+                           ClusterMethod method, const JobControl& control) {
+  const std::size_t n = cloud->size();
+  const bool slabs = is_gpu_method(method) && n > cluster_call_capacity(method, n);
+  auto result = std::make_shared<ClusterResult>(
+      slabs
+          ? euclidean_cluster_tiled(cloud->points.data(), n, params, method, 0, control.callback())
+          : euclidean_cluster(*cloud, params, method));
+  auto summary = summarize_clusters(*cloud, *result);
+  return {std::move(cloud), std::move(result), std::move(summary)};
+}
+
+}  // namespace
+
+ClusterController::ClusterController(const Workbench& bench, ui::ClusterPanel* panel,
+                                     QObject* parent)
+    : QObject(parent), bench_(bench), panel_(panel), runner_(new JobRunner(this)) {
+  // Parameter edits re-run after a short pause, so dragging a spin box does not queue a job
+  // per step.
+  debounce_ = new QTimer(this);
+  debounce_->setSingleShot(true);
+  debounce_->setInterval(250);
+  connect(debounce_, &QTimer::timeout, this, &ClusterController::run);
+  connect(panel_, &ui::ClusterPanel::parametersChanged, this, [this] {
+    if (panel_->live()) debounce_->start();
+  });
+  connect(panel_, &ui::ClusterPanel::runRequested, this, &ClusterController::run);
+  connect(panel_, &ui::ClusterPanel::cancelRequested, this, &ClusterController::cancel);
+  connect(panel_, &ui::ClusterPanel::clusterSelected, this, &ClusterController::selectCluster);
+  connect(panel_, &ui::ClusterPanel::exportLabelsRequested, this, &ClusterController::exportLabels);
+  connect(panel_, &ui::ClusterPanel::exportFilesRequested, this, &ClusterController::exportFiles);
+  connect(panel_, &ui::ClusterPanel::exportCsvRequested, this, &ClusterController::exportCsv);
+  connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
+    bench_.status->showMessage(tr("Clustering in slabs: %1 of %2 done").arg(done).arg(total), 3000);
+  });
+  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
+    if (!runner_->busy()) panel_->setBusy(false);
+    if (!delivered && !runner_->busy()) emit finished(false);
+  });
+}
+
+void ClusterController::run() {
+  debounce_->stop();
+  const int row = bench_.current_row();
+  if (row < 0 || !bench_.document->at(row).isCloud()) {
+    panel_->setError(tr("Select a point cloud to cluster."));
+    return;
+  }
+  panel_->setBusy(true);
+  runner_->start(
+      [cloud = bench_.document->at(row).cloud, params = panel_->params(),
+       method = panel_->method()](const JobControl& control) {
+        return cluster_job(cloud, params, method, control);
+      },
+      [this](ClusterOutcome o) { onResult(o.cloud, o.result, std::move(o.summary)); },
+      [this](const QString& error) {
+        panel_->setError(error);
+        bench_.status->showMessage(error, 8000);
+        emit finished(false);
+      });
+}
+
+void ClusterController::cancel() {
+  runner_->cancel();  // the running job's result is dropped, and a job in slabs stops early
+  panel_->setBusy(false);
+  panel_->setError(tr("Cancelled."));
+}
+
+void ClusterController::onResult(std::shared_ptr<const PointCloud> cloud,
+                                 std::shared_ptr<const ClusterResult> r,
+                                 std::vector<ClusterSummary> summary) {
+  DocumentModel* doc = bench_.document;
+  const int row = doc->findCloud(cloud.get());
+  const ClusterParams p = panel_->params();
+  RunHistory::instance().add(
+      {QDateTime::currentDateTime(), "cluster", QString::fromStdString(r->method),
+       QString("tolerance %1 m, size %2..%3")
+           .arg(p.tolerance)
+           .arg(qulonglong(p.min_size))
+           .arg(qulonglong(p.max_size)),
+       row >= 0 ? doc->at(row).name : QString(), cloud->size(), r->total_ms, r->stages, QString()});
+  if (row >= 0) {
+    doc->setClusters(row, r);
+    if (row == bench_.current_row()) {
+      selected_ = -1;
+      bench_.cloud_view->setBox(nullptr);
+      panel_->setResult(r, summary);
+      emit clusterColoursWanted();
+    }
+  }
+  emit finished(true);
+}
+
+void ClusterController::applyColours() {
+  const int row = bench_.current_row();
+  const DocumentModel* doc = bench_.document;
+  if (row < 0 || !doc->at(row).isCloud() || !doc->at(row).clusters) return;
+  const auto& labels = doc->at(row).clusters->labels;
+  std::vector<Rgb8> colours(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    Rgb8 c = ui::label_color(labels[i]);
+    if (selected_ >= 0 && labels[i] != selected_)  // dim the others
+      c = {std::uint8_t(40 + c.r / 5), std::uint8_t(40 + c.g / 5), std::uint8_t(40 + c.b / 5)};
+    colours[i] = c;
+  }
+  bench_.cloud_view->setColors(colours);
+}
+
+void ClusterController::selectCluster(int id) {
+  const int row = bench_.current_row();
+  selected_ = id;
+  if (row < 0 || !bench_.document->at(row).isCloud() || !bench_.document->at(row).clusters) return;
+  const auto& d = bench_.document->at(row);
+  emit clusterColoursWanted();
+  if (id < 0 || std::size_t(id) >= d.clusters->sizes.size()) {
+    bench_.cloud_view->setBox(nullptr);
+    return;
+  }
+  double b[6] = {1e300, -1e300, 1e300, -1e300, 1e300, -1e300};
+  for (std::size_t i = 0; i < d.cloud->size(); ++i) {
+    if (d.clusters->labels[i] != id) continue;
+    const auto& p = d.cloud->points[i];
+    b[0] = std::min(b[0], double(p.x)), b[1] = std::max(b[1], double(p.x));
+    b[2] = std::min(b[2], double(p.y)), b[3] = std::max(b[3], double(p.y));
+    b[4] = std::min(b[4], double(p.z)), b[5] = std::max(b[5], double(p.z));
+  }
+  bench_.cloud_view->setBox(b);
+  bench_.status->showMessage(tr("Cluster %1: %L2 points, %3 x %4 x %5 m")
+                                 .arg(id)
+                                 .arg(qulonglong(d.clusters->sizes[std::size_t(id)]))
+                                 .arg(b[1] - b[0], 0, 'f', 2)
+                                 .arg(b[3] - b[2], 0, 'f', 2)
+                                 .arg(b[5] - b[4], 0, 'f', 2));
+}
+
+void ClusterController::exportLabels() {
+  const int row = bench_.current_row();
+  if (row < 0 || !bench_.document->at(row).clusters) return;
+  const QString path = QFileDialog::getSaveFileName(
+      bench_.window, tr("Save cloud with cluster labels"), bench_.last_dir() + "/clusters.pcd",
+      tr("PCD (*.pcd);;PLY (*.ply);;Text (*.xyz *.csv)"));
+  if (path.isEmpty()) return;
+  try {
+    const Dataset& d = bench_.document->at(row);
+    save_cloud(path.toStdString(), with_labels(*d.cloud, *d.clusters));
+    bench_.status->showMessage(tr("Wrote %1").arg(path), 5000);
+  } catch (const std::exception& e) {
+    bench_.report_error(QString::fromStdString(e.what()));
+  }
+}
+
+void ClusterController::exportFiles() {
+  const int row = bench_.current_row();
+  if (row < 0 || !bench_.document->at(row).clusters) return;
+  const QString dir = QFileDialog::getExistingDirectory(
+      bench_.window, tr("Folder for one file per cluster"), bench_.last_dir());
+  if (dir.isEmpty()) return;
+  try {
+    const Dataset& d = bench_.document->at(row);
+    save_cluster_files(dir.toStdString(), *d.cloud, *d.clusters, "pcd");
+    bench_.status->showMessage(
+        tr("Wrote %L1 cluster files to %2").arg(qulonglong(d.clusters->sizes.size())).arg(dir),
+        5000);
+  } catch (const std::exception& e) {
+    bench_.report_error(QString::fromStdString(e.what()));
+  }
+}
+
+void ClusterController::exportCsv() {
+  const int row = bench_.current_row();
+  if (row < 0 || !bench_.document->at(row).clusters) return;
+  const QString path =
+      QFileDialog::getSaveFileName(bench_.window, tr("Save cluster summary"),
+                                   bench_.last_dir() + "/clusters.csv", tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  try {
+    const Dataset& d = bench_.document->at(row);
+    save_cluster_csv(path.toStdString(), *d.cloud, *d.clusters);
+    bench_.status->showMessage(tr("Wrote %1").arg(path), 5000);
+  } catch (const std::exception& e) {
+    bench_.report_error(QString::fromStdString(e.what()));
+  }
+}
+
+}  // namespace cumulus::app

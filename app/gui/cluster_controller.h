@@ -1,0 +1,55 @@
+#pragma once
+// Clustering in the main window: runs the cluster panel's parameters on the current cloud off the
+// UI thread (live re-runs supersede each other), puts the result in the document, colours and
+// boxes clusters in the 3D view, and exports.
+#include <QObject>
+
+#include "cluster/cluster_export.h"
+#include "job_runner.h"
+#include "workbench.h"
+
+class QTimer;
+
+namespace cumulus::ui {
+class ClusterPanel;
+}
+
+namespace cumulus::app {
+
+class ClusterController : public QObject {
+  Q_OBJECT
+
+ public:
+  ClusterController(const Workbench& bench, ui::ClusterPanel* panel, QObject* parent);
+
+  // Starts clustering the current cloud with the panel's parameters (a running job is
+  // superseded: its result is dropped and the new one starts when it ends).
+  void run();
+  void cancel();
+  bool busy() const { return runner_->busy(); }
+  // Colours the current cloud by cluster (the selected one bright, the others dimmed).
+  void applyColours();
+  void selectCluster(int id);
+  // Forgets the selection (another dataset is shown).
+  void clearSelection() { selected_ = -1; }
+
+ signals:
+  void finished(bool ok);
+  // The view should switch to cluster colours (the colour box's "Clusters" entry).
+  void clusterColoursWanted();
+
+ private:
+  void onResult(std::shared_ptr<const PointCloud> cloud, std::shared_ptr<const ClusterResult> r,
+                std::vector<ClusterSummary> summary);
+  void exportLabels();
+  void exportFiles();
+  void exportCsv();
+
+  Workbench bench_;
+  ui::ClusterPanel* panel_;
+  JobRunner* runner_;
+  QTimer* debounce_;
+  int selected_ = -1;
+};
+
+}  // namespace cumulus::app

@@ -1,0 +1,258 @@
+// The main window's File and Data menus: opening, saving, exporting images, converting between
+// depth images and clouds, the recent-files list. Each handler asks (dialogs.h), then hands the
+// work to the loader or the backend.
+#include "main_window.h"
+
+#include "features_window.h"
+#include "registration_window.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QCoreApplication>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDockWidget>
+#include <QDoubleSpinBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QLabel>
+#include <QListView>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QTimer>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "cluster_controller.h"
+#include "cluster_panel.h"
+#include "colormap.h"
+#include "compare_window.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "dataset_loader.h"
+#include "depth_view.h"
+#include "dialogs.h"
+#include "history_window.h"
+#include "io/io.h"
+#include "io/projection.h"
+#include "job_runner.h"
+#include "run_history.h"
+#include "segment_compare_window.h"
+#include "segment_controller.h"
+#include "segment_panel.h"
+#include "vtk_cloud_view.h"
+
+namespace cumulus::app {
+
+namespace {
+
+constexpr int kMaxRecent = 10;
+
+const char* kOpenFilter =
+    "All supported (*.pcd *.ply *.bin *.xyz *.txt *.csv *.png *.tif *.tiff);;"
+    "Point clouds (*.pcd *.ply *.bin *.xyz *.txt *.csv);;Depth images (*.png *.tif *.tiff);;All "
+    "files (*)";
+
+}  // namespace
+
+double MainWindow::defaultDepthScale() const {
+  return parse_depth_scale(depth_scale_text_.toStdString());
+}
+
+void MainWindow::openDialog() {
+  const QStringList paths =
+      QFileDialog::getOpenFileNames(this, tr("Open"), last_dir_, tr(kOpenFilter));
+  if (!paths.isEmpty()) openFiles(paths);
+}
+
+void MainWindow::openFiles(const QStringList& paths, double depth_scale) {
+  bool any_depth = false;
+  for (const auto& p : paths)
+    any_depth = any_depth || is_depth_image_path(p.toStdString());
+  if (any_depth && depth_scale <= 0) {
+    if (isVisible() && !property("scripted").toBool()) {
+      const auto scale = ask_depth_scale(this, depth_scale_text_);
+      if (!scale) return;
+      depth_scale = *scale;
+    } else {
+      depth_scale = defaultDepthScale();
+    }
+  }
+  QStringList fresh;
+  for (const auto& path : paths) {
+    if (const int row = document_->findPath(path); row >= 0)
+      setCurrentRow(row);
+    else
+      fresh << path;
+  }
+  if (fresh.isEmpty()) return;
+  statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(fresh.back()).fileName()));
+  loader_->open(fresh, depth_scale);
+}
+
+QStringList MainWindow::openFilesNow(const QStringList& paths, double depth_scale) {
+  return loader_->openNow(paths, depth_scale > 0 ? depth_scale : defaultDepthScale());
+}
+
+bool MainWindow::loading() const {
+  return loader_->loading();
+}
+
+void MainWindow::cancelLoading() {
+  loader_->cancel();
+}
+
+bool MainWindow::exportViewImage(const QString& path, int width, int height, QString* error) {
+  QImage img;
+  const int row = currentRow();
+  if (row >= 0 && !document_->at(row).isCloud()) {
+    img = depth_view_->grab().toImage().scaled(width, height, Qt::KeepAspectRatio,
+                                               Qt::SmoothTransformation);
+  } else {
+    img = cloud_view_->renderImage(width, height);
+  }
+  if (img.isNull() || !img.save(path, "PNG")) {
+    if (error)
+      *error = tr("%1: cannot write the image (bad size or folder not writable)").arg(path);
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::saveWindowScreenshot(const QString& path, QString* error) {
+  if (!grab().toImage().save(path, "PNG")) {
+    if (error) *error = tr("%1: cannot write the screenshot").arg(path);
+    return false;
+  }
+  return true;
+}
+
+bool MainWindow::saveCurrentDataset(const QString& path, QString* error) {
+  const int row = currentRow();
+  if (row < 0) {
+    if (error) *error = tr("No dataset is selected");
+    return false;
+  }
+  try {
+    const Dataset& d = document_->at(row);
+    if (d.isCloud())
+      save_cloud(path.toStdString(), *d.cloud);
+    else
+      save_depth_png(path.toStdString(), *d.depth, d.depth->source_scale);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
+void MainWindow::exportViewDialog() {
+  const auto size =
+      ask_image_size(this, std::max(16, stack_->width() * 2), std::max(16, stack_->height() * 2));
+  if (!size) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export view image"),
+                                                    last_dir_ + "/view.png", tr("PNG (*.png)"));
+  if (path.isEmpty()) return;
+  QString err;
+  if (!exportViewImage(path, size->first, size->second, &err))
+    reportError(err);
+  else
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::screenshotDialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save window screenshot"),
+                                                    last_dir_ + "/cumulus.png", tr("PNG (*.png)"));
+  if (path.isEmpty()) return;
+  QString err;
+  if (!saveWindowScreenshot(path, &err))
+    reportError(err);
+  else
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::saveAsDialog() {
+  const int row = currentRow();
+  if (row < 0) return reportError(tr("No dataset is selected"));
+  const bool cloud = document_->at(row).isCloud();
+  const QString filter =
+      cloud ? tr("PCD (*.pcd);;PLY (*.ply);;KITTI bin (*.bin);;Text (*.xyz *.txt *.csv)")
+            : tr("16-bit PNG (*.png)");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save dataset as"), last_dir_, filter);
+  if (path.isEmpty()) return;
+  QString err;
+  if (!saveCurrentDataset(path, &err))
+    reportError(err);
+  else
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+}
+
+void MainWindow::closeCurrent() {
+  const int row = currentRow();
+  if (row >= 0) document_->remove(row);
+  if (document_->count() > 0)
+    setCurrentRow(std::min(row, document_->count() - 1));
+  else
+    showDataset(-1);
+}
+
+void MainWindow::depthToCloudDialog(bool lidar) {
+  const int row = currentRow();
+  if (row < 0 || document_->at(row).isCloud()) return reportError(tr("Select a depth image first"));
+  try {
+    if (auto out = depth_to_cloud_dialog(this, document_->at(row), lidar))
+      setCurrentRow(document_->add(std::move(*out)));
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::cloudToRangeImageDialog() {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).isCloud())
+    return reportError(tr("Select a point cloud first"));
+  try {
+    if (auto out = cloud_to_range_image_dialog(this, document_->at(row)))
+      setCurrentRow(document_->add(std::move(*out)));
+  } catch (const std::exception& e) {
+    reportError(QString::fromStdString(e.what()));
+  }
+}
+
+void MainWindow::addRecent(const QString& path) {
+  if (path.isEmpty()) return;
+  QSettings s;
+  QStringList list = s.value("recentFiles").toStringList();
+  list.removeAll(path);
+  list.prepend(path);
+  while (list.size() > kMaxRecent)
+    list.removeLast();
+  s.setValue("recentFiles", list);
+  rebuildRecentMenu();
+}
+
+QStringList MainWindow::recentFiles() const {
+  return QSettings().value("recentFiles").toStringList();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recent_menu_->clear();
+  for (const auto& path : recentFiles())
+    recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { openFiles({path}); })
+        ->setToolTip(path);
+  recent_menu_->setEnabled(!recent_menu_->isEmpty());
+}
+
+}  // namespace cumulus::app

@@ -1,0 +1,100 @@
+#pragma once
+// Euclidean cluster extraction with PCL's semantics: two points are neighbours when their
+// squared distance is strictly below tolerance^2; clusters are the connected components;
+// clusters outside [min_size, max_size] are dropped whole. Every method returns the same
+// canonical result, so results compare with ==.
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/method_table.h"
+#include "core/point_cloud.h"
+#include "core/timing.h"
+
+namespace cumulus {
+
+enum class ClusterMethod {
+  Cpu,          // PCL EuclideanClusterExtraction with a kd-tree: the reference
+  Gpu,          // ours: union-find over a voxel grid, no materialised graph (default with a GPU)
+  GpuVertexEs,  // the paper's vertex-based method (adjacency list + atomicMin), exhaustive search
+  GpuVertexRs,  //   ... voxel-grid range search (Algorithm 7)
+  GpuEdgeEs,    // the paper's edge-based method (edge list + atomicMin)
+  GpuEdgeRs,
+  GpuMatrixEs,  // the paper's matrix-based method (INITIAL_EC, BUILD_MATRIX, layers, UPDATE)
+  GpuMatrixRs,
+};
+
+struct ClusterParams {
+  float tolerance = 0.5f;  // metres
+  std::size_t min_size = 1;
+  std::size_t max_size = std::numeric_limits<std::int32_t>::max();
+};
+
+struct ClusterResult {
+  // One label per input point: the cluster's rank in `sizes`, or -1 for points in dropped
+  // clusters and for non-finite points.
+  std::vector<std::int32_t> labels;
+  // Sizes of the kept clusters, largest first; equal sizes ordered by their smallest point
+  // index (PCL leaves that order unspecified; a fixed order makes results comparable).
+  std::vector<std::size_t> sizes;
+  std::size_t non_finite = 0;        // points skipped because a coordinate is NaN or Inf
+  std::size_t dropped_clusters = 0;  // clusters outside [min_size, max_size]
+  std::string method;
+  StageTimes stages;    // per-stage times in ms (upload, grid, graph, labelling, download, ...)
+  double total_ms = 0;  // wall time of the whole call, transfers included
+};
+
+// Names, labels, devices and origins of the methods (cluster_methods.cpp); method_name,
+// parse_method, all_methods, is_gpu_method and default_method (core/method_table.h) read it.
+const MethodTable<ClusterMethod>& method_table(ClusterMethod);
+// The method used when none is named: `gpu` where a GPU is usable, else `cpu`.
+
+// Throws InvalidArgument for a tolerance that is not a positive finite number or min > max.
+void validate(const ClusterParams& params);
+
+// Runs one method. GPU methods throw GpuError when no GPU can be used, or when the matrix
+// methods' adjacency matrix would not fit in GPU memory.
+ClusterResult euclidean_cluster(const PointCloud& cloud, const ClusterParams& params,
+                                ClusterMethod method);
+
+// The same for raw points. With `points` in page-locked memory (allocate_pinned_points) the
+// upload is a direct DMA, as for frames that a sensor driver writes into such buffers.
+ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
+                                ClusterMethod method);
+
+// One call of `method`, never tiled: the building block of the tiled layer below. The entries
+// above are this call when the cloud fits one, euclidean_cluster_tiled otherwise.
+ClusterResult euclidean_cluster_call(const Point3f* points, std::size_t n,
+                                     const ClusterParams& params, ClusterMethod method);
+
+// Clouds beyond one call: the finite points in slabs along the cloud's longest axis, each slab
+// with a halo of the tolerance on both sides, clustered one slab at a time by `method` and
+// merged exactly (every pair of neighbours lies in the slab of either point, and a point that
+// two slabs share joins their components in a union-find). Slabs hold at most
+// `max_tile_points` points (0: cluster_call_capacity(method)). `progress(done, total)` is
+// called after each slab and may return false to stop: Cancelled is thrown. InvalidArgument
+// when the cloud is too dense along that axis for slabs of that size.
+ClusterResult euclidean_cluster_tiled(
+    const Point3f* points, std::size_t n, const ClusterParams& params, ClusterMethod method,
+    std::size_t max_tile_points = 0,
+    const std::function<bool(std::size_t, std::size_t)>& progress = {});
+
+// Points one call of `method` takes: for `gpu`, 2^26 points, and no more than its memory per
+// point fits in the cap of set_gpu_memory_limit (or, for large clouds without a cap, in the
+// device's free memory). Unbounded for the others. `gpu` tiles on its own beyond this.
+std::size_t cluster_call_capacity(ClusterMethod method, std::size_t n);
+
+// Turns a component id per point (any ids; -1 for skipped points) into the canonical labels,
+// sizes and drop counts of a ClusterResult. Used by the CPU methods and as the host-side
+// reference for the GPU canonicalisation.
+void canonicalize(const std::vector<std::int32_t>& component, const ClusterParams& params,
+                  ClusterResult& result);
+
+// Brute-force O(n^2) clustering for tests on small clouds: an independent reference.
+ClusterResult cluster_brute_force(const PointCloud& cloud, const ClusterParams& params);
+
+}  // namespace cumulus

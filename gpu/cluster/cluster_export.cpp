@@ -1,0 +1,91 @@
+#include "cluster/cluster_export.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+
+#include "core/error.h"
+#include "io/io.h"
+
+namespace cumulus {
+
+std::vector<ClusterSummary> summarize_clusters(const PointCloud& cloud, const ClusterResult& r) {
+  if (r.labels.size() != cloud.size())
+    throw InvalidArgument("the result does not belong to this cloud");
+  std::vector<ClusterSummary> out(r.sizes.size());
+  std::vector<bool> seen(out.size(), false);
+  for (std::size_t i = 0; i < cloud.size(); ++i) {
+    const int l = r.labels[i];
+    if (l < 0) continue;
+    auto& s = out[std::size_t(l)];
+    const double w[3] = {cloud.origin[0] + cloud.points[i].x, cloud.origin[1] + cloud.points[i].y,
+                         cloud.origin[2] + cloud.points[i].z};
+    for (int a = 0; a < 3; ++a) {
+      s.centroid[a] += w[a];
+      s.min[a] = seen[std::size_t(l)] ? std::min(s.min[a], w[a]) : w[a];
+      s.max[a] = seen[std::size_t(l)] ? std::max(s.max[a], w[a]) : w[a];
+    }
+    seen[std::size_t(l)] = true;
+    ++s.size;
+  }
+  for (std::size_t c = 0; c < out.size(); ++c) {
+    out[c].id = int(c);
+    for (double& v : out[c].centroid)
+      v /= double(std::max<std::size_t>(out[c].size, 1));
+  }
+  return out;
+}
+
+PointCloud with_labels(const PointCloud& cloud, const ClusterResult& r) {
+  if (r.labels.size() != cloud.size())
+    throw InvalidArgument("the result does not belong to this cloud");
+  PointCloud out = cloud;
+  out.labels = r.labels;
+  return out;
+}
+
+void save_cluster_csv(const std::string& path, const PointCloud& cloud, const ClusterResult& r) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) throw IoError(path, "cannot open for writing");
+  f << "id,size,centroid_x,centroid_y,centroid_z,min_x,min_y,min_z,max_x,max_y,max_z\n"
+    << std::setprecision(10);
+  for (const auto& s : summarize_clusters(cloud, r)) {
+    f << s.id << ',' << s.size;
+    for (double v : s.centroid)
+      f << ',' << v;
+    for (double v : s.min)
+      f << ',' << v;
+    for (double v : s.max)
+      f << ',' << v;
+    f << '\n';
+  }
+  if (!f) throw IoError(path, "write failed");
+}
+
+void save_cluster_files(const std::string& dir, const PointCloud& cloud, const ClusterResult& r,
+                        const std::string& extension) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError(dir, "cannot create folder: " + ec.message());
+  std::vector<PointCloud> parts(r.sizes.size());
+  for (auto& p : parts)
+    p.origin = cloud.origin;
+  for (std::size_t i = 0; i < cloud.size(); ++i) {
+    const int l = r.labels[i];
+    if (l < 0) continue;
+    auto& p = parts[std::size_t(l)];
+    p.points.push_back(cloud.points[i]);
+    if (cloud.has_intensity()) p.intensity.push_back(cloud.intensity[i]);
+    if (cloud.has_rgb()) p.rgb.push_back(cloud.rgb[i]);
+    if (cloud.has_normals()) p.normals.push_back(cloud.normals[i]);
+  }
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    parts[c].width = std::uint32_t(parts[c].size());
+    char name[64];
+    std::snprintf(name, sizeof name, "/cluster_%04zu.", c);
+    save_cloud(dir + name + extension, parts[c]);
+  }
+}
+
+}  // namespace cumulus

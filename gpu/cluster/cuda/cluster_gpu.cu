@@ -1,0 +1,202 @@
+// GPU clustering: the shared workspace, canonical relabelling and dispatch.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <bit>
+#include <cstring>
+
+#include "cluster/cuda/cluster_gpu.h"
+#include "cluster/cuda/cluster_gpu_common.cuh"
+#include "core/cuda/workspace.cuh"
+
+namespace cumulus {
+namespace cluster_cuda {
+
+void upload_points(Workspace& ws, const Point3f* points, std::size_t n) {
+  ws.points.reserve(n);
+  ws.component.reserve(n);
+  ws.counters.reserve(kCounters);
+  CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, kCounters * sizeof(int), ws.stream.get()));
+  if (n)
+    CU_CHECK(cudaMemcpyAsync(ws.points.get(), points, n * sizeof(float3), cudaMemcpyHostToDevice,
+                             ws.stream.get()));
+}
+
+namespace {
+
+__global__ void k_count_components(const int* component, int n, int* count, int* minidx) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  warp_add_to_component(i < n ? component[i] : -1, i, count, minidx);
+}
+
+// One entry per component, key = (n - size, smallest point): ascending keys are PCL's order
+// (largest first) with ties broken by the first point, and every key is distinct.
+__global__ void k_collect_components(const int* count, const int* minidx, int n, unsigned min_size,
+                                     unsigned max_size, unsigned long long* keys, int* ids,
+                                     int* counters) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  const int s = j < n ? count[j] : 0;
+  const unsigned votes = __ballot_sync(0xffffffffu, s > 0);
+  if (!votes) return;  // the whole warp agrees
+  const int lane = int(threadIdx.x & 31);
+  int base = 0;
+  if (lane == 0) base = atomicAdd(&counters[kClusters], __popc(votes));
+  base = __shfl_sync(0xffffffffu, base, 0);
+  warp_count(&counters[kBig], s > 0 && unsigned(s) > max_size);
+  warp_count(&counters[kKept], s > 0 && unsigned(s) >= min_size && unsigned(s) <= max_size);
+  if (s == 0) return;
+  const int at = base + __popc(votes & ((1u << lane) - 1));
+  keys[at] = ((unsigned long long)unsigned(n - s) << 32) | unsigned(minidx[j]);
+  ids[at] = j;
+}
+
+// Position of an entry in sorted order -> its rank among kept clusters, and its size.
+__device__ __forceinline__ void place(unsigned long long key, int id, int p, int n,
+                                      unsigned min_size, unsigned max_size, int big, int* rank,
+                                      int* sizes) {
+  const unsigned s = unsigned(n) - unsigned(key >> 32);
+  if (s > max_size || s < min_size) {
+    rank[id] = -1;
+    return;
+  }
+  rank[id] = p - big;
+  sizes[p - big] = int(s);
+}
+
+constexpr int kRankBlock = 128, kRankSmall = 4096;
+
+// Up to kRankSmall components: every block holds all keys in shared memory and ranks its own
+// kRankBlock entries by counting the keys below each (keys are distinct).
+__global__ void k_rank_small(const unsigned long long* keys, const int* ids, int n,
+                             unsigned min_size, unsigned max_size, const int* counters, int* rank,
+                             int* sizes) {
+  __shared__ unsigned long long k[kRankSmall];
+  const int K = counters[kClusters];
+  for (int e = threadIdx.x; e < K; e += kRankBlock)
+    k[e] = keys[e];
+  __syncthreads();
+  const int e = blockIdx.x * kRankBlock + threadIdx.x;
+  if (e >= K) return;
+  const unsigned long long mine = k[e];
+  int below = 0;
+  for (int f = 0; f < K; ++f)
+    below += k[f] < mine;
+  place(mine, ids[e], below, n, min_size, max_size, counters[kBig], rank, sizes);
+}
+
+__global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* sorted_ids, int n,
+                              unsigned min_size, unsigned max_size, const int* counters, int* rank,
+                              int* sizes) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= counters[kClusters]) return;
+  place(sorted_keys[p], sorted_ids[p], p, n, min_size, max_size, counters[kBig], rank, sizes);
+}
+
+__global__ void k_labels(const int* component, const int* rank, int n, int* labels) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int c = component[i];
+  labels[i] = c < 0 ? -1 : rank[c];
+}
+
+}  // namespace
+
+void reserve_canonical(Workspace& ws, std::size_t n) {
+  for (auto* b : {&ws.count, &ws.minidx, &ws.rank, &ws.ids, &ws.sorted_ids, &ws.labels, &ws.sizes})
+    b->reserve(n);
+  ws.keys.reserve(n);
+  ws.sorted_keys.reserve(n);
+  ws.host_counters.reserve(kCounters);
+}
+
+void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
+                            CanonicalInput input) {
+  if (n == 0) return;
+  cudaStream_t s = ws.stream.get();
+  reserve_canonical(ws, n);
+  const int ni = int(n);
+  const int T = 256, B = cuda::blocks_for(n, T);
+  if (input == CanonicalInput::Components) {
+    CU_CHECK(cudaMemsetAsync(ws.count.get(), 0, n * sizeof(int), s));
+    CU_CHECK(cudaMemsetAsync(ws.minidx.get(), 0x7f, n * sizeof(int), s));
+    k_count_components<<<B, T, 0, s>>>(ws.component.get(), ni, ws.count.get(), ws.minidx.get());
+    CU_CHECK_LAUNCH("k_count_components");
+  }
+  const auto min_size = unsigned(std::min<std::size_t>(params.min_size, 0xffffffffu));
+  const auto max_size = unsigned(std::min<std::size_t>(params.max_size, 0xffffffffu));
+  k_collect_components<<<B, T, 0, s>>>(ws.count.get(), ws.minidx.get(), ni, min_size, max_size,
+                                       ws.keys.get(), ws.ids.get(), ws.counters.get());
+  CU_CHECK_LAUNCH("k_collect_components");
+  // The component count decides how to sort; it also tells download_result how many sizes to
+  // fetch, so this is the one read-back of the pipeline.
+  CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), kCounters * sizeof(int),
+                           cudaMemcpyDeviceToHost, s));
+  ws.stream.sync();
+  const int K = ws.host_counters.get()[kClusters];
+  if (K <= kRankSmall) {
+    k_rank_small<<<std::max(1, (K + kRankBlock - 1) / kRankBlock), kRankBlock, 0, s>>>(
+        ws.keys.get(), ws.ids.get(), ni, min_size, max_size, ws.counters.get(), ws.rank.get(),
+        ws.sizes.get());
+    CU_CHECK_LAUNCH("k_rank_small");
+  } else {
+    const int end_bit = 32 + std::bit_width(unsigned(n));
+    std::size_t bytes = 0;
+    CU_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
+                                             ws.ids.get(), ws.sorted_ids.get(), K, 0, end_bit, s));
+    ws.sort_temp.reserve(bytes);
+    CU_CHECK(cub::DeviceRadixSort::SortPairs(ws.sort_temp.get(), bytes, ws.keys.get(),
+                                             ws.sorted_keys.get(), ws.ids.get(),
+                                             ws.sorted_ids.get(), K, 0, end_bit, s));
+    k_rank_sorted<<<cuda::blocks_for(std::size_t(K), T), T, 0, s>>>(
+        ws.sorted_keys.get(), ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
+        ws.rank.get(), ws.sizes.get());
+    CU_CHECK_LAUNCH("k_rank_sorted");
+  }
+  k_labels<<<B, T, 0, s>>>(ws.component.get(), ws.rank.get(), ni, ws.labels.get());
+  CU_CHECK_LAUNCH("k_labels");
+}
+
+void download_result(Workspace& ws, std::size_t n, ClusterResult& out) {
+  cudaStream_t s = ws.stream.get();
+  ws.host_counters.reserve(kCounters);
+  ws.host_labels.reserve(std::max<std::size_t>(n, 1));
+  ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
+  // canonicalize_on_device already read the counters, so labels and sizes come in one trip.
+  const int* c = ws.host_counters.get();
+  const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
+  if (n) {
+    CU_CHECK(cudaMemcpyAsync(ws.host_labels.get(), ws.labels.get(), n * sizeof(int),
+                             cudaMemcpyDeviceToHost, s));
+    if (kept)
+      CU_CHECK(cudaMemcpyAsync(ws.host_sizes.get(), ws.sizes.get(), kept * sizeof(int),
+                               cudaMemcpyDeviceToHost, s));
+  }
+  ws.stream.sync();
+  out.labels.assign(ws.host_labels.get(), ws.host_labels.get() + n);
+  out.sizes.assign(ws.host_sizes.get(), ws.host_sizes.get() + kept);
+  out.non_finite = n ? n - std::size_t(c[kFinite]) : 0;
+  out.dropped_clusters = n ? std::size_t(c[kClusters] - c[kKept]) : 0;
+}
+}  // namespace cluster_cuda
+
+void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
+                 ClusterMethod method, ClusterResult& out) {
+  cuda::require_device(method_name(method));
+  using namespace cluster_cuda;
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  StageClock clock(ws.stream.get());
+  upload_points(ws, points, n);
+  clock.mark("upload");
+  if (n > 0) {
+    if (method == ClusterMethod::Gpu)
+      run_fast(ws, n, params, clock);
+    else
+      run_paper(ws, n, params, method, clock);
+  }
+  download_result(ws, n, out);
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(out.stages);
+}
+
+}  // namespace cumulus

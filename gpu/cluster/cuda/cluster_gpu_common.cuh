@@ -1,0 +1,77 @@
+#pragma once
+// Pieces shared by the GPU clustering methods: the distance test that matches PCL bit for bit,
+// the per-process workspace, stage timing, and the canonical relabelling on the device.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "core/cuda/buffer.cuh"
+#include "core/cuda/distance.cuh"
+#include "core/cuda/stage_clock.cuh"
+
+namespace cumulus::cluster_cuda {
+
+using cuda::dist2;
+using cuda::finite3;
+using cuda::StageClock;
+
+// Counts a warp's flags with one atomic instead of one per thread: a counter bumped by every
+// point serialises on one address otherwise. All 32 lanes must call it.
+__device__ __forceinline__ void warp_count(int* counter, bool flag) {
+  const unsigned votes = __ballot_sync(0xffffffffu, flag);
+  if ((threadIdx.x & 31) == 0 && votes) atomicAdd(counter, __popc(votes));
+}
+
+// Adds one point (index i) to component c with one atomic pair per distinct c in the warp:
+// the points of a warp are consecutive and mostly share their component. The lowest lane of a
+// group holds its smallest index. All 32 lanes must call it; c < 0 adds nothing.
+__device__ __forceinline__ void warp_add_to_component(int c, int i, int* count, int* minidx) {
+  const unsigned peers = __match_any_sync(0xffffffffu, c);
+  if (c >= 0 && int(threadIdx.x & 31) == __ffs(peers) - 1) {
+    atomicAdd(&count[c], __popc(peers));
+    atomicMin(&minidx[c], i);
+  }
+}
+
+// PCL squares the tolerance in double and hands FLANN a float.
+inline float squared_threshold(float tolerance) {
+  return float(double(tolerance) * double(tolerance));
+}
+
+enum Counter { kFinite = 0, kClusters, kBig, kKept, kCounters };
+
+// Device and pinned buffers reused across calls (cuda::acquire_workspace).
+struct Workspace {
+  cuda::Stream stream;
+  cuda::DeviceBuffer<float3> points;
+  cuda::DeviceBuffer<int> component;  // per point: component id, or -1 for skipped points
+  cuda::DeviceBuffer<int> counters;
+  // canonical relabelling
+  cuda::DeviceBuffer<int> count, minidx, rank, ids, sorted_ids, labels, sizes;
+  cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;  // one per component
+  cuda::DeviceBuffer<unsigned char> sort_temp;
+  std::size_t sort_temp_n = 0;
+  cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
+};
+
+void upload_points(Workspace& ws, const Point3f* points, std::size_t n);
+// Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
+// method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
+// per id) in its own kernels (fewer launches). Reads the component count back to the host.
+enum class CanonicalInput { Components, Counted };
+void reserve_canonical(Workspace& ws, std::size_t n);
+void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
+                            CanonicalInput input);
+// Copies labels and sizes back (two syncs) and fills `out`.
+void download_result(Workspace& ws, std::size_t n, ClusterResult& out);
+
+// The methods.
+void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock);
+void run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
+               StageClock& clock);
+
+}  // namespace cumulus::cluster_cuda

@@ -1,0 +1,15 @@
+// Built instead of the CUDA sources when nvcc is missing: every GPU method reports why it
+// cannot run.
+#include "cluster/cuda/cluster_gpu.h"
+#include "core/error.h"
+
+namespace cumulus {
+
+void gpu_cluster(const Point3f*, std::size_t, const ClusterParams&, ClusterMethod method,
+                 ClusterResult&) {
+  throw GpuError(std::string(method_name(method)) +
+                 " needs a GPU, and this build has no CUDA support (nvcc was not found when it was "
+                 "configured)");
+}
+
+}  // namespace cumulus

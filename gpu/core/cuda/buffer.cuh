@@ -1,0 +1,133 @@
+#pragma once
+// Owners of device and pinned host memory. Buffers grow on demand and keep their capacity, so
+// repeated runs on same-size inputs allocate nothing.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <utility>
+
+#include "core/cuda/check.cuh"
+
+namespace cumulus::cuda {
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t n) { reserve(n); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+
+  // Makes room for n elements; old contents are not kept when it grows.
+  void reserve(std::size_t n) {
+    if (n <= capacity_) return;
+    release();
+    if (injected_allocation_failure())
+      check(cudaErrorMemoryAllocation, "cudaMalloc (injected)", __FILE__, __LINE__);
+    void* p = nullptr;
+    CU_CHECK(cudaMalloc(&p, n * sizeof(T)));
+    data_ = static_cast<T*>(p);
+    capacity_ = n;
+  }
+  void release() noexcept {
+    if (data_) cudaFree(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  T* get() const { return data_; }
+  std::size_t capacity() const { return capacity_; }
+  std::size_t bytes() const { return capacity_ * sizeof(T); }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(capacity_, o.capacity_);
+  }
+  T* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  ~PinnedBuffer() { release(); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& o) noexcept { swap(o); }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    swap(o);
+    return *this;
+  }
+
+  void reserve(std::size_t n) {
+    if (n <= capacity_) return;
+    release();
+    if (injected_allocation_failure())
+      check(cudaErrorMemoryAllocation, "cudaMallocHost (injected)", __FILE__, __LINE__);
+    void* p = nullptr;
+    CU_CHECK(cudaMallocHost(&p, n * sizeof(T)));
+    data_ = static_cast<T*>(p);
+    capacity_ = n;
+  }
+  void release() noexcept {
+    if (data_) cudaFreeHost(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  T* get() const { return data_; }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  void swap(PinnedBuffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(capacity_, o.capacity_);
+  }
+  T* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+// A stream and a set of timing events, created once.
+class Stream {
+ public:
+  Stream() { CU_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(s_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return s_; }
+  void sync() const { CU_CHECK(cudaStreamSynchronize(s_)); }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() { CU_CHECK(cudaEventCreate(&e_)); }
+  ~Event() { cudaEventDestroy(e_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(cudaStream_t s) { CU_CHECK(cudaEventRecord(e_, s)); }
+  cudaEvent_t get() const { return e_; }
+  // Milliseconds from `start` to this event (both must have completed).
+  float since(const Event& start) const {
+    float ms = 0;
+    CU_CHECK(cudaEventElapsedTime(&ms, start.e_, e_));
+    return ms;
+  }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+inline int blocks_for(std::size_t n, int threads) {
+  return int((n + std::size_t(threads) - 1) / std::size_t(threads));
+}
+
+}  // namespace cumulus::cuda

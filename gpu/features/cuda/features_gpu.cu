@@ -1,0 +1,281 @@
+// Normals and point feature histograms on the GPU. Compiled with -fmad=false: the pair features
+// must round exactly as PCL's float code does, or pairs near a bin edge change bins.
+#include <cmath>
+
+#include "core/cuda/stage_clock.cuh"
+#include "core/cuda/workspace.cuh"
+#include "features/cuda/features_gpu.h"
+#include "features/cuda/histogram_kernels.cuh"
+#include "features/cuda/normal_kernels.cuh"
+#include "features/cuda/rows.cuh"
+#include "features/pair_math.h"
+#include "nns/cuda/device_index.cuh"
+#include "nns/cuda/device_search.cuh"
+
+namespace cumulus {
+namespace feat {
+
+// ---- host side ----------------------------------------------------------------------------
+
+struct DeviceRows {
+  cuda::DeviceBuffer<int> index;
+  cuda::DeviceBuffer<float> d2;
+  nns::RadiusScratch radius;
+  std::vector<unsigned> host_offsets;
+  Rows view;
+};
+
+struct Workspace {
+  cuda::Stream stream;
+  nns::DeviceIndex index;  // owns the uploaded points
+  DeviceRows feature_rows, normal_rows;
+  cuda::DeviceBuffer<float3> normals;
+  cuda::DeviceBuffer<float> curvature, spfh, out;
+  cuda::DeviceBuffer<unsigned> offsets;  // the paper's host neighbourhoods
+  cuda::DeviceBuffer<Deferred> deferred;
+  cuda::DeviceBuffer<unsigned> deferred_count;
+  cuda::DeviceBuffer<Patch> patches;
+};
+
+// What the host needs to decide deferred pairs: the same points and normals as the device, and
+// each row's neighbourhood size (PCL's increment depends on it).
+struct HostSide {
+  const std::vector<Point3f>& points;
+  const std::vector<Point3f>& normals;
+  int uniform;                           // k for k-nearest rows
+  const std::vector<unsigned>* offsets;  // else row sizes from these
+  std::uint64_t row_size(int r) const {
+    return uniform ? std::uint64_t(uniform)
+                   : std::uint64_t((*offsets)[std::size_t(r) + 1] - (*offsets)[std::size_t(r)]);
+  }
+};
+
+std::vector<Patch> decide_on_host(const std::vector<Deferred>& d, Descriptor desc,
+                                  const HostSide& h) {
+  auto v = [](const Point3f& p) { return fm::V3{p.x, p.y, p.z}; };
+  std::vector<Patch> patches;
+  patches.reserve(d.size() * (desc == Descriptor::Pfh ? 1 : 3));
+  for (const Deferred& e : d) {
+    const auto a = std::size_t(e.a), b = std::size_t(e.b), row = std::size_t(e.row);
+    if (desc == Descriptor::Pfh) {
+      const int bin = fm::pfh_bin(v(h.points[a]), v(h.normals[a]), v(h.points[b]), v(h.normals[b]));
+      patches.push_back(
+          {unsigned(row * 125 + std::size_t(bin)), fm::pfh_increment(h.row_size(e.row))});
+    } else {
+      int bins[3];
+      fm::spfh_bins(v(h.points[a]), v(h.normals[a]), v(h.points[b]), v(h.normals[b]), bins);
+      for (int bin : bins)
+        patches.push_back(
+            {unsigned(row * 33 + std::size_t(bin)), fm::spfh_increment(h.row_size(e.row))});
+    }
+  }
+  return patches;
+}
+
+// The histograms of every point: the pair kernel, the host's decisions on deferred pairs, and
+// for FPFH the weighting. G = 64 with one group per block is the paper's mapping (its float
+// histogram in shared memory), G = 32 with several warps per block is ours (counts).
+template <int G, int Groups>
+void run_descriptors(Workspace& ws, Descriptor desc, int n, const Rows& rows,
+                     const HostSide& host) {
+  cudaStream_t s = ws.stream.get();
+  constexpr bool kPaper = G == 64;
+  const int blocks = (n + Groups - 1) / Groups;
+  const float3* pts = ws.index.targets.get();
+  const float3* nrm = ws.normals.get();
+  float* hist = desc == Descriptor::Pfh ? ws.out.get() : ws.spfh.get();
+  ws.deferred_count.reserve(1);
+  ws.deferred.reserve(std::max<std::size_t>(std::size_t(n) * 4, 1u << 16));
+  unsigned deferred = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    CU_CHECK(cudaMemsetAsync(ws.deferred_count.get(), 0, sizeof(unsigned), s));
+    const DeferList list{ws.deferred.get(), ws.deferred_count.get(),
+                         unsigned(ws.deferred.capacity())};
+    if (desc == Descriptor::Pfh) {
+      k_pfh<G, Groups, kPaper><<<blocks, G * Groups, 0, s>>>(pts, nrm, n, rows, list, hist);
+      CU_CHECK_LAUNCH("k_pfh");
+    } else {
+      k_spfh<G, Groups><<<blocks, G * Groups, 0, s>>>(pts, nrm, n, rows, list, hist);
+      CU_CHECK_LAUNCH("k_spfh");
+    }
+    CU_CHECK(cudaMemcpyAsync(&deferred, ws.deferred_count.get(), sizeof(unsigned),
+                             cudaMemcpyDeviceToHost, s));
+    ws.stream.sync();
+    if (deferred <= ws.deferred.capacity()) break;
+    ws.deferred.reserve(deferred);  // rare: once more with room for every deferred pair
+  }
+  if (deferred) {
+    std::vector<Deferred> d(deferred);
+    CU_CHECK(cudaMemcpyAsync(d.data(), ws.deferred.get(), deferred * sizeof(Deferred),
+                             cudaMemcpyDeviceToHost, s));
+    ws.stream.sync();
+    const std::vector<Patch> patches = decide_on_host(d, desc, host);
+    ws.patches.reserve(patches.size());
+    CU_CHECK(cudaMemcpyAsync(ws.patches.get(), patches.data(), patches.size() * sizeof(Patch),
+                             cudaMemcpyHostToDevice, s));
+    k_patch<<<cuda::blocks_for(patches.size(), 256), 256, 0, s>>>(ws.patches.get(),
+                                                                  unsigned(patches.size()), hist);
+    CU_CHECK_LAUNCH("k_patch");
+    ws.stream.sync();  // the host vector of patches ends here
+  }
+  if (desc == Descriptor::Fpfh) {
+    k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
+    CU_CHECK_LAUNCH("k_fpfh_weight");
+  }
+}
+
+// The neighbourhoods of every point among the points, on the device.
+void search_rows(Workspace& ws, const Neighbourhood& nb, DeviceRows& r) {
+  cudaStream_t s = ws.stream.get();
+  const int n = int(ws.index.n);
+  if (nb.k > 0) {
+    const int k = std::min(nb.k, n);
+    const std::size_t m = std::size_t(n) * std::size_t(k);
+    r.index.reserve(std::max<std::size_t>(m, 1));
+    r.d2.reserve(std::max<std::size_t>(m, 1));
+    nns::search_knn(ws.index, ws.index.targets.get(), n, k, INFINITY, r.index.get(), r.d2.get(), s);
+    r.view = Rows{nullptr, k, r.index.get(), r.d2.get()};
+  } else {
+    const float r2 = float(double(nb.radius) * double(nb.radius));
+    nns::search_radius(ws.index, ws.index.targets.get(), n, r2, r.radius, r.host_offsets, s);
+    r.view = Rows{r.radius.offsets.get(), 0, r.radius.index.get(), r.radius.d2.get()};
+  }
+}
+
+bool same(const Neighbourhood& a, const Neighbourhood& b) {
+  return a.k == b.k && a.radius == b.radius;
+}
+
+void run_normals(Workspace& ws, const Rows& rows, Point3f vp) {
+  const int n = int(ws.index.n);
+  ws.normals.reserve(std::size_t(n));
+  ws.curvature.reserve(std::size_t(n));
+  k_normals<<<cuda::blocks_for(std::size_t(n), 128), 128, 0, ws.stream.get()>>>(
+      ws.index.targets.get(), n, rows, make_float3(vp.x, vp.y, vp.z), ws.normals.get(),
+      ws.curvature.get());
+  CU_CHECK_LAUNCH("k_normals");
+}
+
+template <class T>
+void download(std::vector<T>& out, const T* d, std::size_t count, cudaStream_t s) {
+  out.resize(count);
+  if (count) CU_CHECK(cudaMemcpyAsync(out.data(), d, count * sizeof(T), cudaMemcpyDeviceToHost, s));
+}
+
+// Normals straight into Point3f (same layout as float3), curvature beside; asynchronous.
+void download_normals(Workspace& ws, std::size_t n, std::vector<Point3f>& normals,
+                      std::vector<float>& curvature) {
+  static_assert(sizeof(Point3f) == sizeof(float3));
+  cudaStream_t s = ws.stream.get();
+  normals.resize(n);
+  if (n)
+    CU_CHECK(cudaMemcpyAsync(normals.data(), ws.normals.get(), n * sizeof(float3),
+                             cudaMemcpyDeviceToHost, s));
+  download(curvature, ws.curvature.get(), n, s);
+}
+
+}  // namespace feat
+
+void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Point3f vp,
+                 NormalsResult& out) {
+  using namespace feat;
+  cuda::require_device("normals (gpu)");
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t n = points.size();
+  ws.index.build(NnsMethod::Gpu, points.data(), n, s);
+  clock.mark("upload");
+  if (n) search_rows(ws, nb, ws.normal_rows);
+  clock.mark("neighbours");
+  if (n) run_normals(ws, ws.normal_rows.view, vp);
+  clock.mark("normals");
+  download_normals(ws, n, out.normals, out.curvature);
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(out.stages);
+}
+
+void gpu_features(const std::vector<Point3f>& points, const FeatureParams& params, Point3f vp,
+                  const std::vector<Point3f>* given, FeatureResult& out) {
+  using namespace feat;
+  cuda::require_device("features (gpu)");
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t n = points.size();
+  const int bins = descriptor_bins(params.descriptor);
+  ws.index.build(NnsMethod::Gpu, points.data(), n, s);
+  ws.normals.reserve(std::max<std::size_t>(n, 1));
+  if (given && n)
+    CU_CHECK(cudaMemcpyAsync(ws.normals.get(), given->data(), n * sizeof(float3),
+                             cudaMemcpyHostToDevice, s));
+  clock.mark("upload");
+  search_rows(ws, params.neighbourhood, ws.feature_rows);
+  clock.mark("neighbours");
+  if (!given) {
+    const bool shared = same(params.normals.neighbourhood, params.neighbourhood);
+    if (!shared) search_rows(ws, params.normals.neighbourhood, ws.normal_rows);
+    run_normals(ws, shared ? ws.feature_rows.view : ws.normal_rows.view, vp);
+    clock.mark("normals");
+  }
+  if (!given) {
+    download_normals(ws, n, out.normals, out.curvature);
+    ws.stream.sync();  // the host decides deferred pairs with these normals
+  }
+  ws.out.reserve(n * std::size_t(bins));
+  ws.spfh.reserve(params.descriptor == Descriptor::Fpfh ? n * 33 : 1);
+  const Neighbourhood& nb = params.neighbourhood;
+  const HostSide host{points, given ? *given : out.normals, nb.k > 0 ? std::min(nb.k, int(n)) : 0,
+                      &ws.feature_rows.host_offsets};
+  run_descriptors<32, 4>(ws, params.descriptor, int(n), ws.feature_rows.view, host);
+  clock.mark("descriptors");
+  download(out.histograms, ws.out.get(), n * std::size_t(bins), s);
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(out.stages);
+}
+
+void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector<Point3f>& normals,
+                           const HostNeighbours& nb, Descriptor descriptor, FeatureResult& out) {
+  using namespace feat;
+  cuda::require_device("features (gpu-paper)");
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t n = points.size(), m = nb.indices.size();
+  const int bins = descriptor_bins(descriptor);
+  ws.index.build(NnsMethod::GpuBruteForce, points.data(), n, s);  // upload only: no structure
+  ws.normals.reserve(std::max<std::size_t>(n, 1));
+  ws.offsets.reserve(n + 1);
+  DeviceRows& r = ws.feature_rows;
+  r.index.reserve(std::max<std::size_t>(m, 1));
+  r.d2.reserve(std::max<std::size_t>(m, 1));
+  if (n) {
+    CU_CHECK(cudaMemcpyAsync(ws.normals.get(), normals.data(), n * sizeof(float3),
+                             cudaMemcpyHostToDevice, s));
+    CU_CHECK(cudaMemcpyAsync(ws.offsets.get(), nb.offsets.data(), (n + 1) * sizeof(unsigned),
+                             cudaMemcpyHostToDevice, s));
+  }
+  if (m) {
+    CU_CHECK(cudaMemcpyAsync(r.index.get(), nb.indices.data(), m * sizeof(int),
+                             cudaMemcpyHostToDevice, s));
+    CU_CHECK(cudaMemcpyAsync(r.d2.get(), nb.sq_distances.data(), m * sizeof(float),
+                             cudaMemcpyHostToDevice, s));
+  }
+  clock.mark("upload");
+  ws.out.reserve(std::max<std::size_t>(n * std::size_t(bins), 1));
+  ws.spfh.reserve(descriptor == Descriptor::Fpfh ? std::max<std::size_t>(n * 33, 1) : 1);
+  if (n) {
+    const HostSide host{points, normals, 0, &nb.offsets};
+    run_descriptors<64, 1>(ws, descriptor, int(n),
+                           Rows{ws.offsets.get(), 0, r.index.get(), r.d2.get()}, host);
+  }
+  clock.mark("descriptors");
+  download(out.histograms, ws.out.get(), n * std::size_t(bins), s);
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(out.stages);
+}
+
+}  // namespace cumulus

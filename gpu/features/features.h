@@ -1,0 +1,132 @@
+#pragma once
+// Surface normals and point feature histograms with PCL's semantics (NormalEstimation,
+// PFHEstimation with 5 bins per feature = 125 bins, FPFHEstimation with 11 per feature = 33).
+// Non-finite points are left out before anything is searched, so they are never anyone's
+// neighbour; their normal and histogram are NaN. Given the same normals and neighbourhoods,
+// every method bins every pair as PCL does.
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/method_table.h"
+#include "core/point_cloud.h"
+#include "core/timing.h"
+
+namespace cumulus {
+
+enum class FeatureMethod {
+  Cpu,       // PCL NormalEstimation + PFHEstimation / FPFHEstimation: the reference
+  GpuPaper,  // the paper: neighbours and normals on the CPU (PCL), the histograms on the GPU
+             // with a 64-thread block per point, neighbours staged in shared memory
+  Gpu,       // ours: neighbours (grid), normals (PCA) and histograms all on the device, a
+             // warp per point, pair bins counted in shared memory
+};
+
+// Names, labels, devices and origins of the methods (features_methods.cpp); method_name,
+// parse_method, all_methods, is_gpu_method and default_method (core/method_table.h) read it.
+const MethodTable<FeatureMethod>& method_table(FeatureMethod);
+
+enum class Descriptor { Pfh, Fpfh };
+const char* descriptor_name(Descriptor d);
+std::optional<Descriptor> parse_descriptor(const std::string& name);
+int descriptor_bins(Descriptor d);  // 125 or 33
+
+// A point's neighbourhood, itself included, as PCL's Feature::setKSearch / setRadiusSearch:
+// the k nearest (k > 0) or every point closer than radius (strict), nearest first.
+struct Neighbourhood {
+  int k = 0;
+  float radius = 0;
+  static Neighbourhood nearest(int k) { return {k, 0}; }
+  static Neighbourhood within(float r) { return {0, r}; }
+  std::string describe() const;  // "k=16" or "r=0.005"
+};
+
+struct NormalParams {
+  Neighbourhood neighbourhood = Neighbourhood::nearest(16);
+  // Normals are flipped to face this point, in world coordinates (PCL's default: the origin).
+  std::array<double, 3> viewpoint{0, 0, 0};
+};
+
+struct FeatureParams {
+  Descriptor descriptor = Descriptor::Fpfh;
+  Neighbourhood neighbourhood = Neighbourhood::nearest(32);
+  NormalParams normals;
+};
+
+struct NormalsResult {
+  std::vector<Point3f> normals;  // one per input point; NaN where fewer than 3 neighbours
+  std::vector<float> curvature;  // lambda_min / (lambda_0 + lambda_1 + lambda_2), as PCL
+  std::size_t non_finite_points = 0;
+  std::size_t nan_normals = 0;  // finite points without a normal
+  std::string method;
+  StageTimes stages;
+  double total_ms = 0;
+};
+
+struct FeatureResult {
+  Descriptor descriptor = Descriptor::Fpfh;
+  int bins = 0;
+  std::vector<float> histograms;  // points * bins, row per input point
+  std::vector<Point3f> normals;   // the normals the histograms were computed from
+  std::vector<float> curvature;   // empty when the normals were given
+  std::size_t non_finite_points = 0;
+  std::size_t nan_histograms = 0;  // rows of NaN (non-finite points)
+  std::string method;
+  StageTimes stages;  // neighbours, normals, descriptors, transfers
+  double total_ms = 0;
+
+  std::size_t size() const { return bins ? histograms.size() / std::size_t(bins) : 0; }
+  const float* row(std::size_t i) const { return histograms.data() + i * std::size_t(bins); }
+};
+
+// The checks of estimate_normals and compute_features (InvalidArgument as below).
+void validate(const NormalParams& params, FeatureMethod method);
+void validate(const FeatureParams& params, FeatureMethod method, bool normals_given);
+
+// GPU methods whose cloud exceeds one call (normals_call_capacity, features_call_capacity in
+// tiles/tiles.h) work in slabs with the same results.
+//
+// Throws InvalidArgument for an unusable neighbourhood (neither or both of k and radius, k < 1,
+// k above the GPU limit on a GPU method, a non-positive or non-finite radius, a non-finite
+// viewpoint); GpuError when a GPU method cannot run.
+NormalsResult estimate_normals(const PointCloud& cloud, const NormalParams& params,
+                               FeatureMethod method);
+
+// Histograms from the cloud's points; normals estimated with params.normals unless `normals` is
+// given (one per point, NaN allowed), which lets every method start from the same normals.
+FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& params,
+                               FeatureMethod method, const std::vector<Point3f>* normals = nullptr);
+
+// The two above as one call of the method, never tiled: what the tiling layer (tiles/tiles.h)
+// runs on each tile.
+NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams& params,
+                                    FeatureMethod method);
+FeatureResult compute_features_call(const PointCloud& cloud, const FeatureParams& params,
+                                    FeatureMethod method,
+                                    const std::vector<Point3f>* normals = nullptr);
+
+// Rows of `a` and `b` (same size) with a bin more than `tol` apart; a NaN facing a number counts
+// (max becomes infinite), NaN facing NaN agrees. The tolerance is 1e-3 percent units.
+struct HistogramDiff {
+  std::size_t rows = 0;
+  double max = 0;
+  std::size_t first = std::size_t(-1);  // first differing row
+};
+HistogramDiff compare_histograms(const FeatureResult& a, const FeatureResult& b, double tol = 1e-3);
+
+// Distance between two histograms for "similar surfaces" colouring.
+enum class HistogramDistance { L2, ChiSquared };
+std::optional<HistogramDistance> parse_histogram_distance(const std::string& name);
+// Distance of every row to `reference` (bins values); NaN rows give NaN.
+std::vector<float> histogram_distances(const FeatureResult& features, const float* reference,
+                                       HistogramDistance metric);
+
+// PCD with one PFHSignature125 ("pfh") or FPFHSignature33 ("fpfh") field per point, as PCL
+// writes it (binary), and CSV: index,x,y,z,b0..bN. Throw IoError on failure.
+void write_features_pcd(const std::string& path, const FeatureResult& features);
+void write_features_csv(const std::string& path, const PointCloud& cloud,
+                        const FeatureResult& features);
+
+}  // namespace cumulus

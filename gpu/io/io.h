@@ -1,0 +1,43 @@
+#pragma once
+// Reading and writing clouds and depth images. Every function throws IoError naming the file
+// and the problem; none of them aborts on malformed input.
+#include <string>
+
+#include "core/depth_image.h"
+#include "core/point_cloud.h"
+
+namespace cumulus {
+
+enum class CloudFormat { Pcd, Ply, KittiBin, Xyz };
+enum class PcdEncoding { Ascii, Binary, BinaryCompressed };
+
+// Decides the format from the extension (.pcd, .ply, .bin, .xyz/.txt/.csv); throws IoError for
+// anything else.
+CloudFormat cloud_format_for(const std::string& path);
+bool is_depth_image_path(const std::string& path);  // .png, .tif, .tiff
+bool is_cloud_path(const std::string& path);
+
+PointCloud load_cloud(const std::string& path);
+PointCloud load_pcd(const std::string& path);
+PointCloud load_ply(const std::string& path);
+PointCloud load_kitti_bin(const std::string& path);
+PointCloud load_xyz(const std::string& path);
+
+struct SaveOptions {
+  PcdEncoding pcd = PcdEncoding::Binary;
+  bool ply_binary = true;
+};
+// Writes by extension: .pcd, .ply, .bin (x y z intensity), .xyz/.txt/.csv.
+void save_cloud(const std::string& path, const PointCloud& cloud, const SaveOptions& = {});
+void save_pcd(const std::string& path, const PointCloud& cloud, PcdEncoding encoding);
+void save_ply(const std::string& path, const PointCloud& cloud, bool binary);
+void save_kitti_bin(const std::string& path, const PointCloud& cloud);
+void save_xyz(const std::string& path, const PointCloud& cloud);
+
+// 16-bit PNG or TIFF; each raw value times `metres_per_unit` gives metres, 0 stays invalid.
+DepthImage load_depth_image(const std::string& path, double metres_per_unit);
+// Writes a 16-bit PNG with value = round(depth / metres_per_unit), 0 for invalid or
+// out-of-range depths.
+void save_depth_png(const std::string& path, const DepthImage& image, double metres_per_unit);
+
+}  // namespace cumulus

@@ -1,0 +1,54 @@
+#pragma once
+// PCD and PLY go through PCL's io as PCLPointCloud2, so that every field of a file is kept,
+// whatever its type; these convert both ways and read the headers PCL's readers trust blindly
+// (io_pcd.cpp and io_ply.cpp check them first). Private to io/.
+#include <pcl/PCLPointCloud2.h>
+
+#include <cstddef>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "core/point_cloud.h"
+
+namespace cumulus::detail {
+
+void quiet_pcl();  // PCL's console messages off, once
+PointCloud from_pcl(const std::string& path, const pcl::PCLPointCloud2& in);
+pcl::PCLPointCloud2 to_pcl(const PointCloud& cloud);
+
+// The words of a header line.
+inline std::vector<std::string> tokens(const std::string& line) {
+  std::istringstream ss(line);
+  std::vector<std::string> t;
+  for (std::string w; ss >> w;)
+    t.push_back(w);
+  return t;
+}
+
+// Reads the next header line of a PCD or PLY file into `line` (without a trailing CR); false at
+// the end of the file. Fails on binary bytes and on headers that never end.
+template <class Fail>
+bool header_line(std::istream& in, std::string& line, std::size_t& line_no, const Fail& fail) {
+  if (!std::getline(in, line)) return false;
+  ++line_no;
+  if (line_no > 1000 || line.size() > 100000)
+    fail("the header does not end in its first 1000 lines");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  for (unsigned char c : line)
+    if (c < 9 || (c > 13 && c < 32) || c > 126)
+      fail("binary bytes in the header (line " + std::to_string(line_no) + ")");
+  return true;
+}
+
+// A count in a header: digits only (no sign), no overflow.
+template <class Fail>
+std::size_t header_number(const std::string& w, const char* what, const Fail& fail) {
+  std::size_t v = 0;
+  auto [ptr, ec] = std::from_chars(w.data(), w.data() + w.size(), v);
+  if (ec != std::errc() || ptr != w.data() + w.size())
+    fail(std::string("bad ") + what + " '" + w.substr(0, 20) + "'");
+  return v;
+}
+
+}  // namespace cumulus::detail

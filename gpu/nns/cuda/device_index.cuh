@@ -1,0 +1,121 @@
+#pragma once
+// The targets on the device with the search structure of one method, and the three searches as
+// small functors, so kernels are written once as templates over the search (brute force
+// synchronises its block, hence the `active` flag instead of early returns).
+#include <cuda_runtime.h>
+
+#include "core/cuda/buffer.cuh"
+#include "nns/cuda/brute_force.cuh"
+#include "nns/cuda/grid.cuh"
+#include "nns/cuda/kdtree_search.cuh"
+#include "nns/cuda/visitors.cuh"
+#include "nns/nns.h"
+
+namespace cumulus::nns {
+
+struct BruteSearch {
+  const float3* targets;
+  int n;
+  template <class V>
+  __device__ void operator()(float3 q, bool active, V& v) const {
+    brute_force_visit(q, active, targets, n, v);
+  }
+};
+
+struct KdSearch {
+  KdTreeView tree;
+  template <class V>
+  __device__ void operator()(float3 q, bool active, V& v) const {
+    if (active) kdtree_visit(q, tree, v);
+  }
+};
+
+struct GridSearch {
+  GridView grid;
+  GridView fine{};  // a finer grid for bounded searches (start null: none; see plan_fine_grid)
+  template <class V>
+  __device__ void operator()(float3 q, bool active, V& v) const {
+    if (active) grid_visit(q, grid, v);
+  }
+  // A group of Lanes lanes searching for one query (see grid_visit_group); the group must be
+  // active or inactive as a whole.
+  template <int Lanes, class V>
+  __device__ void group(float3 q, bool active, V& v, int rank) const {
+    if (!active) return;
+    if (fine.start && grid_visit_box<Lanes>(q, fine, v, rank)) return;
+    grid_visit_group<Lanes>(q, grid, v, rank);
+  }
+};
+
+// The single nearest target within `limit` (index -1 if none), optionally starting from target
+// `seed` of `targets` as the best so far (its distance computed as the search computes it, so
+// the result is the unseeded one, ties included). Every thread of the block must call it
+// (brute force synchronises).
+template <class Search>
+__device__ void nearest_one(const Search& s, float3 p, bool active, float limit, float& d, int& i,
+                            const float3* targets = nullptr, int seed = -1) {
+  KnnVisitor<1> v(1, limit);
+  if (active && seed >= 0) v.visit(cuda::dist2(p, targets[seed]), seed);
+  s(p, active, v);
+  d = v.size ? v.d[0] : INFINITY;
+  i = v.size ? v.i[0] : -1;
+}
+
+struct DeviceIndex {
+  NnsMethod method = NnsMethod::Gpu;
+  std::size_t n = 0;
+  cuda::DeviceBuffer<float3> targets;
+  cuda::DeviceBuffer<float> kx, ky, kz;
+  cuda::DeviceBuffer<int> kindex;
+  int kd_nodes = 0;
+  DeviceGrid grid;
+  DeviceGrid fine;  // built for bounded searches (reach > 0) where it pays (plan_fine_grid)
+  cuda::DeviceBuffer<unsigned> bounds;  // the targets' bounds, found on the device
+  cuda::PinnedBuffer<unsigned> bounds_host;
+
+  // Uploads the targets and builds the method's structure (the kd-tree on the host, as the
+  // paper does; the grid on the device). Asynchronous on s except for the kd-tree upload and,
+  // for the grid, one wait for the targets' bounds (found on the device: the host's scan of
+  // the targets took longer than the wait).
+  // `reach` > 0: every search is bounded by that distance (the grid then keeps its cells within
+  // it, see build_grid).
+  void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s, float reach = 0,
+             const GridDensity& density = {});
+
+  // Calls f with the search functor of the built method.
+  template <class F>
+  void with_search(F&& f) const {
+    switch (method) {
+      case NnsMethod::GpuBruteForce:
+        f(BruteSearch{targets.get(), int(n)});
+        break;
+      case NnsMethod::GpuKdTree:
+        f(KdSearch{KdTreeView{kx.get(), ky.get(), kz.get(), kindex.get(), kd_nodes}});
+        break;
+      default:
+        f(GridSearch{grid.view, fine.view});
+        break;
+    }
+  }
+};
+
+// Calls f with std::integral_constant<int, MaxK> for the smallest supported bound >= k.
+template <class F>
+void with_max_k(int k, F&& f) {
+  if (k <= 1)
+    f(std::integral_constant<int, 1>{});
+  else if (k <= 8)
+    f(std::integral_constant<int, 8>{});
+  else if (k <= 16)
+    f(std::integral_constant<int, 16>{});
+  else if (k <= 32)
+    f(std::integral_constant<int, 32>{});
+  else if (k <= 64)
+    f(std::integral_constant<int, 64>{});
+  else if (k <= 128)
+    f(std::integral_constant<int, 128>{});
+  else
+    f(std::integral_constant<int, 256>{});
+}
+
+}  // namespace cumulus::nns

@@ -1,0 +1,31 @@
+#pragma once
+// The k-nearest and radius searches over device-resident queries, for callers that keep the
+// neighbours on the device (features); defined in nns_gpu.cu.
+#include <cuda_runtime.h>
+
+#include <vector>
+
+#include "core/cuda/buffer.cuh"
+#include "nns/cuda/device_index.cuh"
+
+namespace cumulus::nns {
+
+// Rows of k (index, squared distance) per query, as knn_search returns them. Asynchronous.
+void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, float max_d2,
+                int* out_index, float* out_d2, cudaStream_t s);
+
+// The CSR result of a radius search stays in `index`/`d2`, rows sorted as radius_search sorts.
+struct RadiusScratch {
+  cuda::DeviceBuffer<unsigned> counts, offsets;
+  cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;
+  cuda::DeviceBuffer<unsigned char> temp;
+  cuda::DeviceBuffer<int> index;
+  cuda::DeviceBuffer<float> d2;
+};
+
+// Fills b (offsets on the device and in host_offsets) and returns the number of neighbours.
+// Synchronises s once, after counting, to size the output.
+std::size_t search_radius(const DeviceIndex& index, const float3* queries, int nq, float r2,
+                          RadiusScratch& b, std::vector<unsigned>& host_offsets, cudaStream_t s);
+
+}  // namespace cumulus::nns

@@ -1,0 +1,296 @@
+#pragma once
+// Our exact search structure: a dense uniform grid over the targets' bounds, targets sorted by
+// cell (counting sort), each cell a range of that array. A query visits the cells around it in
+// growing shells and stops as soon as everything outside the visited block is provably
+// farther than what it still wants, so the result is exact for any distance.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/cuda/buffer.cuh"
+#include "core/cuda/distance.cuh"
+#include "core/point_cloud.h"
+#include "nns/grid_plan.h"
+
+namespace cumulus::nns {
+
+struct GridView {
+  float3 lo;   // corner of cell (0, 0, 0)
+  float cell;  // edge length
+  float inv_cell;
+  float slack;  // absolute margin covering float rounding of cell assignment
+  int3 dims;
+  const int* start;      // dims.x * dims.y * dims.z + 1 offsets into `points`
+  const float4* points;  // x, y, z and the target index (as int bits) in cell order
+};
+
+__device__ __forceinline__ int grid_coord(float v, float lo, float inv_cell, int dim) {
+  const float c = floorf((v - lo) * inv_cell);
+  return c < 0.f ? 0 : c >= float(dim) ? dim - 1 : int(c);
+}
+
+// A query's cell coordinate, unclamped (queries may lie outside the grid), limited to a range
+// that cannot overflow.
+__device__ __forceinline__ int query_coord(float v, float lo, float inv_cell, int dim) {
+  const float c = floorf((v - lo) * inv_cell);
+  return c < -1.f ? -1 : c > float(dim) ? dim : int(c);
+}
+
+template <class Visitor>
+__device__ __forceinline__ void visit_cell(float3 q, const GridView& g, int x, int y, int z,
+                                           Visitor& v) {
+  const int c = (z * g.dims.y + y) * g.dims.x + x;
+  const int end = __ldg(g.start + c + 1);
+  for (int j = __ldg(g.start + c); j < end; ++j) {
+    const float4 p = __ldg(g.points + j);
+    v.visit(cuda::dist2(q, make_float3(p.x, p.y, p.z)), __float_as_int(p.w));
+  }
+}
+
+// Lower bound of the distance from q to any point outside cells [a, b] along one axis; +inf
+// on a side where the grid has no more cells.
+__device__ __forceinline__ float side_gap(float qv, float lo, float cell, int a, int b, int dim) {
+  float gap = INFINITY;
+  if (a > 0) gap = fminf(gap, qv - (lo + float(a) * cell));
+  if (b < dim - 1) gap = fminf(gap, (lo + float(b + 1) * cell) - qv);
+  return gap;
+}
+
+// Lower bound of the distance from q to any point of cell a along one axis. Edge cells are
+// open to the outside, since cell assignment clamps points beyond the grid into them.
+__device__ __forceinline__ float cell_gap(float qv, float lo, float cell, float slack, int a,
+                                          int dim) {
+  float gap = 0.f;
+  if (a > 0) gap = fmaxf(gap, (lo + float(a) * cell) - qv - slack);
+  if (a < dim - 1) gap = fmaxf(gap, qv - (lo + float(a + 1) * cell) - slack);
+  return gap;
+}
+
+// Whether a cell (or row of cells) whose squared gap is g2 can hold nothing the visitor wants.
+// The relative margin covers the rounding of g2 and of the point distances it bounds.
+__device__ __forceinline__ bool beyond(float g2, float limit) {
+  return g2 > limit * 1.000001f;
+}
+
+// Everything not yet visited lies outside the block [c - r, c + r] of cells: whether the
+// visitor can stop after shell r.
+template <class Visitor>
+__device__ __forceinline__ bool shells_done(float3 q, const GridView& g, int cx, int cy, int cz,
+                                            int r, const Visitor& v) {
+  float gap = side_gap(q.x, g.lo.x, g.cell, cx - r, cx + r, g.dims.x);
+  gap = fminf(gap, side_gap(q.y, g.lo.y, g.cell, cy - r, cy + r, g.dims.y));
+  gap = fminf(gap, side_gap(q.z, g.lo.z, g.cell, cz - r, cz + r, g.dims.z));
+  if (gap == INFINITY) return true;  // the block covers the whole grid
+  gap -= g.slack;
+  return gap > 0.f && gap * gap > v.limit();
+}
+
+template <class Visitor>
+__device__ void grid_visit(float3 q, const GridView& g, Visitor& v) {
+  const int cx = query_coord(q.x, g.lo.x, g.inv_cell, g.dims.x);
+  const int cy = query_coord(q.y, g.lo.y, g.inv_cell, g.dims.y);
+  const int cz = query_coord(q.z, g.lo.z, g.inv_cell, g.dims.z);
+  const int max_r = max(g.dims.x, max(g.dims.y, g.dims.z)) + 1;
+  for (int r = 0; r <= max_r; ++r) {
+    // Shell r: the cells at Chebyshev distance exactly r from the query's cell, clipped. Rows
+    // and cells whose box lies beyond the visitor's limit are skipped without touching memory
+    // (a seeded or nearly finished search then reads only the cells its ball touches).
+    const int x0 = max(cx - r, 0), x1 = min(cx + r, g.dims.x - 1);
+    const int y0 = max(cy - r, 0), y1 = min(cy + r, g.dims.y - 1);
+    const int z0 = max(cz - r, 0), z1 = min(cz + r, g.dims.z - 1);
+    if (x0 <= x1 && y0 <= y1 && z0 <= z1) {
+      for (int z = z0; z <= z1; ++z) {
+        const bool zface = z == cz - r || z == cz + r;
+        const float gz = cell_gap(q.z, g.lo.z, g.cell, g.slack, z, g.dims.z), gz2 = gz * gz;
+        if (beyond(gz2, v.limit())) continue;
+        for (int y = y0; y <= y1; ++y) {
+          const bool yface = zface || y == cy - r || y == cy + r;
+          const float gy = cell_gap(q.y, g.lo.y, g.cell, g.slack, y, g.dims.y);
+          const float gyz2 = gz2 + gy * gy;
+          if (beyond(gyz2, v.limit())) continue;
+          const auto visit_x = [&](int x) {
+            const float gx = cell_gap(q.x, g.lo.x, g.cell, g.slack, x, g.dims.x);
+            if (!beyond(gyz2 + gx * gx, v.limit())) visit_cell(q, g, x, y, z, v);
+          };
+          if (yface) {
+            for (int x = x0; x <= x1; ++x)
+              visit_x(x);
+          } else {
+            if (cx - r >= 0 && cx - r < g.dims.x) visit_x(cx - r);
+            if (r > 0 && cx + r >= 0 && cx + r < g.dims.x) visit_x(cx + r);
+          }
+        }
+      }
+    }
+    if (shells_done(q, g, cx, cy, cz, r, v)) return;
+  }
+}
+
+// The cells [a, b] within [lo_cell, hi_cell] along one axis that are not beyond `limit` once
+// their gap to q is added to `base2` (the squared gap along the other axes): an interval around
+// the query's cell, estimated from the reach and moved to its exact ends by the shells' own test.
+// Empty (a > b) when no cell is within reach.
+__device__ __forceinline__ int2 axis_cells(float qv, float lo, float cell, float inv_cell,
+                                           float slack, int dim, float base2, float limit,
+                                           int lo_cell, int hi_cell) {
+  const auto admits = [&](int x) {
+    const float g = cell_gap(qv, lo, cell, slack, x, dim);
+    return !beyond(base2 + g * g, limit);
+  };
+  const float reach = sqrtf(fmaxf(limit - base2, 0.f));
+  const float fa = floorf((qv - reach - lo) * inv_cell), fb = floorf((qv + reach - lo) * inv_cell);
+  int a = fa <= float(lo_cell) ? lo_cell : fa >= float(hi_cell) ? hi_cell : int(fa);
+  int b = fb >= float(hi_cell) ? hi_cell : fb <= float(lo_cell) ? lo_cell : int(fb);
+  while (a > lo_cell && admits(a - 1))
+    --a;
+  while (a <= b && !admits(a))
+    ++a;
+  while (b < hi_cell && admits(b + 1))
+    ++b;
+  while (b >= a && !admits(b))
+    --b;
+  return make_int2(a, b);
+}
+
+// The lanes of a group of Lanes consecutive lanes (a power of two) that `rank` belongs to.
+template <int Lanes>
+__device__ __forceinline__ unsigned group_mask() {
+  constexpr unsigned kBits = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
+  return kBits << ((threadIdx.x & 31u) & ~unsigned(Lanes - 1));
+}
+
+// Shares out the points of every lane's range [a, b) of g.points over the group. (Merging after
+// each range, to skip ranges the best so far has overtaken, measured 2-4 % slower.)
+template <int Lanes, class Visitor>
+__device__ __forceinline__ void group_visit_ranges(float3 q, const GridView& g, Visitor& v,
+                                                   int rank, int a, int b) {
+  const unsigned first_lane = (threadIdx.x & 31u) & ~unsigned(Lanes - 1);
+  const unsigned mask = group_mask<Lanes>();
+  for (unsigned bits = (__ballot_sync(mask, a < b) & mask) >> first_lane; bits; bits &= bits - 1) {
+    const int from = __ffs(int(bits)) - 1;
+    const int ra = __shfl_sync(mask, a, from, Lanes), rb = __shfl_sync(mask, b, from, Lanes);
+    for (int j = ra + rank; j < rb; j += Lanes) {
+      const float4 p = __ldg(g.points + j);
+      v.visit(cuda::dist2(q, make_float3(p.x, p.y, p.z)), __float_as_int(p.w));
+    }
+  }
+}
+
+// A search bounded by the visitor's limit reads the box of cells the ball touches. Where that
+// box has no more rows than the group has lanes, one round reads it all, with no shells and no
+// stopping tests (ICP's searches, seeded with the last correspondence, spent most of their
+// instructions on shell bookkeeping for a ball that rarely leaves the query's cell). Returns
+// false, having read nothing, where the box has more rows. Every lane of the group must call
+// it, with the same limit.
+template <int Lanes, class Visitor>
+__device__ bool grid_visit_box(float3 q, const GridView& g, Visitor& v, int rank) {
+  const float limit = v.limit();
+  if (!(limit < INFINITY)) return false;
+  const int2 sx =
+      axis_cells(q.x, g.lo.x, g.cell, g.inv_cell, g.slack, g.dims.x, 0.f, limit, 0, g.dims.x - 1);
+  const int2 sy =
+      axis_cells(q.y, g.lo.y, g.cell, g.inv_cell, g.slack, g.dims.y, 0.f, limit, 0, g.dims.y - 1);
+  const int2 sz =
+      axis_cells(q.z, g.lo.z, g.cell, g.inv_cell, g.slack, g.dims.z, 0.f, limit, 0, g.dims.z - 1);
+  const int ny = sy.y - sy.x + 1, rows = ny * (sz.y - sz.x + 1);
+  if (sx.x > sx.y || ny <= 0 || rows <= 0) return true;  // no cell within reach
+  if (rows > Lanes) return false;
+  int a = 0, b = 0;
+  if (rank < rows) {
+    const int z = sz.x + rank / ny, y = sy.x + rank % ny;
+    const float gz = cell_gap(q.z, g.lo.z, g.cell, g.slack, z, g.dims.z);
+    const float gy = cell_gap(q.y, g.lo.y, g.cell, g.slack, y, g.dims.y);
+    if (!beyond(gz * gz + gy * gy, limit)) {
+      const int row_cell = (z * g.dims.y + y) * g.dims.x;
+      a = __ldg(g.start + row_cell + sx.x);
+      b = __ldg(g.start + row_cell + sx.y + 1);
+    }
+  }
+  group_visit_ranges<Lanes>(q, g, v, rank, a, b);
+  v.merge();
+  return true;
+}
+
+// The same shells searched by a group of Lanes consecutive lanes (a power of two) for one
+// query, after grid_visit_box where the box is small. A shell's cells lie in rows along x, and
+// a row's cells are one contiguous range of points: the lanes take a row each (a face row of
+// the shell contributes the cells within reach, an inner row its two end cells), load their
+// ranges at once, and then share out the points of every non-empty range; the group merges
+// once per round of rows. (One lane walking the cells one after another waited on each cell's
+// offsets in turn: a query with no target within reach, reading some 70 mostly empty cells,
+// set the pace of its whole kernel.) Every lane of the group must call it, with the same limit;
+// the visitor's merge() gives all of them the best.
+template <int Lanes, class Visitor>
+__device__ void grid_visit_group(float3 q, const GridView& g, Visitor& v, int rank) {
+  if (grid_visit_box<Lanes>(q, g, v, rank)) return;
+  const int cx = query_coord(q.x, g.lo.x, g.inv_cell, g.dims.x);
+  const int cy = query_coord(q.y, g.lo.y, g.inv_cell, g.dims.y);
+  const int cz = query_coord(q.z, g.lo.z, g.inv_cell, g.dims.z);
+  const auto visit_ranges = [&](int a, int b) { group_visit_ranges<Lanes>(q, g, v, rank, a, b); };
+  const int max_r = max(g.dims.x, max(g.dims.y, g.dims.z)) + 1;
+  for (int r = 0; r <= max_r; ++r) {
+    const int x0 = max(cx - r, 0), x1 = min(cx + r, g.dims.x - 1);
+    const int y0 = max(cy - r, 0), y1 = min(cy + r, g.dims.y - 1);
+    const int z0 = max(cz - r, 0), z1 = min(cz + r, g.dims.z - 1);
+    if (x0 <= x1 && y0 <= y1 && z0 <= z1) {
+      const int ny = y1 - y0 + 1, rows = ny * (z1 - z0 + 1);
+      for (int round = 0; round < rows; round += Lanes) {
+        int a0 = 0, b0 = 0, a1 = 0, b1 = 0;  // this lane's ranges of points
+        const int row = round + rank;
+        if (row < rows) {
+          const int z = z0 + row / ny, y = y0 + row % ny;
+          const float gz = cell_gap(q.z, g.lo.z, g.cell, g.slack, z, g.dims.z);
+          const float gy = cell_gap(q.y, g.lo.y, g.cell, g.slack, y, g.dims.y);
+          const float gyz2 = gz * gz + gy * gy;
+          const int row_cell = (z * g.dims.y + y) * g.dims.x;
+          const bool reachable = !beyond(gyz2, v.limit());
+          if (reachable && (z == cz - r || z == cz + r || y == cy - r || y == cy + r)) {
+            // The whole row is on the shell, and the cells within reach form an interval around
+            // the query's x.
+            const int2 xs = axis_cells(q.x, g.lo.x, g.cell, g.inv_cell, g.slack, g.dims.x, gyz2,
+                                       v.limit(), x0, x1);
+            if (xs.x <= xs.y) {
+              a0 = __ldg(g.start + row_cell + xs.x);
+              b0 = __ldg(g.start + row_cell + xs.y + 1);
+            }
+          } else if (reachable) {
+            // Inside the shell's block only the row's two end cells are new.
+            const auto end_cell = [&](int x, int& a, int& b) {
+              if (x < 0 || x >= g.dims.x) return;
+              const float gx = cell_gap(q.x, g.lo.x, g.cell, g.slack, x, g.dims.x);
+              if (beyond(gyz2 + gx * gx, v.limit())) return;
+              a = __ldg(g.start + row_cell + x);
+              b = __ldg(g.start + row_cell + x + 1);
+            };
+            end_cell(cx - r, a0, b0);
+            end_cell(cx + r, a1, b1);
+          }
+        }
+        visit_ranges(a0, b0);
+        visit_ranges(a1, b1);
+        v.merge();
+      }
+    }
+    if (shells_done(q, g, cx, cy, cz, r, v)) return;
+  }
+}
+
+// Device storage of a grid, reused across builds.
+struct DeviceGrid {
+  cuda::DeviceBuffer<int> start, cursor, cell_of;
+  cuda::DeviceBuffer<float4> points;
+  cuda::DeviceBuffer<unsigned char> scan_temp;
+  GridView view{};
+};
+
+// The bounds of the n device-resident points (nns/grid_plan.h), found on stream s, which it
+// synchronises to bring them to the host.
+Bounds device_bounds(const float3* d_points, std::size_t n, cuda::DeviceBuffer<unsigned>& scratch,
+                     cuda::PinnedBuffer<unsigned>& host, cudaStream_t s);
+
+// Fills the grid planned for the n targets (nns/grid_plan.h) on stream s from their device
+// copy. Non-finite targets are left out.
+void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,
+                cudaStream_t s);
+
+}  // namespace cumulus::nns

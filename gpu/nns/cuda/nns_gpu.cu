@@ -1,0 +1,421 @@
+// GPU neighbour search: building the structures and the k-nearest and radius kernels.
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/cuda/stage_clock.cuh"
+#include "core/cuda/workspace.cuh"
+#include "nns/cuda/device_index.cuh"
+#include "nns/cuda/device_search.cuh"
+#include "nns/cuda/nns_gpu.h"
+#include "nns/cuda/visitors.cuh"
+#include "nns/grid_plan.h"
+#include "nns/kdtree_build.h"
+
+namespace cumulus {
+namespace nns {
+
+namespace {
+
+__global__ void k_grid_count(const float3* pts, int n, GridView g, int* cell_of, int* count) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float3 p = pts[i];
+  if (!cuda::finite3(p)) {
+    cell_of[i] = -1;
+    return;
+  }
+  const int c = (grid_coord(p.z, g.lo.z, g.inv_cell, g.dims.z) * g.dims.y +
+                 grid_coord(p.y, g.lo.y, g.inv_cell, g.dims.y)) *
+                    g.dims.x +
+                grid_coord(p.x, g.lo.x, g.inv_cell, g.dims.x);
+  cell_of[i] = c;
+  atomicAdd(&count[c], 1);
+}
+
+__global__ void k_grid_scatter(const float3* pts, int n, const int* cell_of, int* cursor,
+                               float4* sorted) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const int c = cell_of[i];
+  if (c < 0) return;
+  const float3 p = pts[i];
+  sorted[atomicAdd(&cursor[c], 1)] = make_float4(p.x, p.y, p.z, __int_as_float(i));
+}
+
+// Order-preserving unsigned keys of floats, so the bounds reduce with integer atomics.
+__device__ __forceinline__ unsigned float_key(float f) {
+  const unsigned b = __float_as_uint(f);
+  return (b & 0x80000000u) ? ~b : b | 0x80000000u;
+}
+
+float key_float(unsigned k) {
+  const unsigned b = (k & 0x80000000u) ? k & 0x7fffffffu : ~k;
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+constexpr int kBoundsValues = 7;  // ~key of lo x, y, z; key of hi x, y, z; finite count
+
+// The finite points' bounds into out (zeroed first: 0 is below every key, and the minimum is
+// kept as the maximum of complemented keys).
+__global__ void k_bounds(const float3* pts, int n, unsigned* out) {
+  unsigned v[kBoundsValues] = {0, 0, 0, 0, 0, 0, 0};
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const float3 p = pts[i];
+    if (!cuda::finite3(p)) continue;
+    const unsigned k[3] = {float_key(p.x), float_key(p.y), float_key(p.z)};
+    for (int a = 0; a < 3; ++a) {
+      v[a] = max(v[a], ~k[a]);
+      v[3 + a] = max(v[3 + a], k[a]);
+    }
+    ++v[6];
+  }
+  __shared__ unsigned warp_v[8][kBoundsValues];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int j = 0; j < kBoundsValues; ++j) {
+    unsigned r = v[j];
+    for (int o = 16; o > 0; o >>= 1) {
+      const unsigned other = __shfl_xor_sync(0xffffffffu, r, o);
+      r = j < 6 ? max(r, other) : r + other;
+    }
+    if (lane == 0) warp_v[warp][j] = r;
+  }
+  __syncthreads();
+  if (threadIdx.x >= kBoundsValues) return;
+  const int j = threadIdx.x;
+  unsigned r = 0;
+  for (int w = 0; w < int(blockDim.x / 32); ++w)
+    r = j < 6 ? max(r, warp_v[w][j]) : r + warp_v[w][j];
+  if (j < 6)
+    atomicMax(out + j, r);
+  else
+    atomicAdd(out + j, r);
+}
+
+}  // namespace
+
+Bounds device_bounds(const float3* d_points, std::size_t n, cuda::DeviceBuffer<unsigned>& scratch,
+                     cuda::PinnedBuffer<unsigned>& host, cudaStream_t s) {
+  scratch.reserve(kBoundsValues);
+  host.reserve(kBoundsValues);
+  CU_CHECK(cudaMemsetAsync(scratch.get(), 0, kBoundsValues * sizeof(unsigned), s));
+  if (n) {
+    // At least 8 points a thread and at most a few hundred blocks: enough to fill the GPU,
+    // with few atomics on the seven words.
+    const int T = 256;
+    k_bounds<<<std::min(cuda::blocks_for(n, T * 8), 264), T, 0, s>>>(d_points, int(n),
+                                                                     scratch.get());
+    CU_CHECK_LAUNCH("k_bounds");
+  }
+  CU_CHECK(cudaMemcpyAsync(host.get(), scratch.get(), kBoundsValues * sizeof(unsigned),
+                           cudaMemcpyDeviceToHost, s));
+  CU_CHECK(cudaStreamSynchronize(s));
+  Bounds b;
+  const unsigned* k = host.get();
+  b.finite = k[6];
+  if (b.finite)
+    for (int a = 0; a < 3; ++a) {
+      b.lo[a] = key_float(~k[a]);
+      b.hi[a] = key_float(k[3 + a]);
+    }
+  return b;
+}
+
+void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,
+                cudaStream_t s) {
+  const std::size_t cells = plan.cells();
+  GridView& v = grid.view;
+  v.lo = make_float3(plan.lo[0], plan.lo[1], plan.lo[2]);
+  v.cell = plan.cell;
+  v.inv_cell = 1.0f / plan.cell;
+  v.slack = plan.slack;
+  v.dims = make_int3(plan.dims[0], plan.dims[1], plan.dims[2]);
+  grid.start.reserve(cells + 1);
+  grid.cursor.reserve(cells + 1);
+  grid.cell_of.reserve(std::max<std::size_t>(n, 1));
+  grid.points.reserve(std::max<std::size_t>(plan.finite, 1));
+  v.start = grid.start.get();
+  v.points = grid.points.get();
+  if (n == 0) {
+    CU_CHECK(cudaMemsetAsync(grid.start.get(), 0, (cells + 1) * sizeof(int), s));
+    return;
+  }
+  CU_CHECK(cudaMemsetAsync(grid.cursor.get(), 0, (cells + 1) * sizeof(int), s));
+  const int T = 256;
+  k_grid_count<<<cuda::blocks_for(n, T), T, 0, s>>>(d_targets, int(n), v, grid.cell_of.get(),
+                                                    grid.cursor.get());
+  CU_CHECK_LAUNCH("k_grid_count");
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, grid.cursor.get(), grid.start.get(),
+                                         int(cells + 1), s));
+  grid.scan_temp.reserve(bytes);
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(grid.scan_temp.get(), bytes, grid.cursor.get(),
+                                         grid.start.get(), int(cells + 1), s));
+  CU_CHECK(cudaMemcpyAsync(grid.cursor.get(), grid.start.get(), cells * sizeof(int),
+                           cudaMemcpyDeviceToDevice, s));
+  k_grid_scatter<<<cuda::blocks_for(n, T), T, 0, s>>>(d_targets, int(n), grid.cell_of.get(),
+                                                      grid.cursor.get(), grid.points.get());
+  CU_CHECK_LAUNCH("k_grid_scatter");
+}
+
+void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s,
+                        float reach, const GridDensity& density) {
+  method = m;
+  n = count;
+  fine.view = GridView{};
+  targets.reserve(std::max<std::size_t>(count, 1));
+  if (count)
+    CU_CHECK(
+        cudaMemcpyAsync(targets.get(), host, count * sizeof(float3), cudaMemcpyHostToDevice, s));
+  if (m == NnsMethod::GpuKdTree) {
+    const LeftBalancedKdTree tree = build_left_balanced(host, count);
+    kd_nodes = int(tree.size());
+    const std::size_t cap = std::max<std::size_t>(tree.size(), 1);
+    kx.reserve(cap);
+    ky.reserve(cap);
+    kz.reserve(cap);
+    kindex.reserve(cap);
+    const std::size_t bytes = tree.size() * sizeof(float);
+    // Synchronous copies: the host vectors die at the end of this scope.
+    if (kd_nodes) {
+      CU_CHECK(cudaMemcpy(kx.get(), tree.x.data(), bytes, cudaMemcpyHostToDevice));
+      CU_CHECK(cudaMemcpy(ky.get(), tree.y.data(), bytes, cudaMemcpyHostToDevice));
+      CU_CHECK(cudaMemcpy(kz.get(), tree.z.data(), bytes, cudaMemcpyHostToDevice));
+      CU_CHECK(cudaMemcpy(kindex.get(), tree.index.data(), bytes, cudaMemcpyHostToDevice));
+    }
+  } else if (m == NnsMethod::Gpu) {
+    const GridPlan plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
+                                    density.points_per_cell, reach, density.within_reach);
+    build_grid(grid, targets.get(), plan, count, s);
+    if (reach > 0)
+      if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell))
+        build_grid(fine, targets.get(), *fine_plan, count, s);
+  }
+}
+
+namespace {
+
+// k = 1, the ICP correspondence search, without the list bookkeeping of k_knn.
+template <class Search>
+__global__ void k_nearest(Search search, const float3* queries, int nq, float max_d2,
+                          int* out_index, float* out_d2) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  float d;
+  int i;
+  nearest_one(search, p, active, max_d2, d, i);
+  if (q >= nq) return;
+  out_index[q] = active ? i : -1;
+  out_d2[q] = active && i >= 0 ? d : INFINITY;
+}
+
+template <class Search, int MaxK>
+__global__ void k_knn(Search search, const float3* queries, int nq, int k, float max_d2,
+                      int* out_index, float* out_d2) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  KnnVisitor<MaxK> v(k, max_d2);
+  search(p, active, v);
+  if (q >= nq) return;
+  for (int j = 0; j < k; ++j) {
+    const bool have = active && j < v.size;
+    out_index[std::size_t(q) * k + j] = have ? v.i[j] : -1;
+    out_d2[std::size_t(q) * k + j] = have ? v.d[j] : INFINITY;
+  }
+}
+
+template <class Search>
+__global__ void k_radius_count(Search search, const float3* queries, int nq, float r2,
+                               unsigned* count) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  RadiusCountVisitor v(r2);
+  search(p, active, v);
+  if (q < nq) count[q] = active ? v.count : 0u;
+}
+
+template <class Search>
+__global__ void k_radius_fill(Search search, const float3* queries, int nq, float r2,
+                              const unsigned* offsets, unsigned long long* keys) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < nq ? queries[q] : make_float3(0, 0, 0);
+  const bool active = q < nq && cuda::finite3(p);
+  RadiusFillVisitor v(r2, keys + (q < nq ? offsets[q] : 0u));
+  search(p, active, v);
+}
+
+__global__ void k_split_keys(const unsigned long long* keys, std::size_t m, int* index, float* d2) {
+  const std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= m) return;
+  index[j] = int(unsigned(keys[j] & 0xffffffffu));
+  d2[j] = __uint_as_float(unsigned(keys[j] >> 32));
+}
+
+constexpr int kSearchThreads = 128;
+
+}  // namespace
+
+void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, float max_d2,
+                int* out_index, float* out_d2, cudaStream_t s) {
+  if (nq == 0) return;
+  index.with_search([&](auto search) {
+    if (k == 1) {
+      k_nearest<<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
+          search, queries, nq, max_d2, out_index, out_d2);
+      CU_CHECK_LAUNCH("k_nearest");
+      return;
+    }
+    with_max_k(k, [&](auto max_k) {
+      k_knn<decltype(search), decltype(max_k)::value>
+          <<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
+              search, queries, nq, k, max_d2, out_index, out_d2);
+      CU_CHECK_LAUNCH("k_knn");
+    });
+  });
+}
+
+std::size_t search_radius(const DeviceIndex& index, const float3* queries, int nq, float r2,
+                          RadiusScratch& b, std::vector<unsigned>& host_offsets, cudaStream_t s) {
+  const std::size_t n = std::size_t(nq);
+  b.counts.reserve(n + 1);
+  b.offsets.reserve(n + 1);
+  host_offsets.assign(n + 1, 0);
+  if (nq == 0) return 0;
+  const int B = cuda::blocks_for(n, kSearchThreads);
+  CU_CHECK(cudaMemsetAsync(b.counts.get() + n, 0, sizeof(unsigned), s));
+  index.with_search([&](auto search) {
+    k_radius_count<<<B, kSearchThreads, 0, s>>>(search, queries, nq, r2, b.counts.get());
+    CU_CHECK_LAUNCH("k_radius_count");
+  });
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, b.counts.get(), b.offsets.get(),
+                                         int(n + 1), s));
+  b.temp.reserve(bytes);
+  CU_CHECK(cub::DeviceScan::ExclusiveSum(b.temp.get(), bytes, b.counts.get(), b.offsets.get(),
+                                         int(n + 1), s));
+  CU_CHECK(cudaMemcpyAsync(host_offsets.data(), b.offsets.get(), (n + 1) * sizeof(unsigned),
+                           cudaMemcpyDeviceToHost, s));
+  CU_CHECK(cudaStreamSynchronize(s));  // the total sizes the output
+  const std::size_t total = host_offsets[n];
+  b.keys.reserve(std::max<std::size_t>(total, 1));
+  b.sorted_keys.reserve(std::max<std::size_t>(total, 1));
+  b.index.reserve(std::max<std::size_t>(total, 1));
+  b.d2.reserve(std::max<std::size_t>(total, 1));
+  index.with_search([&](auto search) {
+    k_radius_fill<<<B, kSearchThreads, 0, s>>>(search, queries, nq, r2, b.offsets.get(),
+                                               b.keys.get());
+    CU_CHECK_LAUNCH("k_radius_fill");
+  });
+  if (total) {
+    bytes = 0;
+    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(nullptr, bytes, b.keys.get(), b.sorted_keys.get(),
+                                                int64_t(total), int64_t(n), b.offsets.get(),
+                                                b.offsets.get() + 1, s));
+    b.temp.reserve(bytes);
+    CU_CHECK(cub::DeviceSegmentedSort::SortKeys(b.temp.get(), bytes, b.keys.get(),
+                                                b.sorted_keys.get(), int64_t(total), int64_t(n),
+                                                b.offsets.get(), b.offsets.get() + 1, s));
+    k_split_keys<<<cuda::blocks_for(total, 256), 256, 0, s>>>(b.sorted_keys.get(), total,
+                                                              b.index.get(), b.d2.get());
+    CU_CHECK_LAUNCH("k_split_keys");
+  }
+  return total;
+}
+
+namespace {
+
+struct Workspace {
+  cuda::Stream stream;
+  DeviceIndex index;
+  cuda::DeviceBuffer<float3> queries;
+  cuda::DeviceBuffer<int> out_index;
+  cuda::DeviceBuffer<float> out_d2;
+  RadiusScratch radius;
+};
+
+// What both searches start with: the queries on the device and the method's structure built.
+void prepare(Workspace& ws, NnsMethod method, const std::vector<Point3f>& targets,
+             const std::vector<Point3f>& queries, cuda::StageClock& clock) {
+  ws.queries.reserve(std::max<std::size_t>(queries.size(), 1));
+  if (!queries.empty())
+    CU_CHECK(cudaMemcpyAsync(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
+                             cudaMemcpyHostToDevice, ws.stream.get()));
+  ws.index.build(method, targets.data(), targets.size(), ws.stream.get());
+  clock.mark("build");
+}
+
+// The first m results to the host, then the stream's stage times.
+void download(Workspace& ws, const int* d_index, const float* d_d2, std::size_t m,
+              std::vector<std::int32_t>& indices, std::vector<float>& sq_distances,
+              cuda::StageClock& clock, StageTimes& stages) {
+  cudaStream_t s = ws.stream.get();
+  indices.resize(m);
+  sq_distances.resize(m);
+  if (m) {
+    CU_CHECK(cudaMemcpyAsync(indices.data(), d_index, m * sizeof(int), cudaMemcpyDeviceToHost, s));
+    CU_CHECK(
+        cudaMemcpyAsync(sq_distances.data(), d_d2, m * sizeof(float), cudaMemcpyDeviceToHost, s));
+  }
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(stages);
+}
+
+}  // namespace
+}  // namespace nns
+
+void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, int k,
+             NnsMethod method, float max_d2, KnnResult& out) {
+  using namespace nns;
+  cuda::require_device(method_name(method));
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t nq = queries.size(), m = nq * std::size_t(k);
+  prepare(ws, method, targets, queries, clock);
+  ws.out_index.reserve(std::max<std::size_t>(m, 1));
+  ws.out_d2.reserve(std::max<std::size_t>(m, 1));
+  search_knn(ws.index, ws.queries.get(), int(nq), k, max_d2, ws.out_index.get(), ws.out_d2.get(),
+             s);
+  clock.mark("search");
+  download(ws, ws.out_index.get(), ws.out_d2.get(), m, out.indices, out.sq_distances, clock,
+           out.stages);
+}
+
+void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, float r2,
+                NnsMethod method, RadiusResult& out) {
+  using namespace nns;
+  cuda::require_device(method_name(method));
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  const std::size_t nq = queries.size();
+  prepare(ws, method, targets, queries, clock);
+  const std::size_t total =
+      search_radius(ws.index, ws.queries.get(), int(nq), r2, ws.radius, out.offsets, s);
+  clock.mark("search");
+  download(ws, ws.radius.index.get(), ws.radius.d2.get(), total, out.indices, out.sq_distances,
+           clock, out.stages);
+}
+
+nns::Bounds gpu_bounds(const std::vector<Point3f>& points) {
+  cuda::require_device(method_name(NnsMethod::Gpu));
+  cuda::Stream stream;
+  cuda::DeviceBuffer<float3> d(std::max<std::size_t>(points.size(), 1));
+  if (!points.empty())
+    CU_CHECK(cudaMemcpyAsync(d.get(), points.data(), points.size() * sizeof(float3),
+                             cudaMemcpyHostToDevice, stream.get()));
+  cuda::DeviceBuffer<unsigned> scratch;
+  cuda::PinnedBuffer<unsigned> host;
+  return nns::device_bounds(d.get(), points.size(), scratch, host, stream.get());
+}
+
+}  // namespace cumulus

@@ -1,0 +1,176 @@
+#include "nns/grid_plan.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+namespace cumulus::nns {
+
+namespace {
+
+// The absolute margin that covers float rounding of cell assignment for cells of edge `cell`,
+// `max_dim` of them along the longest axis, coordinates up to `magnitude`.
+float grid_slack(double cell, int max_dim, double magnitude) {
+  const double ulp = std::ldexp(std::max(magnitude, cell * max_dim), -23);
+  return float(cell * (1e-5 + 1e-6 * max_dim) + 8 * ulp);
+}
+
+}  // namespace
+
+Bounds scan_bounds(const Point3f* points, std::size_t n) {
+  Bounds b;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float v[3] = {points[i].x, points[i].y, points[i].z};
+    if (!std::isfinite(v[0]) || !std::isfinite(v[1]) || !std::isfinite(v[2])) continue;
+    for (int a = 0; a < 3; ++a) {
+      b.lo[a] = std::min(b.lo[a], v[a]);
+      b.hi[a] = std::max(b.hi[a], v[a]);
+    }
+    ++b.finite;
+  }
+  return b;
+}
+
+GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell, float reach,
+                   float within_reach) {
+  return plan_grid(scan_bounds(points, n), points_per_cell, reach, within_reach);
+}
+
+GridPlan plan_grid(const Bounds& bounds, float points_per_cell, float reach, float within_reach) {
+  GridPlan plan;
+  plan.finite = bounds.finite;
+  if (plan.finite == 0) return plan;
+  double lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = bounds.lo[a];
+    hi[a] = bounds.hi[a];
+  }
+  double extent[3], largest = 0, magnitude = 0;
+  for (int a = 0; a < 3; ++a) {
+    extent[a] = hi[a] - lo[a];
+    largest = std::max(largest, extent[a]);
+    magnitude = std::max({magnitude, std::abs(lo[a]), std::abs(hi[a])});
+  }
+  if (largest <= 0) largest = 1;  // all targets on one spot: one cell
+  // Flat or linear clouds still get a volume to divide.
+  double volume = 1;
+  for (double e : extent)
+    volume *= std::max(e, largest * 1e-3);
+  const double max_cells = 8.0 * double(plan.finite) + 4096.0;
+  auto count = [&](double c) {
+    double total = 1;
+    for (double e : extent)
+      total *= std::floor(e / c) + 1;
+    return total;
+  };
+  auto size_cell = [&](float per_cell) {
+    double c = std::cbrt(volume * double(per_cell) / double(plan.finite));
+    while (count(c) > max_cells)
+      c *= 1.25;
+    return c;
+  };
+  double cell = size_cell(points_per_cell);
+  if (reach > 0 && cell > reach) cell = size_cell(within_reach);
+  // A cell far below float resolution of the coordinates would make assignment meaningless.
+  cell = std::max(cell, magnitude * 1e-5 + 1e-30);
+  plan.cell = float(cell);
+  int max_dim = 1;
+  for (int a = 0; a < 3; ++a) {
+    plan.lo[a] = float(lo[a]);
+    plan.dims[a] = int(std::floor(extent[a] / double(plan.cell))) + 1;
+    max_dim = std::max(max_dim, plan.dims[a]);
+  }
+  plan.slack = grid_slack(plan.cell, max_dim, magnitude);
+  return plan;
+}
+
+namespace {
+
+// Targets per occupied cell of edge c, weighted by targets, from a sample of m of the n: a
+// sample point shares its cell with (m - 1) / (n - 1) of the cell's other targets on average.
+double occupied_density(std::vector<std::uint64_t> keys, std::size_t n) {
+  const std::size_t m = keys.size();
+  if (m < 2 || n < 2) return 1;
+  std::sort(keys.begin(), keys.end());
+  double shared = 0;
+  for (std::size_t i = 0; i < m;) {
+    std::size_t j = i;
+    while (j < m && keys[j] == keys[i])
+      ++j;
+    shared += double(j - i) * double(j - i - 1);
+    i = j;
+  }
+  return 1 + shared / double(m) * double(n - 1) / double(m - 1);
+}
+
+}  // namespace
+
+std::optional<GridPlan> plan_fine_grid(const Point3f* points, std::size_t n, const GridPlan& coarse,
+                                       float occupied) {
+  if (coarse.finite < 64 || !(occupied > 0)) return std::nullopt;
+  // Below this many targets a coarse cell, the second grid does not pay for itself (H200, ICP:
+  // the bunny's 52 lost 10 %, a KITTI frame's 455 gained 15 %). A bounded search that does not
+  // fit the fine grid's box falls back to the coarse one, having spent its test.
+  const double kWorthwhile = std::max(100.0, 1.5 * double(occupied));
+  constexpr std::size_t kSample = 512;
+  std::vector<std::array<float, 3>> sample;
+  const std::size_t stride = std::max<std::size_t>(1, n / kSample);
+  for (std::size_t i = 0; i < n; i += stride) {
+    const Point3f& p = points[i];
+    if (std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))
+      sample.push_back({p.x, p.y, p.z});
+  }
+  const auto keys_for = [&](double c) {
+    std::vector<std::uint64_t> keys;
+    keys.reserve(sample.size());
+    for (const auto& v : sample) {
+      std::uint64_t key = 0;
+      for (int a = 0; a < 3; ++a)
+        key = (key << 21) |
+              (std::uint64_t(std::max(0.0, std::floor((double(v[a]) - coarse.lo[a]) / c))) &
+               ((std::uint64_t(1) << 21) - 1));
+      keys.push_back(key);
+    }
+    return keys;
+  };
+  const double extent[3] = {double(coarse.cell) * coarse.dims[0],
+                            double(coarse.cell) * coarse.dims[1],
+                            double(coarse.cell) * coarse.dims[2]};
+  const auto count = [&](double c) {
+    double total = 1;
+    for (double e : extent)
+      total *= std::ceil(e / c);
+    return total;
+  };
+  const double budget = std::min(64.0 * double(coarse.finite) + 4096.0, double(1 << 25));
+  double cell = coarse.cell;
+  // The square law is only near (scan lines sample a surface unevenly): a few corrections, each
+  // from a fresh estimate.
+  for (int step = 0; step < 3; ++step) {
+    const double density = occupied_density(keys_for(cell), coarse.finite);
+    if (step == 0 && density <= kWorthwhile) return std::nullopt;
+    if (step > 0 && density >= 0.8 * occupied && density <= 1.25 * occupied) break;
+    double refined = cell * std::sqrt(double(occupied) / density);
+    while (count(refined) > budget)
+      refined *= 1.1;
+    cell = std::min(refined, double(coarse.cell) / 1.5);
+  }
+  if (cell >= double(coarse.cell) / 1.5) return std::nullopt;
+  GridPlan plan = coarse;
+  plan.cell = float(cell);
+  int max_dim = 1;
+  double magnitude = 0;
+  for (int a = 0; a < 3; ++a) {
+    plan.dims[a] = int(std::ceil(extent[a] / cell));
+    max_dim = std::max(max_dim, plan.dims[a]);
+    magnitude = std::max(
+        {magnitude, std::abs(double(coarse.lo[a])), std::abs(double(coarse.lo[a]) + extent[a])});
+  }
+  plan.slack = grid_slack(plan.cell, max_dim, magnitude);
+  return plan;
+}
+
+}  // namespace cumulus::nns

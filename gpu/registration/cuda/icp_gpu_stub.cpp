@@ -1,0 +1,14 @@
+// Built instead of the CUDA sources when nvcc is missing.
+#include "core/error.h"
+#include "registration/cuda/icp_gpu.h"
+
+namespace cumulus {
+
+void gpu_icp(const std::vector<Point3f>&, const std::vector<Point3f>&, const IcpParams&,
+             IcpMethod method, IcpResult&) {
+  throw GpuError(std::string(method_name(method)) +
+                 " needs a GPU, and this build has no CUDA support (nvcc was not found when it was "
+                 "configured)");
+}
+
+}  // namespace cumulus

@@ -1,0 +1,249 @@
+#pragma once
+// The arithmetic of one ICP iteration, shared by the host and the device so every method makes
+// the same decisions: the rigid transform of the correspondences (Umeyama without scale, as
+// PCL's TransformationEstimationSVD), a 3x3 SVD by one-sided Jacobi, and PCL's
+// DefaultConvergenceCriteria as a small state machine.
+#include <cfloat>
+#include <cmath>
+
+#include "core/hd.h"
+
+namespace cumulus::icp_math {
+
+// Sums over the correspondences, of points shifted by a fixed centre c (which keeps the
+// cross-covariance from cancelling for clouds far from the origin). s = source, t = target.
+struct Sums {
+  double n = 0;
+  double s[3] = {0, 0, 0};
+  double t[3] = {0, 0, 0};
+  double ts[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};  // sum t_r * s_c, row-major (r, c)
+  double d2 = 0;                               // sum of squared distances (as found)
+  static constexpr int kValues = 17;
+  CUMULUS_HD double* values() { return &n; }
+  CUMULUS_HD const double* values() const { return &n; }
+};
+static_assert(sizeof(Sums) == Sums::kValues * sizeof(double), "Sums is read as a flat array");
+
+CUMULUS_HD inline void add(Sums& a, const double* s, const double* t, double d2) {
+  a.n += 1;
+  for (int r = 0; r < 3; ++r) {
+    a.s[r] += s[r];
+    a.t[r] += t[r];
+    for (int c = 0; c < 3; ++c)
+      a.ts[3 * r + c] += t[r] * s[c];
+  }
+  a.d2 += d2;
+}
+
+// 1 / sqrt(x): the device's reciprocal square root is one instruction sequence where a square
+// root and a division are two, each slow on the single thread that solves.
+CUMULUS_HD inline double inv_sqrt(double x) {
+#ifdef __CUDA_ARCH__
+  return rsqrt(x);
+#else
+  return 1 / std::sqrt(x);
+#endif
+}
+
+CUMULUS_HD inline void cross(const double* a, const double* b, double* out) {
+  out[0] = a[1] * b[2] - a[2] * b[1];
+  out[1] = a[2] * b[0] - a[0] * b[2];
+  out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+// Rotation R = U diag(1, 1, det(U) det(V)) V^T of the SVD of a (row-major), the Umeyama
+// rotation. With proper rotations U' = [u1 u2 u1 x u2] and V' = [v1 v2 v1 x v2] that is U' V'^T,
+// so only the two leading singular directions are needed, and rank-deficient (planar) inputs
+// still give the unique answer. `v_io` (column-major, orthonormal; may be null) starts the
+// sweeps and receives the final V: ICP's cross-covariance changes little from one iteration to
+// the next, so the last V leaves one sweep or two to do instead of four or five.
+CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_io = nullptr) {
+  double w[9];  // columns of a V, rotated towards orthogonality (column-major: w[3c + r])
+  double v[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};  // V, column-major
+  if (v_io)
+    for (int i = 0; i < 9; ++i)
+      v[i] = v_io[i];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      w[3 * c + r] =
+          a[3 * r] * v[3 * c] + a[3 * r + 1] * v[3 * c + 1] + a[3 * r + 2] * v[3 * c + 2];
+  // Cyclic Jacobi converges quadratically; a 3x3 needs a handful of sweeps. The threshold
+  // (|gamma| <= 1e-14 sqrt(alpha beta), compared squared) sits well above double rounding noise
+  // so the loop ends instead of chasing it (every sweep costs square roots and divisions, slow
+  // on one GPU thread).
+  for (int sweep = 0; sweep < 12; ++sweep) {
+    bool rotated = false;
+    for (int p = 0; p < 2; ++p)
+      for (int q = p + 1; q < 3; ++q) {
+        double alpha = 0, beta = 0, gamma = 0;
+        for (int r = 0; r < 3; ++r) {
+          alpha += w[3 * p + r] * w[3 * p + r];
+          beta += w[3 * q + r] * w[3 * q + r];
+          gamma += w[3 * p + r] * w[3 * q + r];
+        }
+        if (gamma == 0 || gamma * gamma <= 1e-28 * (alpha * beta)) continue;
+        rotated = true;
+        const double zeta = (beta - alpha) / (2 * gamma);
+        const double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+        const double c = inv_sqrt(1 + t * t), s = c * t;
+        for (int r = 0; r < 3; ++r) {
+          const double wp = w[3 * p + r], wq = w[3 * q + r];
+          w[3 * p + r] = c * wp - s * wq;
+          w[3 * q + r] = s * wp + c * wq;
+          const double vp = v[3 * p + r], vq = v[3 * q + r];
+          v[3 * p + r] = c * vp - s * vq;
+          v[3 * q + r] = s * vp + c * vq;
+        }
+      }
+    if (!rotated) break;
+  }
+  if (v_io)
+    for (int i = 0; i < 9; ++i)
+      v_io[i] = v[i];
+  // Singular values are the column norms; take the two largest (compared squared).
+  double norm2[3];
+  for (int c = 0; c < 3; ++c)
+    norm2[c] = w[3 * c] * w[3 * c] + w[3 * c + 1] * w[3 * c + 1] + w[3 * c + 2] * w[3 * c + 2];
+  int i1 = 0;
+  for (int c = 1; c < 3; ++c)
+    if (norm2[c] > norm2[i1]) i1 = c;
+  int i2 = i1 == 0 ? 1 : 0;
+  for (int c = 0; c < 3; ++c)
+    if (c != i1 && norm2[c] > norm2[i2]) i2 = c;
+  double u1[3], u2[3], u3[3], v1[3], v2[3], v3[3];
+  const double inv1 = norm2[i1] > 0 ? inv_sqrt(norm2[i1]) : 0;
+  for (int r = 0; r < 3; ++r) {
+    u1[r] = norm2[i1] > 0 ? w[3 * i1 + r] * inv1 : (r == 0);
+    v1[r] = v[3 * i1 + r];
+    v2[r] = v[3 * i2 + r];
+  }
+  if (norm2[i2] > 0) {
+    // Re-orthogonalise against u1: the Jacobi sweeps leave it orthogonal to rounding only.
+    double dot = 0;
+    for (int r = 0; r < 3; ++r)
+      dot += w[3 * i2 + r] * u1[r];
+    double len2 = 0;
+    for (int r = 0; r < 3; ++r) {
+      u2[r] = w[3 * i2 + r] - dot * u1[r];
+      len2 += u2[r] * u2[r];
+    }
+    const double inv = inv_sqrt(len2);
+    for (int r = 0; r < 3; ++r)
+      u2[r] *= inv;
+  } else {
+    // Rank one: any unit vector orthogonal to u1 pairs with v2 (the rotation is not unique).
+    const double pick[3] = {fabs(u1[0]) < 0.9 ? 1.0 : 0.0, fabs(u1[0]) < 0.9 ? 0.0 : 1.0, 0.0};
+    cross(u1, pick, u2);
+    const double len = sqrt(u2[0] * u2[0] + u2[1] * u2[1] + u2[2] * u2[2]);
+    for (int r = 0; r < 3; ++r)
+      u2[r] /= len;
+  }
+  cross(u1, u2, u3);
+  cross(v1, v2, v3);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      rot[3 * r + c] = u1[r] * v1[c] + u2[r] * v2[c] + u3[r] * v3[c];
+}
+
+// Row-major 4x4 rigid transform mapping source onto target for the summed correspondences
+// (points were shifted by `centre` before summing).
+CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, double* m,
+                                      double* jacobi_v = nullptr) {
+  const double inv = 1 / a.n;
+  double sm[3], tm[3], sigma[9];
+  for (int r = 0; r < 3; ++r) {
+    sm[r] = a.s[r] * inv;
+    tm[r] = a.t[r] * inv;
+  }
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      sigma[3 * r + c] = a.ts[3 * r + c] * inv - tm[r] * sm[c];
+  double rot[9];
+  umeyama_rotation(sigma, rot, jacobi_v);
+  for (int r = 0; r < 3; ++r) {
+    // t = (c + t_mean) - R (c + s_mean)
+    double rs = 0;
+    for (int c = 0; c < 3; ++c)
+      rs += rot[3 * r + c] * (centre[c] + sm[c]);
+    for (int c = 0; c < 3; ++c)
+      m[4 * r + c] = rot[3 * r + c];
+    m[4 * r + 3] = (centre[r] + tm[r]) - rs;
+  }
+  m[12] = m[13] = m[14] = 0;
+  m[15] = 1;
+}
+
+// out = a * b, row-major 4x4.
+CUMULUS_HD inline void multiply(const double* a, const double* b, double* out) {
+  double tmp[16];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) {
+      double s = 0;
+      for (int k = 0; k < 4; ++k)
+        s += a[4 * r + k] * b[4 * k + c];
+      tmp[4 * r + c] = s;
+    }
+  for (int i = 0; i < 16; ++i)
+    out[i] = tmp[i];
+}
+
+// PCL's ConvergenceState values.
+enum State : int {
+  kNotConverged = 0,
+  kIterations = 1,
+  kTransform = 2,
+  kAbsMse = 3,
+  kRelMse = 4,
+  kNoCorrespondences = 5,
+  kFailureAfterMaxIterations = 6,
+};
+
+struct Criteria {
+  int max_iterations = 10;
+  double rotation_threshold = 1;     // cosine
+  double translation_threshold = 0;  // squared
+  double mse_relative = -DBL_MAX;
+  double mse_absolute = 1e-12;
+  int failure_after_max_iterations = 0;
+};
+
+struct ConvergenceState {
+  double prev_mse = DBL_MAX;
+  int similar = 0;  // PCL's iterations_similar_transforms_; its allowed maximum is 0
+};
+
+// PCL's DefaultConvergenceCriteria::hasConverged after `iterations` iterations, whose last
+// incremental transform is m and whose correspondences had mean squared distance mse.
+// Returns the new state (kNotConverged to go on).
+CUMULUS_HD inline int check_convergence(const Criteria& k, ConvergenceState& st, int iterations,
+                                        const double* m, double mse, double* cos_angle_out,
+                                        double* translation_sq_out) {
+  int state = kNotConverged;
+  const int max_similar = 0;
+  bool similar = false;
+  const double cos_angle = 0.5 * (m[0] + m[5] + m[10] - 1);
+  const double translation_sq = m[3] * m[3] + m[7] * m[7] + m[11] * m[11];
+  *cos_angle_out = cos_angle;
+  *translation_sq_out = translation_sq;
+  if (iterations >= k.max_iterations) {
+    if (!k.failure_after_max_iterations) return kIterations;
+    state = kFailureAfterMaxIterations;
+  }
+  if (cos_angle >= k.rotation_threshold && translation_sq <= k.translation_threshold) {
+    if (st.similar >= max_similar) return kTransform;
+    similar = true;
+  }
+  if (fabs(mse - st.prev_mse) < k.mse_absolute) {
+    if (st.similar >= max_similar) return kAbsMse;
+    similar = true;
+  }
+  if (fabs(mse - st.prev_mse) / st.prev_mse < k.mse_relative) {
+    if (st.similar >= max_similar) return kRelMse;
+    similar = true;
+  }
+  st.similar = similar ? st.similar + 1 : 0;
+  st.prev_mse = mse;
+  return state;
+}
+
+}  // namespace cumulus::icp_math

@@ -1,0 +1,410 @@
+// RDP segmentation on the GPU, after Cebrian and Moure: one kernel for all columns (of all
+// images in a batch), a block per column and threads per pixel, the recursion replaced by
+// iterations that evaluate every segment of the current level at once. Segments are found
+// from cut flags with two block scans (previous and next cut of every row); the farthest point
+// of each segment comes from a shared-memory atomicMax on (distance, -row), so ties go to the
+// lowest row; a block-wide vote ends the loop. Unlike the paper's kernel (one pixel a thread,
+// at most 1024 rows) each thread holds several rows, up to kMaxRows.
+// The cut rows leave the device as the result's own arrays (per-column offsets by a scan of the
+// counts, rows written straight into page-locked host memory), so the host only copies them.
+#include <cub/block/block_scan.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/cuda/buffer.cuh"
+#include "core/cuda/workspace.cuh"
+#include "core/device.h"
+#include "segment/cuda/segment_gpu.h"
+#include "segment/segment_math.h"
+
+namespace cumulus {
+
+namespace {
+
+constexpr int kMaxRows = 4096;  // 256 threads x 16 rows a thread
+
+struct MaxOp {
+  __device__ int operator()(int a, int b) const { return a > b ? a : b; }
+};
+
+__device__ __forceinline__ bool valid(float d) {
+  return isfinite(d) && d > 0.0f;
+}
+
+template <int kThreads, int kItems>
+__global__ void __launch_bounds__(kThreads)
+    k_rdp_columns(const float* images, int width, int height, float epsilon, bool perpendicular,
+                  float pitch, int median, unsigned* cut_bits, unsigned* cut_counts,
+                  unsigned char* levels) {
+  using Scan = cub::BlockScan<int, kThreads>;
+  __shared__ typename Scan::TempStorage scan_storage;
+  extern __shared__ unsigned long long smem[];
+  unsigned long long* best = smem;                       // height: farthest point per segment
+  float* sig = reinterpret_cast<float*>(best + height);  // height: the signal
+  int* next_cut = reinterpret_cast<int*>(sig + height);  // height: next cut at or after a row
+  unsigned char* cut = reinterpret_cast<unsigned char*>(next_cut + height);  // height
+  const int column = blockIdx.x % width, image = blockIdx.x / width;
+  const float* src = images + std::size_t(image) * width * height;
+  const int base = threadIdx.x * kItems;  // this thread's rows: base .. base + kItems - 1
+
+  // Load the column (and median-filter it with the window's valid pixels, like the CPU).
+  for (int r = threadIdx.x; r < height; r += kThreads)
+    sig[r] = src[std::size_t(r) * width + column];
+  __syncthreads();
+  if (median > 1) {
+    float filtered[kItems];
+    for (int j = 0; j < kItems; ++j) {
+      const int r = base + j;
+      filtered[j] = r < height ? sig[r] : 0.0f;
+      if (r >= height || !valid(sig[r])) continue;
+      float w[5];
+      int k = 0;
+      for (int dy = -median / 2; dy <= median / 2; ++dy) {
+        const int y = r + dy;
+        if (y >= 0 && y < height && valid(sig[y])) w[k++] = sig[y];
+      }
+      for (int a = 1; a < k; ++a)  // insertion sort of at most 5 values
+        for (int b = a; b > 0 && w[b - 1] > w[b]; --b) {
+          const float t = w[b];
+          w[b] = w[b - 1];
+          w[b - 1] = t;
+        }
+      filtered[j] = w[(k - 1) / 2];
+    }
+    __syncthreads();
+    for (int j = 0; j < kItems; ++j)
+      if (base + j < height) sig[base + j] = filtered[j];
+    __syncthreads();
+  }
+  // Piece ends are the first cuts.
+  bool any_valid = false;
+  for (int j = 0; j < kItems; ++j) {
+    const int r = base + j;
+    if (r >= height) continue;
+    const bool v = valid(sig[r]);
+    any_valid |= v;
+    cut[r] = v && (r == 0 || !valid(sig[r - 1]) || r == height - 1 || !valid(sig[r + 1]));
+  }
+  const bool column_has_data = __syncthreads_or(any_valid);
+  int iterations = 0;
+  while (column_has_data) {  // the same for the whole block
+    ++iterations;
+    // Previous cut of each row (inclusive max-scan over rows) and next cut (the same scan over
+    // reversed positions k = height - 1 - row).
+    int prev[kItems], next[kItems];
+    for (int j = 0; j < kItems; ++j) {
+      const int r = base + j, rr = height - 1 - (base + j);
+      prev[j] = (r < height && cut[r]) ? r : -1;
+      next[j] = (rr >= 0 && cut[rr]) ? base + j : -1;
+    }
+    Scan(scan_storage).InclusiveScan(prev, prev, MaxOp{});
+    __syncthreads();
+    Scan(scan_storage).InclusiveScan(next, next, MaxOp{});
+    for (int j = 0; j < kItems; ++j) {
+      const int k = base + j;
+      if (k < height) next_cut[height - 1 - k] = next[j] < 0 ? -1 : height - 1 - next[j];
+      if (k < height) best[k] = 0;
+    }
+    __syncthreads();
+    float dist[kItems];
+    int seg_first[kItems];
+    for (int j = 0; j < kItems; ++j) {
+      const int r = base + j;
+      seg_first[j] = -1;
+      dist[j] = 0.0f;
+      if (r >= height || cut[r] || !valid(sig[r])) continue;
+      const int p = prev[j], q = next_cut[r];  // piece ends are cuts, so both exist
+      seg_first[j] = p;
+      dist[j] = segment_math::distance(sig[p], sig[q], sig[r], p, q, r, perpendicular, pitch);
+    }
+    // Farthest point per segment: key (distance, lowest row first). A thread's rows are
+    // consecutive, so it reduces each run of rows of one segment itself. Only its last run can
+    // continue into the next thread; those are combined over the warp by one segmented
+    // suffix-max (lanes of one segment are consecutive), whose first lane posts the result.
+    // Every other run posts its own maximum. Posting is a shared atomicMax, so runs of one
+    // segment in several threads or warps meet there.
+    int run_seg = -1;
+    unsigned long long run_key = 0;
+    for (int j = 0; j < kItems; ++j) {
+      const int sj = seg_first[j];
+      const unsigned long long key = sj < 0 ? 0ull
+                                            : ((unsigned long long)__float_as_uint(dist[j]) << 32) |
+                                                  (0xffffffffu - unsigned(base + j));
+      if (sj != run_seg) {
+        if (run_seg >= 0) atomicMax(&best[run_seg], run_key);
+        run_seg = sj;
+        run_key = key;
+      } else if (key > run_key) {
+        run_key = key;
+      }
+    }
+    const int lane = int(threadIdx.x & 31);
+    for (int offset = 1; offset < 32; offset <<= 1) {
+      const unsigned long long other = __shfl_down_sync(0xffffffffu, run_key, offset);
+      const int other_seg = __shfl_down_sync(0xffffffffu, run_seg, offset);
+      if (lane + offset < 32 && other_seg == run_seg && other > run_key) run_key = other;
+    }
+    const int before = __shfl_up_sync(0xffffffffu, run_seg, 1);
+    if (run_seg >= 0 && (lane == 0 || before != run_seg)) atomicMax(&best[run_seg], run_key);
+    __syncthreads();
+    bool new_cut = false;
+    for (int j = 0; j < kItems; ++j) {
+      if (seg_first[j] < 0) continue;
+      const unsigned long long key = best[seg_first[j]];
+      if (int(0xffffffffu - unsigned(key & 0xffffffffu)) == base + j &&
+          __uint_as_float(unsigned(key >> 32)) > epsilon) {
+        cut[base + j] = 1;
+        new_cut = true;
+      }
+    }
+    if (!__syncthreads_or(new_cut)) break;
+  }
+  // Cut flags as bits, 32 rows a word, and their number.
+  __shared__ unsigned count;
+  if (threadIdx.x == 0) count = 0;
+  __syncthreads();
+  const int words = (height + 31) / 32;
+  unsigned* out = cut_bits + std::size_t(blockIdx.x) * words;
+  unsigned mine = 0;
+  for (int w = threadIdx.x; w < words; w += kThreads) {
+    unsigned bits = 0;
+    for (int b = 0; b < 32; ++b) {
+      const int r = w * 32 + b;
+      if (r < height && cut[r]) bits |= 1u << b;
+    }
+    out[w] = bits;
+    mine += unsigned(__popc(bits));
+  }
+  if (mine) atomicAdd(&count, mine);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    levels[blockIdx.x] = (unsigned char)min(iterations, 255);
+    cut_counts[blockIdx.x] = count;
+  }
+}
+
+// The cut rows of every column at its offset, one warp a column. They go straight to page-locked
+// host memory when the total fits there (no second copy, no wait for the total), else to the
+// device buffer for a copy afterwards. Rows are staged in shared memory so that each warp's
+// stores are contiguous (scattered four-byte stores over PCIe are slow).
+constexpr int kWriteWarps = 8;
+__global__ void __launch_bounds__(32 * kWriteWarps)
+    k_write_rows(const unsigned* cut_bits, const unsigned* offsets, int columns, int words,
+                 unsigned* host_rows, std::size_t host_capacity, unsigned* device_rows) {
+  __shared__ unsigned stage[kWriteWarps][32 * 32];
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x & 31);
+  const int column = int(blockIdx.x) * kWriteWarps + warp;
+  if (column >= columns) return;  // whole warps leave together
+  unsigned* rows = offsets[columns] <= host_capacity ? host_rows : device_rows;
+  unsigned* st = stage[warp];
+  unsigned at = offsets[column];
+  const unsigned* bits = cut_bits + std::size_t(column) * words;
+  for (int w0 = 0; w0 < words; w0 += 32) {  // 1024 rows at a time
+    const int w = w0 + lane;
+    unsigned b = w < words ? bits[w] : 0u;
+    const unsigned n = unsigned(__popc(b));
+    unsigned before = n;  // inclusive scan of the counts over the lanes
+    for (int o = 1; o < 32; o <<= 1) {
+      const unsigned x = __shfl_up_sync(0xffffffffu, before, o);
+      if (lane >= o) before += x;
+    }
+    for (unsigned k = before - n; b; b &= b - 1)
+      st[k++] = unsigned(w * 32 + __ffs(int(b)) - 1);
+    const unsigned total = __shfl_sync(0xffffffffu, before, 31);
+    __syncwarp();
+    for (unsigned k = unsigned(lane); k < total; k += 32)
+      rows[at + k] = st[k];
+    __syncwarp();
+    at += total;
+  }
+}
+
+template <int kThreads, int kItems>
+void launch(int blocks, std::size_t smem, cudaStream_t s, const float* images, int width,
+            int height, const SegmentParams& p, unsigned* bits, unsigned* counts,
+            unsigned char* levels) {
+  auto* fn = &k_rdp_columns<kThreads, kItems>;
+  CU_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  fn<<<blocks, kThreads, smem, s>>>(images, width, height, p.epsilon,
+                                    p.distance == SegmentDistance::Perpendicular, p.row_pitch,
+                                    p.median, bits, counts, levels);
+  CU_CHECK_LAUNCH("k_rdp_columns");
+}
+
+struct SegmentWorkspace {
+  cuda::Stream streams[3];  // uploads, then two for the chunks' work
+  cuda::DeviceBuffer<float> images;
+  cuda::DeviceBuffer<unsigned> bits, counts, offsets, rows;
+  cuda::DeviceBuffer<unsigned char> levels, scan_temp[2];
+  cuda::PinnedBuffer<unsigned> host_offsets, host_rows;
+  cuda::PinnedBuffer<unsigned char> host_levels;
+  std::size_t row_slice = 0;  // host rows per chunk; grows to the largest chunk seen
+};
+
+}  // namespace
+
+std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& images,
+                                       const SegmentParams& p) {
+  if (images.empty()) return {};
+  std::vector<const float*> data;
+  for (auto* im : images) {
+    if (im->width != images[0]->width || im->height != images[0]->height)
+      throw InvalidArgument("a batch of depth images must share one size");
+    data.push_back(im->depth.data());
+  }
+  return segment_gpu_buffers(data, images[0]->width, images[0]->height, p);
+}
+
+std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
+                                               std::uint32_t w, std::uint32_t h,
+                                               const SegmentParams& p) {
+  cuda::require_device("gpu segmentation");
+  if (data.empty()) return {};
+  const int width = int(w), height = int(h);
+  if (height > kMaxRows)
+    throw InvalidArgument("gpu segmentation takes columns of at most 4096 rows");
+  auto [lock, ws] = cuda::acquire_workspace<SegmentWorkspace>();
+  const std::size_t n = data.size(), pixels = std::size_t(width) * height,
+                    columns = std::size_t(width) * n;
+  const int words = (height + 31) / 32;
+  std::vector<SegmentResult> out(n);
+  if (pixels == 0) {
+    for (auto& r : out)
+      r.width = w, r.height = h, r.offsets.assign(std::size_t(width) + 1, 0),
+      r.levels.assign(std::size_t(width), 0);
+    return out;
+  }
+  // A batch runs in chunks. The uploads follow each other on a stream of their own (with
+  // page-locked sources they are asynchronous DMA, and the copy engine, the batch's bottleneck,
+  // never waits for a chunk's kernels); each chunk's work alternates between two more streams
+  // and its results are complete on their own (own offsets, own slice of the host rows), so
+  // the host copies a chunk into the result vectors while the device works on the next ones.
+  const std::size_t chunk = n == 1 ? 1 : std::max<std::size_t>(1, (n + 7) / 8);
+  const std::size_t chunks = (n + chunk - 1) / chunk;
+  const std::size_t chunk_columns = chunk * std::size_t(width), stride = chunk_columns + 1;
+  ws.images.reserve(pixels * n);
+  ws.bits.reserve(columns * std::size_t(words));
+  ws.counts.reserve(columns);
+  ws.offsets.reserve(chunks * stride);
+  ws.levels.reserve(columns);
+  ws.host_offsets.reserve(chunks * stride);
+  ws.host_levels.reserve(columns);
+  // Room for every row to be cut goes on the device; the host slice of a chunk starts at an
+  // eighth of that (real images cut far fewer) and grows to the largest total seen.
+  ws.rows.reserve(pixels * n);
+  ws.row_slice = std::max({ws.row_slice, pixels * chunk / 8, std::size_t(1024)});
+  ws.host_rows.reserve(chunks * ws.row_slice);
+  const std::size_t slice = ws.row_slice;
+  std::size_t scan_bytes = 0;
+  CU_CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, ws.counts.get(), ws.offsets.get(),
+                                         int(chunk_columns)));
+  ws.scan_temp[0].reserve(scan_bytes);
+  ws.scan_temp[1].reserve(scan_bytes);
+  const std::size_t smem = std::size_t(height) * (8 + 4 + 4 + 1);
+  cuda::Event start, segmented, joined[2], finished;
+  std::vector<cuda::Event> chunk_uploaded(chunks), chunk_done(chunks);
+  cudaStream_t up = ws.streams[0].get();
+  // One chunk (one image) runs on the upload stream alone; more use the other two as well.
+  const bool spread = chunks > 1;
+  start.record(up);
+  for (int k = 1; spread && k < 3; ++k)
+    CU_CHECK(cudaStreamWaitEvent(ws.streams[k].get(), start.get()));
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t first = c * chunk, count = std::min(chunk, n - first);
+    const std::size_t m = count * std::size_t(width);  // columns of this chunk
+    // Images that lie one after the other in memory go up in one copy.
+    for (std::size_t k = first, run = 1; k < first + count; k += run, run = 1) {
+      while (k + run < first + count && data[k + run] == data[k] + run * pixels)
+        ++run;
+      CU_CHECK(cudaMemcpyAsync(ws.images.get() + k * pixels, data[k], run * pixels * sizeof(float),
+                               cudaMemcpyHostToDevice, up));
+    }
+    chunk_uploaded[c].record(up);
+    cudaStream_t s = spread ? ws.streams[1 + c % 2].get() : up;
+    if (spread) CU_CHECK(cudaStreamWaitEvent(s, chunk_uploaded[c].get()));
+    const int blocks = int(m);
+    const float* img = ws.images.get() + first * pixels;
+    unsigned* bits = ws.bits.get() + first * std::size_t(width) * words;
+    unsigned* counts = ws.counts.get() + first * std::size_t(width);
+    unsigned char* lev = ws.levels.get() + first * std::size_t(width);
+    // Block sizes from 32 to 256 threads measured alike on the H200; eight rows a thread keeps
+    // the block small.
+    if (height <= 256)
+      launch<32, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
+    else if (height <= 512)
+      launch<64, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
+    else if (height <= 1024)
+      launch<128, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
+    else if (height <= 2048)
+      launch<256, 8>(blocks, smem, s, img, width, height, p, bits, counts, lev);
+    else
+      launch<256, 16>(blocks, smem, s, img, width, height, p, bits, counts, lev);
+    if (n == 1) segmented.record(s);
+    // offsets[0] = 0 and an inclusive scan of the counts after it: offsets[m] is the total.
+    unsigned* offsets = ws.offsets.get() + c * stride;
+    CU_CHECK(cudaMemsetAsync(offsets, 0, sizeof(unsigned), s));
+    std::size_t bytes = scan_bytes;
+    CU_CHECK(cub::DeviceScan::InclusiveSum(ws.scan_temp[c % 2].get(), bytes, counts, offsets + 1,
+                                           int(m), s));
+    k_write_rows<<<cuda::blocks_for(m, kWriteWarps), 32 * kWriteWarps, 0, s>>>(
+        bits, offsets, int(m), words, ws.host_rows.get() + c * slice, slice,
+        ws.rows.get() + first * pixels);
+    CU_CHECK_LAUNCH("k_write_rows");
+    CU_CHECK(cudaMemcpyAsync(ws.host_offsets.get() + c * stride, offsets,
+                             (m + 1) * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaMemcpyAsync(ws.host_levels.get() + first * std::size_t(width), lev, m,
+                             cudaMemcpyDeviceToHost, s));
+    chunk_done[c].record(s);
+  }
+  for (int k = 0; spread && k < 2; ++k) {
+    joined[k].record(ws.streams[1 + k].get());
+    CU_CHECK(cudaStreamWaitEvent(up, joined[k].get()));
+  }
+  finished.record(up);
+
+  std::vector<unsigned> spilled;  // a chunk's rows that did not fit its host slice
+  std::size_t largest = 0;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t first = c * chunk, count = std::min(chunk, n - first);
+    CU_CHECK(cudaEventSynchronize(chunk_done[c].get()));
+    const unsigned* offsets = ws.host_offsets.get() + c * stride;
+    const std::size_t total = offsets[count * std::size_t(width)];
+    largest = std::max(largest, total);
+    const unsigned* rows = ws.host_rows.get() + c * slice;
+    if (total > slice) {
+      spilled.resize(total);
+      CU_CHECK(cudaMemcpy(spilled.data(), ws.rows.get() + first * pixels, total * sizeof(unsigned),
+                          cudaMemcpyDeviceToHost));
+      rows = spilled.data();
+    }
+    for (std::size_t k = first; k < first + count; ++k) {
+      SegmentResult& r = out[k];
+      r.width = w;
+      r.height = h;
+      const unsigned* off = offsets + (k - first) * std::size_t(width);
+      r.offsets.resize(std::size_t(width) + 1);
+      for (std::size_t col = 0; col <= std::size_t(width); ++col)
+        r.offsets[col] = off[col] - off[0];
+      r.rows.assign(rows + off[0], rows + off[width]);
+      r.levels.assign(ws.host_levels.get() + k * width, ws.host_levels.get() + (k + 1) * width);
+    }
+  }
+  if (largest > slice) ws.row_slice = largest + largest / 4;
+  CU_CHECK(cudaEventSynchronize(finished.get()));
+  StageTimes stages;
+  if (n == 1) {
+    stages = {{"upload", chunk_uploaded[0].since(start)},
+              {"segment", segmented.since(chunk_uploaded[0])},
+              {"download", finished.since(segmented)}};
+  } else {
+    stages = {{"pipeline (per image)", finished.since(start) / double(n)}};
+  }
+  for (auto& r : out)
+    r.stages = stages;
+  return out;
+}
+
+}  // namespace cumulus

@@ -1,0 +1,19 @@
+#pragma once
+// The CUDA RDP kernel (segment_gpu.cu), or a stub that throws GpuError without CUDA.
+#include <vector>
+
+#include "segment/segment.h"
+
+namespace cumulus {
+
+// Segments every column of every image; the images must share one size. A batch runs in
+// chunks: uploads on one stream, each chunk's work on two more, and the host fills a chunk's
+// results while the device works on the next.
+std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& images,
+                                       const SegmentParams& params);
+// The same for raw row-major buffers of width x height floats (page-locked ones upload fastest).
+std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
+                                               std::uint32_t width, std::uint32_t height,
+                                               const SegmentParams& params);
+
+}  // namespace cumulus

@@ -1,0 +1,19 @@
+// Built instead of segment_gpu.cu when nvcc is missing.
+#include "core/error.h"
+#include "segment/cuda/segment_gpu.h"
+
+namespace cumulus {
+
+std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>&,
+                                       const SegmentParams&) {
+  throw GpuError(
+      "gpu segmentation needs a GPU, and this build has no CUDA support (nvcc was not found)");
+}
+
+std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>&, std::uint32_t,
+                                               std::uint32_t, const SegmentParams&) {
+  throw GpuError(
+      "gpu segmentation needs a GPU, and this build has no CUDA support (nvcc was not found)");
+}
+
+}  // namespace cumulus

@@ -1,0 +1,263 @@
+// The tool windows under a real X server (Xvfb): registration, features and the two compare
+// windows run their methods off the UI thread, judge them against the reference and export.
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QSurfaceFormat>
+
+#include <QDoubleSpinBox>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTableWidget>
+
+#include "cluster/cluster.h"
+#include "cluster_panel.h"
+#include "colormap.h"
+#include "compare_window.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "depth_view.h"
+#include "feature_panel.h"
+#include "features/features.h"
+#include "features_window.h"
+#include "generate/generate.h"
+#include "gui_support.h"
+#include "histogram_chart.h"
+#include "history_window.h"
+#include "icp_panel.h"
+#include "main_window.h"
+#include "nns/nns.h"
+#include "registration/icp.h"
+#include "registration_window.h"
+#include "run_history.h"
+#include "segment/segment.h"
+#include "segment_compare_window.h"
+#include "segment_panel.h"
+#include "test_support.h"
+#include "timing_chart.h"
+#include "vtk_cloud_view.h"
+
+using namespace cumulus;
+using namespace cumulus::test;
+
+class TestWindows : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void init() { QSettings().clear(); }
+
+  void registrationAlignsThePairOffTheUiThread() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("object_source.ply"), sample("object_target.ply")}).isEmpty());
+    w.setCurrentRow(1);
+    auto* reg = w.openRegistration();
+    reg->show();
+    auto* panel = reg->panel();
+    panel->setMethod(IcpMethod::Cpu);
+    // Undo most of the known pose by hand (25 degrees about z); ICP does the rest.
+    panel->setPerturbation(0, 0, 22, 0.045, -0.025, 0.02);
+    QSignalSpy done(reg, &app::RegistrationWindow::finished);
+    reg->run();
+    QVERIFY(reg->busy());  // the UI thread is free while PCL runs
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 1 && !reg->busy(), 60000);
+    QVERIFY(done.last().at(0).toBool());
+    const IcpResult* r = reg->lastResult();
+    QVERIFY(r);
+    QCOMPARE(r->method, std::string("cpu"));
+    // The same as calling the backend directly on the perturbed source.
+    const PointCloud moved = transformed(*w.document()->at(0).cloud, panel->perturbation());
+    const IcpResult direct =
+        icp(moved, *w.document()->at(1).cloud, panel->params(), IcpMethod::Cpu);
+    QCOMPARE(r->iterations, direct.iterations);
+    QVERIFY((r->transform - direct.transform).cwiseAbs().maxCoeff() < 1e-12);
+    // Target, source before and source after, each in its own colour.
+    const std::size_t ns = w.document()->at(0).cloud->size(),
+                      nt = w.document()->at(1).cloud->size();
+    QCOMPARE(reg->view()->cloud()->size(), nt + 2 * ns);
+    // Exports: JSON with the transform and the error curve; the aligned cloud.
+    QTemporaryDir dir;
+    QVERIFY(reg->exportTransform(dir.path() + "/t.json"));
+    const QJsonObject o = QJsonDocument::fromJson(test::readAll(dir.path() + "/t.json")).object();
+    QCOMPARE(o["iterations"].toInt(), r->iterations);
+    QCOMPARE(o["mse_per_iteration"].toArray().size(), r->iterations);
+    QVERIFY(reg->exportTransform(dir.path() + "/t.txt"));
+    QCOMPARE(parse_matrix(test::readAll(dir.path() + "/t.txt").toStdString())(0, 3),
+             r->transform(0, 3));
+    QCOMPARE(reg->alignedSource()->size(), ns);
+    // "Time all methods" runs every usable method and lists them.
+    reg->timeAll();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2 && !reg->busy(), 60000);
+    auto* table = panel->findChild<QTableWidget*>();
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), query_device().available ? 4 : 1);
+    // A bad parameter is an error message, and nothing is lost.
+    panel->setMethod(IcpMethod::Gpu);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 3 && !reg->busy(), 60000);
+    QCOMPARE(done.last().at(0).toBool(), query_device().available);
+    QCOMPARE(w.document()->count(), 2);
+  }
+
+  void featuresWindowPicksColoursAndExports() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
+    w.setCurrentRow(0);
+    auto* fw = w.openFeatures();
+    fw->show();
+    auto* panel = fw->panel();
+    panel->setMethod(FeatureMethod::Cpu);
+    FeatureParams p;
+    p.descriptor = Descriptor::Fpfh;
+    p.neighbourhood = Neighbourhood::nearest(16);
+    p.normals.neighbourhood = p.neighbourhood;
+    panel->setParams(p);
+    const auto cloud = w.document()->at(0).cloud;
+    // Before any features: the neighbourhood is shown, the chart is empty.
+    fw->pickPoint(100, 0);
+    QCOMPARE(fw->neighbourhood().size(), std::size_t(16));
+    QVERIFY(panel->chart()->first().empty());
+    QCOMPARE(panel->pickSlot(), 1);  // the next click compares
+    QSignalSpy done(fw, &app::FeaturesWindow::finished);
+    fw->run();
+    QVERIFY(fw->busy());  // PCL runs off the UI thread
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 1 && !fw->busy(), 60000);
+    QVERIFY(done.last().at(0).toBool());
+    const FeatureResult* r = fw->lastResult();
+    QVERIFY(r);
+    // The same histograms as the backend called directly.
+    const FeatureResult direct = compute_features(*cloud, p, FeatureMethod::Cpu);
+    QCOMPARE(r->histograms.size(), direct.histograms.size());
+    QVERIFY(std::memcmp(r->histograms.data(), direct.histograms.data(),
+                        direct.histograms.size() * sizeof(float)) == 0);
+    // A's histogram is charted, grouped as FPFH's three sub-histograms; A is at distance 0.
+    const std::vector<float> a(direct.row(100), direct.row(100) + 33);
+    QCOMPARE(panel->chart()->first(), a);
+    QVERIFY(panel->chart()->second().empty());
+    QCOMPARE(ui::HistogramChart::groups(33).size(), std::size_t(3));
+    QCOMPARE(fw->distances().size(), cloud->size());
+    QCOMPARE(fw->distances()[100], 0.0f);
+    // The highlighted neighbourhood is FLANN's (as a set; nearest first).
+    const KnnResult knn = knn_search(cloud->points, {cloud->points[100]}, 16, NnsMethod::Cpu);
+    std::vector<std::int32_t> expect(knn.indices.begin(), knn.indices.end()),
+        got = fw->neighbourhood();
+    std::sort(expect.begin(), expect.end());
+    std::sort(got.begin(), got.end());
+    QCOMPARE(got, expect);
+    QCOMPARE(fw->neighbourhood().front(), 100);
+    // B is overlaid; its distance to A is what histogram_distances gives.
+    fw->pickPoint(2000, panel->pickSlot());
+    QCOMPARE(fw->picked(1), qint64(2000));
+    QCOMPARE(panel->chart()->second(), std::vector<float>(direct.row(2000), direct.row(2000) + 33));
+    const auto l2 = histogram_distances(direct, direct.row(100), HistogramDistance::L2);
+    QCOMPARE(fw->distances()[2000], l2[2000]);
+    panel->setDistance(HistogramDistance::ChiSquared);
+    const auto chi = histogram_distances(direct, direct.row(100), HistogramDistance::ChiSquared);
+    QCOMPARE(fw->distances()[2000], chi[2000]);
+    // Exports: PCD with an FPFHSignature33 field, CSV with a row per point.
+    QTemporaryDir dir;
+    QVERIFY(fw->exportFeatures(dir.path() + "/f.pcd"));
+    QVERIFY(test::readAll(dir.path() + "/f.pcd").contains("fpfh"));
+    QVERIFY(fw->exportFeatures(dir.path() + "/f.csv"));
+    QCOMPARE(test::readAll(dir.path() + "/f.csv").count('\n'), qsizetype(cloud->size() + 1));
+    QString error;
+    QVERIFY(!fw->exportFeatures(dir.path() + "/missing/f.csv", &error));
+    QVERIFY(!error.isEmpty());
+    // Time all: every usable method, side by side.
+    fw->timeAll();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2 && !fw->busy(), 120000);
+    auto* table = panel->findChild<QTableWidget*>("timings");
+    QVERIFY(table);
+    QCOMPARE(table->rowCount(), query_device().available ? 3 : 1);
+    QCOMPARE(table->item(0, 0)->text(), QString("cpu"));
+    // A missing GPU is a message; the last result stays.
+    panel->setMethod(FeatureMethod::Gpu);
+    fw->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 3 && !fw->busy(), 60000);
+    QCOMPARE(done.last().at(0).toBool(), query_device().available);
+    QVERIFY(fw->lastResult());
+    // Clearing the picks restores the ordinary colouring.
+    fw->pickPoint(-1, 0);
+    fw->pickPoint(-1, 1);
+    QVERIFY(fw->distances().empty());
+    QCOMPARE(w.document()->count(), 1);
+  }
+
+  void compareModeTimesJudgesAndRecords() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
+    w.clusterPanel()->setParams({0.01f, 5, 1000000});
+    const std::size_t before = app::RunHistory::instance().records().size();
+    std::unique_ptr<app::CompareWindow> cmp(w.openCompare());
+    QVERIFY(cmp);
+    cmp->setMethods(query_device().available
+                        ? std::vector<ClusterMethod>{ClusterMethod::Cpu, ClusterMethod::Gpu,
+                                                     ClusterMethod::GpuEdgeRs}
+                        : std::vector<ClusterMethod>{ClusterMethod::Cpu});
+    cmp->setRepeats(2);
+    cmp->show();
+    QSignalSpy finished(cmp.get(), &app::CompareWindow::finished);
+    cmp->run();
+    QVERIFY(cmp->busy());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+    QVERIFY(finished.at(0).at(0).toBool());
+    const auto& outcomes = cmp->outcomes();
+    QVERIFY(!outcomes.empty());
+    QCOMPARE(outcomes.front().totals.size(), std::size_t(2));
+    for (const auto& a : cmp->agreements())
+      QVERIFY(a.identical || a.summary.empty());
+    QCOMPARE(cmp->chart()->bars().size(), outcomes.size());
+    QCOMPARE(cmp->table()->rowCount(), int(outcomes.size()));
+    QCOMPARE(cmp->table()->item(0, 4)->text(), QString("reference"));
+    QCOMPARE(app::RunHistory::instance().records().size(), before + 2 * outcomes.size());
+    // The history exports with the machine and the runs.
+    QTemporaryDir dir;
+    app::RunHistory::instance().writeCsv(dir.path() + "/h.csv");
+    app::RunHistory::instance().writeJson(dir.path() + "/h.json");
+    QVERIFY(test::readAll(dir.path() + "/h.csv").startsWith("time,host,algorithm,method"));
+    const QJsonObject j = QJsonDocument::fromJson(test::readAll(dir.path() + "/h.json")).object();
+    QVERIFY(j["runs"].toArray().size() >= int(2 * outcomes.size()));
+    QVERIFY(!j["host"].toString().isEmpty());
+    app::HistoryWindow history;
+    QCOMPARE(history.table()->rowCount(), int(app::RunHistory::instance().records().size()));
+    // Cancelling stops between runs and keeps what finished.
+    cmp->setRepeats(50);
+    cmp->run();
+    cmp->cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+    QVERIFY(!finished.at(1).at(0).toBool());
+  }
+
+  void segmentCompareListsDifferingColumns() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    QVERIFY(w.openFilesNow({sample("street_range.png")}, 1.0 / 500).isEmpty());
+    std::unique_ptr<app::SegmentCompareWindow> cmp(w.openSegmentCompare());
+    QVERIFY(cmp);
+    cmp->setRepeats(2);
+    cmp->show();
+    QSignalSpy finished(cmp.get(), &app::SegmentCompareWindow::finished);
+    cmp->run();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QVERIFY(finished.at(0).at(0).toBool());
+    const std::size_t methods = query_device().available ? 3 : 2;
+    QCOMPARE(cmp->outcomes().size(), methods);
+    QCOMPARE(cmp->table()->item(0, 4)->text(), QString("reference"));
+    for (std::size_t k = 1; k < methods; ++k)
+      QVERIFY(cmp->agreements()[k].identical);
+    QCOMPARE(cmp->chart()->bars().size(), methods);
+  }
+};
+
+int main(int argc, char** argv) {
+  return run_gui_tests<TestWindows>(argc, argv);
+}
+#include "test_windows.moc"

@@ -1,0 +1,23 @@
+#pragma once
+// A method list filled from an algorithm's method table: the method's name as the entry, its
+// description as the entry's tooltip, and the whole table as the box's tooltip.
+#include <QComboBox>
+#include <QString>
+
+#include "core/method_table.h"
+
+namespace cumulus::ui {
+
+template <class Method>
+void fill_method_combo(QComboBox* box, const MethodTable<Method>& table) {
+  for (const auto& r : table.rows()) {
+    box->addItem(QString::fromUtf8(r.name), int(r.method));
+    box->setItemData(
+        box->count() - 1,
+        QString::fromUtf8(r.label) + QStringLiteral(": ") + QString::fromUtf8(r.description),
+        Qt::ToolTipRole);
+  }
+  box->setToolTip(QString::fromStdString(table.help(0)).trimmed());
+}
+
+}  // namespace cumulus::ui
