@@ -34,7 +34,6 @@
 #include "registration_window.h"
 #include "run_history.h"
 #include "segment/segment.h"
-#include "segment_compare_window.h"
 #include "segment_panel.h"
 #include "test_support.h"
 #include "timing_chart.h"

@@ -34,7 +34,6 @@
 #include "registration_window.h"
 #include "run_history.h"
 #include "segment/segment.h"
-#include "segment_compare_window.h"
 #include "segment_panel.h"
 #include "test_support.h"
 #include "timing_chart.h"
@@ -213,7 +212,7 @@ class TestWindows : public QObject {
     QVERIFY(!outcomes.empty());
     QCOMPARE(outcomes.front().totals.size(), std::size_t(2));
     for (const auto& a : cmp->agreements())
-      QVERIFY(a.identical || a.summary.empty());
+      QVERIFY(a.identical || a.summary.isEmpty());
     QCOMPARE(cmp->chart()->bars().size(), outcomes.size());
     QCOMPARE(cmp->table()->rowCount(), int(outcomes.size()));
     QCOMPARE(cmp->table()->item(0, 4)->text(), QString("reference"));
@@ -240,11 +239,11 @@ class TestWindows : public QObject {
     app::MainWindow w;
     w.setProperty("scripted", true);
     QVERIFY(w.openFilesNow({sample("street_range.png")}, 1.0 / 500).isEmpty());
-    std::unique_ptr<app::SegmentCompareWindow> cmp(w.openSegmentCompare());
+    std::unique_ptr<app::CompareWindow> cmp(w.openSegmentCompare());
     QVERIFY(cmp);
     cmp->setRepeats(2);
     cmp->show();
-    QSignalSpy finished(cmp.get(), &app::SegmentCompareWindow::finished);
+    QSignalSpy finished(cmp.get(), &app::CompareWindow::finished);
     cmp->run();
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
     QVERIFY(finished.at(0).at(0).toBool());
@@ -254,6 +253,40 @@ class TestWindows : public QObject {
     for (std::size_t k = 1; k < methods; ++k)
       QVERIFY(cmp->agreements()[k].identical);
     QCOMPARE(cmp->chart()->bars().size(), methods);
+  }
+
+  // The same window compares ICP methods on the registration window's pair and features methods
+  // on the features window's cloud: every usable method runs, the reference leads the table.
+  void compareWindowCoversRegistrationAndFeatures() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    QVERIFY(w.openFilesNow({sample("object_source.ply"), sample("object_target.ply")}).isEmpty());
+    const bool gpu = query_device().available;
+    std::unique_ptr<app::CompareWindow> icp(w.openIcpCompare());
+    QVERIFY(icp);
+    icp->setRepeats(1);
+    icp->show();
+    QSignalSpy icp_done(icp.get(), &app::CompareWindow::finished);
+    icp->run();
+    QTRY_COMPARE_WITH_TIMEOUT(icp_done.count(), 1, 120000);
+    QVERIFY(icp_done.at(0).at(0).toBool());
+    QCOMPARE(icp->outcomes().size(), std::size_t(gpu ? 2 : 1));
+    QCOMPARE(icp->table()->item(0, 0)->text(), QString("cpu"));
+    QCOMPARE(icp->table()->item(0, 4)->text(), QString("reference"));
+    for (const auto& a : icp->agreements())
+      QVERIFY2(a.identical, qPrintable(a.summary));
+    w.setCurrentRow(1);
+    std::unique_ptr<app::CompareWindow> features(w.openFeaturesCompare());
+    QVERIFY(features);
+    features->setRepeats(1);
+    features->show();
+    QSignalSpy features_done(features.get(), &app::CompareWindow::finished);
+    features->run();
+    QTRY_COMPARE_WITH_TIMEOUT(features_done.count(), 1, 120000);
+    QVERIFY(features_done.at(0).at(0).toBool());
+    QCOMPARE(features->outcomes().size(), std::size_t(gpu ? 2 : 1));
+    QCOMPARE(features->table()->item(0, 4)->text(), QString("reference"));
+    QCOMPARE(features->chart()->bars().size(), features->outcomes().size());
   }
 };
 

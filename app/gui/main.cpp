@@ -83,9 +83,15 @@ int main(int argc, char** argv) {
       "compare",
       "Open the compare window for the first cloud and run it (with --screenshot-window, "
       "the compare window is what gets written).");
+  QCommandLineOption compare_what(
+      "compare-algorithm",
+      "With --compare: cluster (default for a cloud), segment (default for a depth image), icp "
+      "(the first cloud onto the second) or features.",
+      "NAME");
   QCommandLineOption quit_after("quit-after", "Quit after MS milliseconds (scripted checks).",
                                 "MS");
-  parser.addOptions({shot, shot_window, size, scale, cluster, compare, segment, quit_after});
+  parser.addOptions(
+      {shot, shot_window, size, scale, cluster, compare, compare_what, segment, quit_after});
   parser.addPositionalArgument(
       "files", "Clouds (.pcd .ply .bin .xyz .txt .csv) and depth images (.png .tif).",
       "[FILES...]");
@@ -158,8 +164,19 @@ int main(int argc, char** argv) {
         app.processEvents(QEventLoop::AllEvents, 50);
     }
     if (parser.isSet(compare)) {
-      auto* cmp = window.openCompare();
-      if (!cmp) return 1;
+      const QString what = parser.value(compare_what);
+      const bool image =
+          window.currentRow() >= 0 && !window.document()->at(window.currentRow()).isCloud();
+      if (what == "icp") window.setCurrentRow(1);  // the target; the first cloud is the source
+      auto* cmp = what == "icp"                                    ? window.openIcpCompare()
+                  : what == "features"                             ? window.openFeaturesCompare()
+                  : what == "segment" || (what.isEmpty() && image) ? window.openSegmentCompare()
+                  : what.isEmpty() || what == "cluster"            ? window.openCompare()
+                                                                   : nullptr;
+      if (!cmp) {
+        std::fprintf(stderr, "cumulus: cannot compare '%s' on these files\n", qPrintable(what));
+        return 1;
+      }
       cmp->resize(w, h);
       cmp->show();
       bool done = false;

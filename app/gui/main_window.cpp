@@ -40,7 +40,6 @@
 #include "io/io.h"
 #include "job_runner.h"
 #include "run_history.h"
-#include "segment_compare_window.h"
 #include "segment_controller.h"
 #include "segment_panel.h"
 #include "vtk_cloud_view.h"
@@ -247,6 +246,12 @@ void MainWindow::buildActions() {
                     }
                   })
       ->setShortcut(tr("Ctrl+K"));
+  tools->addAction(tr("Compare Re&gistration Methods…"), this, [this] {
+    if (auto* w = openIcpCompare()) w->show();
+  });
+  tools->addAction(tr("Compare Feat&ure Methods…"), this, [this] {
+    if (auto* w = openFeaturesCompare()) w->show();
+  });
   tools->addAction(tr("&Registration (ICP)…"), this, [this] { openRegistration()->show(); })
       ->setShortcut(tr("Ctrl+R"));
   tools->addAction(tr("&Features (normals, PFH, FPFH)…"), this, [this] { openFeatures()->show(); })

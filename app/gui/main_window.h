@@ -55,7 +55,11 @@ class MainWindow : public QMainWindow {
   // nullptr with an error reported when no cloud is selected.
   class CompareWindow* openCompare();
   // The same for the current depth image and the segmentation panel's parameters.
-  class SegmentCompareWindow* openSegmentCompare();
+  class CompareWindow* openSegmentCompare();
+  // The same for ICP on the registration window's pair and parameters, and for features on the
+  // features window's cloud and parameters (each window opened first if needed).
+  class CompareWindow* openIcpCompare();
+  class CompareWindow* openFeaturesCompare();
   // The ICP window (one per main window), with the current cloud as target when it has one.
   class RegistrationWindow* openRegistration();
   // The features window on the current cloud.

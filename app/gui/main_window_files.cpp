@@ -1,57 +1,19 @@
 // The main window's File and Data menus: opening, saving, exporting images, converting between
 // depth images and clouds, the recent-files list. Each handler asks (dialogs.h), then hands the
 // work to the loader or the backend.
-#include "main_window.h"
-
-#include "features_window.h"
-#include "registration_window.h"
-
-#include <QApplication>
-#include <QCloseEvent>
-#include <QComboBox>
-#include <QCoreApplication>
-#include <QDialog>
-#include <QDialogButtonBox>
-#include <QDir>
-#include <QDockWidget>
-#include <QDoubleSpinBox>
-#include <QDragEnterEvent>
-#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
-#include <QFormLayout>
-#include <QLabel>
-#include <QListView>
-#include <QMenuBar>
-#include <QMessageBox>
-#include <QMimeData>
-#include <QProgressBar>
+#include <QImage>
+#include <QMenu>
 #include <QSettings>
-#include <QSpinBox>
 #include <QStackedWidget>
 #include <QStatusBar>
-#include <QTimer>
-#include <QToolBar>
-#include <QToolButton>
-#include <QVBoxLayout>
 
-#include "cluster_controller.h"
-#include "cluster_panel.h"
-#include "colormap.h"
-#include "compare_window.h"
-#include "core/device.h"
-#include "core/error.h"
 #include "dataset_loader.h"
 #include "depth_view.h"
 #include "dialogs.h"
-#include "history_window.h"
 #include "io/io.h"
-#include "io/projection.h"
-#include "job_runner.h"
-#include "run_history.h"
-#include "segment_compare_window.h"
-#include "segment_controller.h"
-#include "segment_panel.h"
+#include "main_window.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {

@@ -2,26 +2,33 @@
 // the GPU buffers that methods keep between runs.
 #include <QStatusBar>
 
+#include "cluster_compare.h"
 #include "cluster_panel.h"
 #include "compare_window.h"
 #include "core/device.h"
+#include "feature_panel.h"
+#include "features_compare.h"
 #include "features_window.h"
+#include "icp_compare.h"
+#include "icp_panel.h"
 #include "job_runner.h"
 #include "main_window.h"
 #include "registration_window.h"
-#include "segment_compare_window.h"
+#include "segment_compare.h"
 #include "segment_panel.h"
 
 namespace cumulus::app {
 
-SegmentCompareWindow* MainWindow::openSegmentCompare() {
+CompareWindow* MainWindow::openSegmentCompare() {
   const int row = currentRow();
   if (row < 0 || document_->at(row).isCloud()) {
     reportError(tr("Select a depth image to compare segmentation methods on."));
     return nullptr;
   }
-  auto* w = new SegmentCompareWindow(document_->at(row).depth, document_->at(row).name,
-                                     segment_panel_->params(), this);
+  auto* w = new CompareWindow(
+      std::make_unique<SegmentCompare>(document_->at(row).depth, document_->at(row).name,
+                                       segment_panel_->params()),
+      this);
   w->setAttribute(Qt::WA_DeleteOnClose);
   return w;
 }
@@ -38,6 +45,39 @@ RegistrationWindow* MainWindow::openRegistration() {
   return registration_;
 }
 
+CompareWindow* MainWindow::openIcpCompare() {
+  RegistrationWindow* reg = openRegistration();
+  const auto source = reg->sourceCloud(), target = reg->targetCloud();
+  if (!source || !target) {
+    reportError(tr("Open two point clouds and choose a source and a target to compare ICP on."));
+    return nullptr;
+  }
+  const QString name = tr("%1 onto %2")
+                           .arg(document_->at(document_->findCloud(source.get())).name,
+                                document_->at(document_->findCloud(target.get())).name);
+  auto* w =
+      new CompareWindow(std::make_unique<IcpCompare>(source, target, name, reg->panel()->params(),
+                                                     reg->panel()->perturbation()),
+                        this);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  return w;
+}
+
+CompareWindow* MainWindow::openFeaturesCompare() {
+  FeaturesWindow* f = openFeatures();
+  const auto cloud = f->cloud();
+  if (!cloud) {
+    reportError(tr("Open a point cloud to compare feature methods on."));
+    return nullptr;
+  }
+  auto* w = new CompareWindow(
+      std::make_unique<FeaturesCompare>(
+          cloud, document_->at(document_->findCloud(cloud.get())).name, f->panel()->params()),
+      this);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  return w;
+}
+
 FeaturesWindow* MainWindow::openFeatures() {
   if (!features_) features_ = new FeaturesWindow(document_, this);
   const int row = currentRow();
@@ -52,8 +92,10 @@ CompareWindow* MainWindow::openCompare() {
     reportError(tr("Select a point cloud to compare methods on."));
     return nullptr;
   }
-  auto* w = new CompareWindow(document_->at(row).cloud, document_->at(row).name,
-                              cluster_panel_->params(), this);
+  auto* w = new CompareWindow(
+      std::make_unique<ClusterCompare>(document_->at(row).cloud, document_->at(row).name,
+                                       cluster_panel_->params()),
+      this);
   w->setAttribute(Qt::WA_DeleteOnClose);
   return w;
 }

@@ -41,6 +41,8 @@ class RegistrationWindow : public QMainWindow {
   // The source moved by the perturbation and then by ICP's transform, in world coordinates.
   std::shared_ptr<PointCloud> alignedSource() const;
   bool exportTransform(const QString& path, QString* error = nullptr) const;
+  std::shared_ptr<const PointCloud> sourceCloud() const { return cloudAt(source_); }
+  std::shared_ptr<const PointCloud> targetCloud() const { return cloudAt(target_); }
 
  signals:
   void finished(bool ok);
