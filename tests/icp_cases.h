@@ -84,9 +84,8 @@ Case generated_pair() {
 }
 
 bool load_case(const QString& name, Case& c) {
-  const QString data = test::sharedDataDir();
-  auto path = [&](const char* rel) { return data + "/" + rel; };
-  auto have = [&](const char* rel) { return !data.isEmpty() && QFileInfo::exists(path(rel)); };
+  auto path = [&](const char* rel) { return test::sharedDataFile(rel); };
+  auto have = [&](const char* rel) { return !path(rel).isEmpty(); };
   if (name == "bunny") {
     if (!have("bunny/bun000.ply") || !have("bunny/bun045.ply")) return false;
     c.target = finite_points(load_cloud(path("bunny/bun000.ply").toStdString()).points, 4);

@@ -82,7 +82,7 @@ PointCloud load_case(const QString& name) {
   }
   if (name.startsWith("sample:"))
     return load_cloud((test::sampleDir() + "/" + name.mid(7)).toStdString());
-  return load_cloud((test::sharedDataDir() + "/" + name).toStdString());
+  return load_cloud(test::sharedDataFile(name).toStdString());
 }
 
 }  // namespace
@@ -278,9 +278,7 @@ class TestCluster : public QObject {
         {"far-points", 0.5, 1, 1 << 30, false},
     };
     for (const auto& c : cases) {
-      if (c.needs_data && (test::sharedDataDir().isEmpty() ||
-                           !QFileInfo::exists(test::sharedDataDir() + "/" + c.input)))
-        continue;
+      if (c.needs_data && test::sharedDataFile(c.input).isEmpty()) continue;
       for (auto m : all_methods<ClusterMethod>()) {
         if (!is_gpu_method(m)) continue;
         const QString row = QString("%1 t=%2 [%3,%4] %5")
@@ -417,9 +415,8 @@ class TestCluster : public QObject {
   void gpuBeyondTheMemoryCapTiles() {
     QFETCH(QString, name);
     if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
-    if (!name.contains(':') && !name.contains("far") &&
-        !QFileInfo::exists(test::sharedDataDir() + "/" + name))
-      QSKIP(qPrintable("data not present: " + name));
+    if (!name.contains(':') && !name.contains("far") && test::sharedDataFile(name).isEmpty())
+      QSKIP(qPrintable("real data " + name + " not found (expected under ../shared/data)"));
     const PointCloud c = load_case(name);
     const ClusterParams p{0.5f, 1, 1u << 30};
     const ClusterResult whole = euclidean_cluster(c, p, ClusterMethod::Gpu);

@@ -110,11 +110,9 @@ struct Pair {
 
 // Named cases: real clouds from ../shared/data and generated ones with the hard parts.
 bool load_pair(const QString& name, Pair& p) {
-  const QString data = test::sharedDataDir();
   auto real = [&](const char* rel) -> std::vector<Point3f> {
-    const QString path = data + "/" + rel;
-    if (data.isEmpty() || !QFileInfo::exists(path)) return {};
-    return load_cloud(path.toStdString()).points;
+    const QString path = test::sharedDataFile(rel);
+    return path.isEmpty() ? std::vector<Point3f>{} : load_cloud(path.toStdString()).points;
   };
   if (name == "bunny") {
     p.targets = real("bunny/bun000.ply");

@@ -174,9 +174,8 @@ class TestSegment : public QObject {
     } else if (input.startsWith("sample:")) {
       img = load_depth_image((test::sampleDir() + "/" + input.mid(7)).toStdString(), 1.0 / 500);
     } else {
-      CUMULUS_REQUIRE_DATA(path, "depth/scan00197.png");
-      img = load_depth_image((test::sharedDataDir() + "/" + input).toStdString(),
-                             input.endsWith(".tiff") ? 0.001 : 1.0 / 500);
+      CUMULUS_REQUIRE_DATA(path, input);
+      img = load_depth_image(path.toStdString(), input.endsWith(".tiff") ? 0.001 : 1.0 / 500);
     }
     const SegmentParams p{
         float(epsilon), perpendicular ? SegmentDistance::Perpendicular : SegmentDistance::Vertical,

@@ -18,6 +18,14 @@ inline QString sharedDataDir() {
   return QFileInfo(dir).isDir() ? QDir(dir).absolutePath() : QString();
 }
 
+// The full path of `rel` under the shared real data, or empty where that file is absent: every
+// test that reads real data asks here, and skips (CUMULUS_REQUIRE_DATA) or leaves the case out
+// when it gets nothing, never failing for want of data.
+inline QString sharedDataFile(const QString& rel) {
+  const QString data = sharedDataDir();
+  return !data.isEmpty() && QFileInfo::exists(data + "/" + rel) ? data + "/" + rel : QString();
+}
+
 inline QString sampleDir() {
   return QStringLiteral(CUMULUS_SAMPLE_DIR);
 }
@@ -35,9 +43,9 @@ inline void writeBytes(const QString& path, const QByteArray& bytes) {
 
 // Every step-th point of a cloud under the shared data (its origin kept); false without it.
 inline bool loadSharedEveryNth(const QString& rel, std::size_t step, cumulus::PointCloud& out) {
-  const QString data = sharedDataDir();
-  if (data.isEmpty() || !QFileInfo::exists(data + "/" + rel)) return false;
-  const cumulus::PointCloud in = cumulus::load_cloud((data + "/" + rel).toStdString());
+  const QString path = sharedDataFile(rel);
+  if (path.isEmpty()) return false;
+  const cumulus::PointCloud in = cumulus::load_cloud(path.toStdString());
   out = cumulus::PointCloud{};
   out.origin = in.origin;
   for (std::size_t i = 0; i < in.size(); i += step)
@@ -49,11 +57,9 @@ inline bool loadSharedEveryNth(const QString& rel, std::size_t step, cumulus::Po
 }  // namespace cumulus::test
 
 // Skips the test with a message when the shared real-data file is not there.
-#define CUMULUS_REQUIRE_DATA(var, rel)                                                          \
-  const QString var = cumulus::test::sharedDataDir().isEmpty()                                  \
-                          ? QString()                                                           \
-                          : cumulus::test::sharedDataDir() + "/" + QStringLiteral(rel);         \
-  if (var.isEmpty() || !QFileInfo::exists(var))                                                 \
-    QSKIP(qPrintable(QStringLiteral("real data %1 not found (expected under ../shared/data or " \
-                                    "$CUMULUS_DATA)")                                           \
-                         .arg(QStringLiteral(rel))));
+#define CUMULUS_REQUIRE_DATA(var, rel)                                                       \
+  const QString var = cumulus::test::sharedDataFile(rel);                                    \
+  if (var.isEmpty())                                                                         \
+    QSKIP(qPrintable(QStringLiteral("real data %1 not found (expected under ../shared/data " \
+                                    "or $CUMULUS_DATA)")                                     \
+                         .arg(rel)));
