@@ -12,6 +12,7 @@
 #include "colormap.h"
 #include "core/point_cloud.h"
 #include "test_support.h"
+#include "vtk_cloud_view.h"
 
 namespace cumulus::test {
 
@@ -53,14 +54,7 @@ inline QString sample(const char* name) {
 // Runs a Qt Test object in a QApplication set up as the GUI's main() sets it up.
 template <class Tests>
 int run_gui_tests(int argc, char** argv) {
-  QSurfaceFormat fmt;
-  fmt.setRenderableType(QSurfaceFormat::OpenGL);
-  fmt.setVersion(3, 2);
-  fmt.setProfile(QSurfaceFormat::CoreProfile);
-  fmt.setDepthBufferSize(24);
-  fmt.setAlphaBufferSize(8);
-  fmt.setSamples(0);
-  QSurfaceFormat::setDefaultFormat(fmt);
+  ui::set_default_gl_format();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("CumulusTest");
   QApplication::setApplicationName("CumulusTest");

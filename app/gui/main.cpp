@@ -18,22 +18,6 @@
 
 namespace {
 
-void set_default_gl_format() {
-  // VTK 9.1 needs a 3.2 core context; must be set before QApplication exists.
-  QSurfaceFormat fmt;
-  fmt.setRenderableType(QSurfaceFormat::OpenGL);
-  fmt.setVersion(3, 2);
-  fmt.setProfile(QSurfaceFormat::CoreProfile);
-  fmt.setRedBufferSize(8);
-  fmt.setGreenBufferSize(8);
-  fmt.setBlueBufferSize(8);
-  fmt.setAlphaBufferSize(8);
-  fmt.setDepthBufferSize(24);
-  fmt.setStencilBufferSize(0);
-  fmt.setSamples(0);
-  QSurfaceFormat::setDefaultFormat(fmt);
-}
-
 QString whole_path(const QCommandLineParser& p, const QCommandLineOption& window,
                    const QCommandLineOption& view) {
   return p.isSet(window) ? p.value(window) : p.value(view);
@@ -51,7 +35,7 @@ bool parse_size(const QString& text, int* w, int* h) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  set_default_gl_format();
+  cumulus::ui::set_default_gl_format();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Cumulus");
   QApplication::setApplicationName("Cumulus");
