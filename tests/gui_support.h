@@ -11,8 +11,8 @@
 
 #include "colormap.h"
 #include "core/point_cloud.h"
+#include "gl_format.h"
 #include "test_support.h"
-#include "vtk_cloud_view.h"
 
 namespace cumulus::test {
 

@@ -1,77 +1,59 @@
-#include "cluster_compare.h"
-
+// Euclidean clustering in the compare window.
 #include <QObject>
 
+#include "cluster/cluster_compare.h"
 #include "colormap.h"
+#include "compare_subject.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
 
-QString ClusterCompare::windowTitle() const {
-  return QObject::tr("Compare CPU and GPU — %1").arg(name_);
-}
-
-QString ClusterCompare::heading() const {
-  return QObject::tr("<b>Euclidean clustering</b> of %1 (%L2 points), %3")
-      .arg(name_.toHtmlEscaped())
-      .arg(qulonglong(cloud_->size()))
-      .arg(paramsText());
-}
-
-QString ClusterCompare::paramsText() const {
-  return QString("tolerance %1 m, size %2..%3")
-      .arg(params_.tolerance)
-      .arg(qulonglong(params_.min_size))
-      .arg(qulonglong(params_.max_size));
-}
-
-std::vector<CompareMethod> ClusterCompare::methods() const {
-  return methods_of<ClusterMethod>(
+CompareSubject cluster_compare(std::shared_ptr<const PointCloud> cloud, const QString& name,
+                               const ClusterParams& params) {
+  CompareSubject s;
+  s.params_text = QString("tolerance %1 m, size %2..%3")
+                      .arg(params.tolerance)
+                      .arg(qulonglong(params.min_size))
+                      .arg(qulonglong(params.max_size));
+  s.window_title = QObject::tr("Compare CPU and GPU — %1").arg(name);
+  s.heading = QObject::tr("<b>Euclidean clustering</b> of %1 (%L2 points), %3")
+                  .arg(name.toHtmlEscaped())
+                  .arg(qulonglong(cloud->size()))
+                  .arg(s.params_text);
+  s.algorithm = QStringLiteral("cluster");
+  s.input_name = name;
+  s.input_size = cloud->size();
+  s.methods = compare_methods<ClusterMethod>(
       [](ClusterMethod m) { return m == ClusterMethod::Cpu || m == ClusterMethod::Gpu; });
-}
-
-QString ClusterCompare::differenceToggle() const {
-  return QObject::tr("Highlight differences");
-}
-
-std::function<CompareRun(int)> ClusterCompare::runOne() const {
-  return [cloud = cloud_, params = params_](int m) {
+  s.reference = int(ClusterMethod::Cpu);
+  s.difference_toggle = QObject::tr("Highlight differences");
+  s.run_one = [cloud, params](int m) {
     return compare_run(euclidean_cluster(*cloud, params, ClusterMethod(m)));
   };
-}
-
-CompareJudgement ClusterCompare::judge(const CompareOutcome& reference, const CompareOutcome& other,
-                                       std::size_t k) {
-  if (agreements_.size() <= k) agreements_.resize(k + 1);
-  agreements_[k] = compare_clusters(reference.as<ClusterResult>(), other.as<ClusterResult>());
-  return {agreements_[k].identical, QString::fromStdString(agreements_[k].summary)};
-}
-
-const ClusterAgreement* ClusterCompare::agreement(std::size_t k) const {
-  return k < agreements_.size() && !agreements_[k].point_differs.empty() ? &agreements_[k]
-                                                                         : nullptr;
-}
-
-QWidget* ClusterCompare::createView(QWidget* parent) {
-  auto* view = new ui::VtkCloudView(parent);
-  view->setCloud(cloud_);
-  return view;
-}
-
-void ClusterCompare::linkViews(QWidget* left, QWidget* right) {
-  static_cast<ui::VtkCloudView*>(left)->shareCameraWith(static_cast<ui::VtkCloudView*>(right));
-}
-
-void ClusterCompare::show(QWidget* view, const CompareOutcome& outcome, std::size_t judged,
-                          bool highlight) {
-  // Both sides take the same point flags, so they show the same disagreement.
-  const ClusterAgreement* diff = highlight ? agreement(judged) : nullptr;
-  const ClusterResult& r = outcome.as<ClusterResult>();
-  std::vector<Rgb8> c(r.labels.size());
-  for (std::size_t i = 0; i < c.size(); ++i)
-    c[i] = diff ? (diff->point_differs[i] ? Rgb8{230, 40, 40} : Rgb8{90, 90, 90})
-                : ui::label_color(r.labels[i]);
-  static_cast<ui::VtkCloudView*>(view)->setColors(c);
+  auto agreements = std::make_shared<std::vector<ClusterAgreement>>();
+  s.judge = [agreements](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
+    if (agreements->size() <= k) agreements->resize(k + 1);
+    auto& a = (*agreements)[k];
+    a = compare_clusters(ref.as<ClusterResult>(), other.as<ClusterResult>());
+    return CompareJudgement{a.identical, QString::fromStdString(a.summary)};
+  };
+  s.create_view = cloud_views(cloud);
+  s.link_views = share_camera;
+  s.show = [agreements](QWidget* view, const CompareOutcome& o, std::size_t judged,
+                        bool highlight) {
+    // Both sides take the same point flags, so they show the same disagreement.
+    const ClusterAgreement* diff =
+        highlight && judged < agreements->size() && !(*agreements)[judged].point_differs.empty()
+            ? &(*agreements)[judged]
+            : nullptr;
+    const ClusterResult& r = o.as<ClusterResult>();
+    std::vector<Rgb8> c(r.labels.size());
+    for (std::size_t i = 0; i < c.size(); ++i)
+      c[i] = diff ? (diff->point_differs[i] ? Rgb8{230, 40, 40} : Rgb8{90, 90, 90})
+                  : ui::label_color(r.labels[i]);
+    static_cast<ui::VtkCloudView*>(view)->setColors(c);
+  };
+  return s;
 }
 
 }  // namespace cumulus::app

@@ -1,17 +1,24 @@
 #pragma once
 // What the compare window needs of one algorithm: its input and methods, how to run one method,
-// how to judge a result against the reference, and a result view for each half of the window.
-// One subclass per algorithm (cluster_compare.cpp, segment_compare.cpp, icp_compare.cpp,
-// features_compare.cpp); the window itself is the same for all.
+// how to judge a result against the reference, and how to show a result in each half of the
+// window. One factory per algorithm (cluster_compare.cpp, segment_compare.cpp,
+// icp_compare.cpp, features_compare.cpp); the window itself is the same for all.
 #include <QString>
 #include <QWidget>
+
+#include <Eigen/Core>
 
 #include <functional>
 #include <memory>
 #include <vector>
 
+#include "cluster/cluster.h"
 #include "compare_runs.h"
+#include "core/depth_image.h"
 #include "core/method_table.h"
+#include "features/features.h"
+#include "registration/icp.h"
+#include "segment/segment.h"
 
 namespace cumulus::app {
 
@@ -29,40 +36,36 @@ struct CompareJudgement {
   QString summary;  // one line: "identical ..." or what differs
 };
 
-class CompareSubject {
- public:
-  virtual ~CompareSubject() = default;
-  virtual QString windowTitle() const = 0;
-  virtual QString heading() const = 0;     // rich text: the algorithm, the input, the parameters
-  virtual QString algorithm() const = 0;   // the run history's algorithm name
-  virtual QString paramsText() const = 0;  // the run history's parameters
-  virtual QString inputName() const = 0;
-  virtual std::size_t inputSize() const = 0;
-  virtual std::vector<CompareMethod> methods() const = 0;
-  virtual int referenceMethod() const = 0;  // the reference when it ran (else the first that did)
-  virtual int defaultRepeats() const { return 3; }
-  virtual int warmupRuns() const { return 0; }
-  virtual QString differenceToggle() const = 0;  // "Highlight differences"
+struct CompareSubject {
+  QString window_title;
+  QString heading;      // rich text: the algorithm, the input, the parameters
+  QString algorithm;    // the run history's algorithm name
+  QString params_text;  // the run history's parameters
+  QString input_name;
+  std::size_t input_size = 0;
+  std::vector<CompareMethod> methods;
+  int reference = 0;  // the reference method when it ran (else the first that did)
+  int repeats = 3;
+  int warmup = 0;
+  QString difference_toggle;  // "Highlight differences"
   // Runs one method once on a worker thread; captures its input by value.
-  virtual std::function<CompareRun(int)> runOne() const = 0;
-  // Judges outcome number `k` against the reference (and keeps what show() needs to highlight).
-  virtual CompareJudgement judge(const CompareOutcome& reference, const CompareOutcome& other,
-                                 std::size_t k) = 0;
-  // A half of the window; show() puts a result into it, with `highlight` the differences of
-  // `judged` (the outcome on the right) against the reference.
-  virtual QWidget* createView(QWidget* parent) = 0;
-  virtual void linkViews(QWidget* /*left*/, QWidget* /*right*/) {}
-  virtual void show(QWidget* view, const CompareOutcome& outcome, std::size_t judged,
-                    bool highlight) = 0;
-
- protected:
-  // The methods of a table: GPU ones disabled without a GPU; `checked` picks the defaults.
-  template <class Method>
-  static std::vector<CompareMethod> methods_of(const std::function<bool(Method)>& checked);
+  std::function<CompareRun(int)> run_one;
+  // Judges outcome number k against the reference, keeping what `show` needs to highlight.
+  std::function<CompareJudgement(const CompareOutcome& reference, const CompareOutcome& other,
+                                 std::size_t k)>
+      judge;
+  std::function<QWidget*(QWidget* parent)> create_view;           // one half of the window
+  std::function<void(QWidget* left, QWidget* right)> link_views;  // may be empty
+  // Puts a result into a view; with `highlight`, the differences of outcome `judged` (the one
+  // on the right) against the reference.
+  std::function<void(QWidget* view, const CompareOutcome& outcome, std::size_t judged,
+                     bool highlight)>
+      show;
 };
 
+// The methods of a table: GPU ones disabled without a GPU; `checked` picks the defaults.
 template <class Method>
-std::vector<CompareMethod> CompareSubject::methods_of(const std::function<bool(Method)>& checked) {
+std::vector<CompareMethod> compare_methods(const std::function<bool(Method)>& checked) {
   const DeviceInfo dev = query_device();
   std::vector<CompareMethod> out;
   for (const auto& row : method_table(Method{}).rows()) {
@@ -73,5 +76,26 @@ std::vector<CompareMethod> CompareSubject::methods_of(const std::function<bool(M
   }
   return out;
 }
+
+// Halves that show a cloud in a 3D view, and one camera for both halves (compare_window.cpp).
+std::function<QWidget*(QWidget*)> cloud_views(std::shared_ptr<const PointCloud> cloud);
+void share_camera(QWidget* left, QWidget* right);
+
+// Clusters of a cloud: cluster colours in two 3D views with one camera, or the points of
+// unmatched clusters in red.
+CompareSubject cluster_compare(std::shared_ptr<const PointCloud> cloud, const QString& name,
+                               const ClusterParams& params);
+// Cut rows of a depth image over the image, the columns that differ marked.
+CompareSubject segment_compare(std::shared_ptr<const DepthImage> image, const QString& name,
+                               const SegmentParams& params);
+// ICP of source (perturbed first) onto target: the target grey, the aligned source green, red
+// where it lands over a millimetre from the reference's alignment.
+CompareSubject icp_compare(std::shared_ptr<const PointCloud> source,
+                           std::shared_ptr<const PointCloud> target, const QString& name,
+                           const IcpParams& params, const Eigen::Matrix4d& perturbation);
+// Normals and PFH/FPFH: the cloud coloured by the bin each histogram peaks in, the points whose
+// histograms differ from the reference's (over 1e-3 in a bin, or NaN against a number) in red.
+CompareSubject features_compare(std::shared_ptr<const PointCloud> cloud, const QString& name,
+                                const FeatureParams& params);
 
 }  // namespace cumulus::app

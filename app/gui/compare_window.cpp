@@ -16,21 +16,22 @@
 
 #include "run_history.h"
 #include "timing_chart.h"
+#include "vtk_cloud_view.h"
 
 namespace cumulus::app {
 
-CompareWindow::CompareWindow(std::unique_ptr<CompareSubject> subject, QWidget* parent)
+CompareWindow::CompareWindow(CompareSubject subject, QWidget* parent)
     : QWidget(parent, Qt::Window), subject_(std::move(subject)) {
-  setWindowTitle(subject_->windowTitle());
+  setWindowTitle(subject_.window_title);
   resize(1280, 860);
   auto* lay = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
-  top->addWidget(new QLabel(subject_->heading(), this));
+  top->addWidget(new QLabel(subject_.heading, this));
   top->addStretch();
   top->addWidget(new QLabel(tr("Repeats"), this));
   repeats_ = new QSpinBox(this);
   repeats_->setRange(1, 200);
-  repeats_->setValue(subject_->defaultRepeats());
+  repeats_->setValue(subject_.repeats);
   repeats_->setToolTip(tr("Runs per method; the chart shows the median and the min-max spread"));
   top->addWidget(repeats_);
   run_ = new QPushButton(tr("Run"), this);
@@ -49,7 +50,7 @@ CompareWindow::CompareWindow(std::unique_ptr<CompareSubject> subject, QWidget* p
   auto* vl = new QHBoxLayout(views);
   methods_ = new QListWidget(views);
   methods_->setMaximumWidth(180);
-  for (const auto& m : subject_->methods()) {
+  for (const auto& m : subject_.methods) {
     auto* item = new QListWidgetItem(m.name, methods_);
     item->setData(Qt::UserRole, m.id);
     item->setFlags(m.usable ? (Qt::ItemIsEnabled | Qt::ItemIsUserCheckable)
@@ -60,21 +61,21 @@ CompareWindow::CompareWindow(std::unique_ptr<CompareSubject> subject, QWidget* p
   vl->addWidget(methods_);
   auto* left_box = new QVBoxLayout;
   left_box->addWidget(new QLabel(tr("Reference"), views));
-  left_ = subject_->createView(views);
+  left_ = subject_.create_view(views);
   left_box->addWidget(left_, 1);
   auto* right_box = new QVBoxLayout;
   auto* head = new QHBoxLayout;
   head->addWidget(new QLabel(tr("Method"), views));
   right_method_ = new QComboBox(views);
   head->addWidget(right_method_, 1);
-  differences_ = new QCheckBox(subject_->differenceToggle(), views);
+  differences_ = new QCheckBox(subject_.difference_toggle, views);
   head->addWidget(differences_);
   right_box->addLayout(head);
-  right_ = subject_->createView(views);
+  right_ = subject_.create_view(views);
   right_box->addWidget(right_, 1);
   vl->addLayout(left_box, 1);
   vl->addLayout(right_box, 1);
-  subject_->linkViews(left_, right_);
+  if (subject_.link_views) subject_.link_views(left_, right_);
 
   auto* bottom = new QWidget(split);
   auto* bl = new QVBoxLayout(bottom);
@@ -106,6 +107,18 @@ CompareWindow::CompareWindow(std::unique_ptr<CompareSubject> subject, QWidget* p
 
 CompareWindow::~CompareWindow() = default;
 
+std::function<QWidget*(QWidget*)> cloud_views(std::shared_ptr<const PointCloud> cloud) {
+  return [cloud = std::move(cloud)](QWidget* parent) -> QWidget* {
+    auto* view = new ui::VtkCloudView(parent);
+    view->setCloud(cloud);
+    return view;
+  };
+}
+
+void share_camera(QWidget* left, QWidget* right) {
+  static_cast<ui::VtkCloudView*>(left)->shareCameraWith(static_cast<ui::VtkCloudView*>(right));
+}
+
 void CompareWindow::setMethodIds(const std::vector<int>& ids) {
   for (int i = 0; i < methods_->count(); ++i) {
     auto* item = methods_->item(i);
@@ -131,7 +144,7 @@ void CompareWindow::run() {
     return;
   }
   verdict_->setText(tr("Running…"));
-  runner_->start(std::move(methods), repeats_->value(), subject_->warmupRuns(), subject_->runOne(),
+  runner_->start(std::move(methods), repeats_->value(), subject_.warmup, subject_.run_one,
                  [this](std::vector<CompareOutcome> outcomes, bool completed) {
                    onFinished(std::move(outcomes), completed);
                  });
@@ -145,8 +158,7 @@ void CompareWindow::onFinished(std::vector<CompareOutcome> outcomes, bool comple
   outcomes_ = std::move(outcomes);
   ref_index_ = -1;
   for (std::size_t k = 0; k < outcomes_.size(); ++k)
-    if (outcomes_[k].result &&
-        (ref_index_ < 0 || outcomes_[k].method == subject_->referenceMethod()))
+    if (outcomes_[k].result && (ref_index_ < 0 || outcomes_[k].method == subject_.reference))
       ref_index_ = int(k);
   agreements_.assign(outcomes_.size(), CompareJudgement{});
   std::vector<ui::TimingBar> bars;
@@ -159,7 +171,7 @@ void CompareWindow::onFinished(std::vector<CompareOutcome> outcomes, bool comple
   for (std::size_t k = 0; k < outcomes_.size(); ++k) {
     const auto& o = outcomes_[k];
     const bool is_ref = int(k) == ref_index_;
-    if (o.result && ref && !is_ref) agreements_[k] = subject_->judge(*ref, o, k);
+    if (o.result && ref && !is_ref) agreements_[k] = subject_.judge(*ref, o, k);
     if (is_ref) agreements_[k] = {true, tr("reference")};
     const auto& a = agreements_[k];
     const TimingStats t = timing_stats(o.totals);
@@ -171,9 +183,9 @@ void CompareWindow::onFinished(std::vector<CompareOutcome> outcomes, bool comple
     set_timing_row(table_, int(k), o.name, o.result != nullptr, t, speedup, verdict, agrees);
     if (o.result) right_method_->addItem(o.name, int(k));
     for (std::size_t r = 0; r < o.totals.size(); ++r)
-      RunHistory::instance().add({QDateTime::currentDateTime(), subject_->algorithm(), o.name,
-                                  subject_->paramsText(), subject_->inputName(),
-                                  subject_->inputSize(), o.totals[r], o.stages[r], verdict});
+      RunHistory::instance().add({QDateTime::currentDateTime(), subject_.algorithm, o.name,
+                                  subject_.params_text, subject_.input_name, subject_.input_size,
+                                  o.totals[r], o.stages[r], verdict});
   }
   right_method_->blockSignals(false);
   table_->resizeColumnsToContents();
@@ -185,7 +197,7 @@ void CompareWindow::onFinished(std::vector<CompareOutcome> outcomes, bool comple
                     : differing.empty()
                         ? tr("<b>All methods agree</b> with %1.").arg(ref->name)
                         : tr("<b style='color:#c00000'>%1 differ from %2</b>; tick <i>%3</i>.")
-                              .arg(differing.join(", "), ref->name, subject_->differenceToggle()));
+                              .arg(differing.join(", "), ref->name, subject_.difference_toggle));
   emit finished(completed);
 }
 
@@ -195,9 +207,9 @@ void CompareWindow::showSides() {
       !outcomes_[std::size_t(k)].result)
     return;
   const bool highlight = differences_->isChecked();
-  subject_->show(right_, outcomes_[std::size_t(k)], std::size_t(k), highlight);
+  subject_.show(right_, outcomes_[std::size_t(k)], std::size_t(k), highlight);
   if (ref_index_ >= 0)
-    subject_->show(left_, outcomes_[std::size_t(ref_index_)], std::size_t(k), highlight);
+    subject_.show(left_, outcomes_[std::size_t(ref_index_)], std::size_t(k), highlight);
 }
 
 }  // namespace cumulus::app

@@ -30,7 +30,7 @@ class CompareWindow : public QWidget {
   Q_OBJECT
 
  public:
-  CompareWindow(std::unique_ptr<CompareSubject> subject, QWidget* parent = nullptr);
+  CompareWindow(CompareSubject subject, QWidget* parent = nullptr);
   ~CompareWindow() override;
 
   // Checks exactly these methods (those usable here).
@@ -51,7 +51,6 @@ class CompareWindow : public QWidget {
   const std::vector<CompareJudgement>& agreements() const { return agreements_; }
   ui::TimingChart* chart() const { return chart_; }
   QTableWidget* table() const { return table_; }
-  CompareSubject* subject() const { return subject_.get(); }
 
  signals:
   void finished(bool completed);
@@ -60,7 +59,7 @@ class CompareWindow : public QWidget {
   void onFinished(std::vector<CompareOutcome> outcomes, bool completed);
   void showSides();
 
-  std::unique_ptr<CompareSubject> subject_;
+  CompareSubject subject_;
   QListWidget* methods_ = nullptr;
   QSpinBox* repeats_ = nullptr;
   QPushButton* run_ = nullptr;

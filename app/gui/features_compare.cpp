@@ -1,11 +1,11 @@
-#include "features_compare.h"
-
+// Normals and PFH/FPFH in the compare window.
 #include <QObject>
 
 #include <algorithm>
 #include <cmath>
 
 #include "colormap.h"
+#include "compare_subject.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -23,47 +23,8 @@ bool row_differs(const FeatureResult& a, const FeatureResult& b, std::size_t i) 
   return false;
 }
 
-}  // namespace
-
-QString FeaturesCompare::windowTitle() const {
-  return QObject::tr("Compare feature methods — %1").arg(name_);
-}
-
-QString FeaturesCompare::heading() const {
-  return QObject::tr("<b>%1</b> of %2 (%L3 points), %4")
-      .arg(QString::fromUtf8(descriptor_name(params_.descriptor)).toUpper(), name_.toHtmlEscaped())
-      .arg(qulonglong(cloud_->size()))
-      .arg(paramsText());
-}
-
-QString FeaturesCompare::paramsText() const {
-  const Neighbourhood& nb = params_.neighbourhood;
-  return nb.k > 0
-             ? QString("%1, k %2").arg(descriptor_name(params_.descriptor)).arg(nb.k)
-             : QString("%1, radius %2 m").arg(descriptor_name(params_.descriptor)).arg(nb.radius);
-}
-
-std::vector<CompareMethod> FeaturesCompare::methods() const {
-  return methods_of<FeatureMethod>(
-      [](FeatureMethod m) { return m == FeatureMethod::Cpu || m == FeatureMethod::Gpu; });
-}
-
-QString FeaturesCompare::differenceToggle() const {
-  return QObject::tr("Mark differing histograms");
-}
-
-std::function<CompareRun(int)> FeaturesCompare::runOne() const {
-  return [cloud = cloud_, params = params_](int m) {
-    return compare_run(compute_features(*cloud, params, FeatureMethod(m)));
-  };
-}
-
-CompareJudgement FeaturesCompare::judge(const CompareOutcome& reference,
-                                        const CompareOutcome& other, std::size_t k) {
-  const FeatureResult& a = reference.as<FeatureResult>();
-  const FeatureResult& b = other.as<FeatureResult>();
-  if (differs_.size() <= k) differs_.resize(k + 1);
-  auto& rows = differs_[k];
+CompareJudgement judge_features(const FeatureResult& a, const FeatureResult& b,
+                                std::vector<bool>& rows) {
   rows.assign(a.size(), false);
   if (a.size() != b.size() || a.bins != b.bins)
     return {false, QObject::tr("different shapes of result")};
@@ -78,34 +39,54 @@ CompareJudgement FeaturesCompare::judge(const CompareOutcome& reference,
                      .arg(d.max, 0, 'g', 3)};
 }
 
-QWidget* FeaturesCompare::createView(QWidget* parent) {
-  auto* view = new ui::VtkCloudView(parent);
-  view->setCloud(cloud_);
-  return view;
-}
+}  // namespace
 
-void FeaturesCompare::linkViews(QWidget* left, QWidget* right) {
-  static_cast<ui::VtkCloudView*>(left)->shareCameraWith(static_cast<ui::VtkCloudView*>(right));
-}
-
-void FeaturesCompare::show(QWidget* view, const CompareOutcome& outcome, std::size_t judged,
-                           bool highlight) {
-  const FeatureResult& r = outcome.as<FeatureResult>();
-  const std::vector<bool>* rows = highlight && judged < differs_.size() && !differs_[judged].empty()
-                                      ? &differs_[judged]
-                                      : nullptr;
-  // Without highlighting, the bin each histogram peaks in: similar surfaces get similar colours.
-  std::vector<Rgb8> colours(r.size());
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    if (rows) {
-      colours[i] = (*rows)[i] ? Rgb8{230, 40, 40} : Rgb8{90, 90, 90};
-      continue;
+CompareSubject features_compare(std::shared_ptr<const PointCloud> cloud, const QString& name,
+                                const FeatureParams& params) {
+  const Neighbourhood& nb = params.neighbourhood;
+  const QString descriptor = QString::fromUtf8(descriptor_name(params.descriptor));
+  CompareSubject s;
+  s.params_text = nb.k > 0 ? QString("%1, k %2").arg(descriptor).arg(nb.k)
+                           : QString("%1, radius %2 m").arg(descriptor).arg(nb.radius);
+  s.window_title = QObject::tr("Compare feature methods — %1").arg(name);
+  s.heading = QObject::tr("<b>%1</b> of %2 (%L3 points), %4")
+                  .arg(descriptor.toUpper(), name.toHtmlEscaped())
+                  .arg(qulonglong(cloud->size()))
+                  .arg(s.params_text);
+  s.algorithm = QStringLiteral("features");
+  s.input_name = name;
+  s.input_size = cloud->size();
+  s.methods = compare_methods<FeatureMethod>(
+      [](FeatureMethod m) { return m == FeatureMethod::Cpu || m == FeatureMethod::Gpu; });
+  s.reference = int(FeatureMethod::Cpu);
+  s.difference_toggle = QObject::tr("Mark differing histograms");
+  s.run_one = [cloud, params](int m) {
+    return compare_run(compute_features(*cloud, params, FeatureMethod(m)));
+  };
+  auto differs = std::make_shared<std::vector<std::vector<bool>>>();
+  s.judge = [differs](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
+    if (differs->size() <= k) differs->resize(k + 1);
+    return judge_features(ref.as<FeatureResult>(), other.as<FeatureResult>(), (*differs)[k]);
+  };
+  s.create_view = cloud_views(cloud);
+  s.link_views = share_camera;
+  s.show = [differs](QWidget* view, const CompareOutcome& o, std::size_t judged, bool highlight) {
+    const FeatureResult& r = o.as<FeatureResult>();
+    const std::vector<bool>* rows =
+        highlight && judged < differs->size() && !(*differs)[judged].empty() ? &(*differs)[judged]
+                                                                             : nullptr;
+    // Without highlighting, the bin each histogram peaks in: similar surfaces get similar
+    // colours.
+    std::vector<Rgb8> colours(r.size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const float* h = r.row(i);
+      colours[i] = rows               ? ((*rows)[i] ? Rgb8{230, 40, 40} : Rgb8{90, 90, 90})
+                   : std::isnan(h[0]) ? Rgb8{60, 60, 60}
+                                      : ui::label_color(int(std::max_element(h, h + r.bins) - h));
     }
-    const float* h = r.row(i);
-    colours[i] = std::isnan(h[0]) ? Rgb8{60, 60, 60}
-                                  : ui::label_color(int(std::max_element(h, h + r.bins) - h));
-  }
-  static_cast<ui::VtkCloudView*>(view)->setColors(colours);
+    static_cast<ui::VtkCloudView*>(view)->setColors(colours);
+  };
+  return s;
 }
 
 }  // namespace cumulus::app

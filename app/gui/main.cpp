@@ -12,6 +12,7 @@
 #include "compare_window.h"
 #include "core/depth_image.h"
 #include "core/error.h"
+#include "gl_format.h"
 #include "main_window.h"
 #include "segment_panel.h"
 #include "vtk_cloud_view.h"

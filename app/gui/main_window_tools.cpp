@@ -2,19 +2,16 @@
 // the GPU buffers that methods keep between runs.
 #include <QStatusBar>
 
-#include "cluster_compare.h"
 #include "cluster_panel.h"
+#include "compare_subject.h"
 #include "compare_window.h"
 #include "core/device.h"
 #include "feature_panel.h"
-#include "features_compare.h"
 #include "features_window.h"
-#include "icp_compare.h"
 #include "icp_panel.h"
 #include "job_runner.h"
 #include "main_window.h"
 #include "registration_window.h"
-#include "segment_compare.h"
 #include "segment_panel.h"
 
 namespace cumulus::app {
@@ -26,8 +23,7 @@ CompareWindow* MainWindow::openSegmentCompare() {
     return nullptr;
   }
   auto* w = new CompareWindow(
-      std::make_unique<SegmentCompare>(document_->at(row).depth, document_->at(row).name,
-                                       segment_panel_->params()),
+      segment_compare(document_->at(row).depth, document_->at(row).name, segment_panel_->params()),
       this);
   w->setAttribute(Qt::WA_DeleteOnClose);
   return w;
@@ -55,10 +51,9 @@ CompareWindow* MainWindow::openIcpCompare() {
   const QString name = tr("%1 onto %2")
                            .arg(document_->at(document_->findCloud(source.get())).name,
                                 document_->at(document_->findCloud(target.get())).name);
-  auto* w =
-      new CompareWindow(std::make_unique<IcpCompare>(source, target, name, reg->panel()->params(),
-                                                     reg->panel()->perturbation()),
-                        this);
+  auto* w = new CompareWindow(
+      icp_compare(source, target, name, reg->panel()->params(), reg->panel()->perturbation()),
+      this);
   w->setAttribute(Qt::WA_DeleteOnClose);
   return w;
 }
@@ -71,8 +66,8 @@ CompareWindow* MainWindow::openFeaturesCompare() {
     return nullptr;
   }
   auto* w = new CompareWindow(
-      std::make_unique<FeaturesCompare>(
-          cloud, document_->at(document_->findCloud(cloud.get())).name, f->panel()->params()),
+      features_compare(cloud, document_->at(document_->findCloud(cloud.get())).name,
+                       f->panel()->params()),
       this);
   w->setAttribute(Qt::WA_DeleteOnClose);
   return w;
@@ -93,8 +88,7 @@ CompareWindow* MainWindow::openCompare() {
     return nullptr;
   }
   auto* w = new CompareWindow(
-      std::make_unique<ClusterCompare>(document_->at(row).cloud, document_->at(row).name,
-                                       cluster_panel_->params()),
+      cluster_compare(document_->at(row).cloud, document_->at(row).name, cluster_panel_->params()),
       this);
   w->setAttribute(Qt::WA_DeleteOnClose);
   return w;

@@ -1,62 +1,55 @@
-#include "segment_compare.h"
-
+// RDP segmentation in the compare window.
 #include <QObject>
 
+#include "compare_subject.h"
 #include "depth_view.h"
+#include "segment/segment_compare.h"
 
 namespace cumulus::app {
 
-QString SegmentCompare::windowTitle() const {
-  return QObject::tr("Compare segmentation methods — %1").arg(name_);
-}
-
-QString SegmentCompare::heading() const {
-  return QObject::tr("<b>RDP segmentation</b> of %1 (%2 × %3), %4")
-      .arg(name_.toHtmlEscaped())
-      .arg(image_->width)
-      .arg(image_->height)
-      .arg(paramsText());
-}
-
-QString SegmentCompare::paramsText() const {
-  return QString("epsilon %1 m").arg(params_.epsilon);
-}
-
-std::vector<CompareMethod> SegmentCompare::methods() const {
-  return methods_of<SegmentMethod>([](SegmentMethod) { return true; });
-}
-
-QString SegmentCompare::differenceToggle() const {
-  return QObject::tr("Mark differing columns");
-}
-
-std::function<CompareRun(int)> SegmentCompare::runOne() const {
-  return [image = image_, params = params_](int m) {
+CompareSubject segment_compare(std::shared_ptr<const DepthImage> image, const QString& name,
+                               const SegmentParams& params) {
+  CompareSubject s;
+  s.params_text = QString("epsilon %1 m").arg(params.epsilon);
+  s.window_title = QObject::tr("Compare segmentation methods — %1").arg(name);
+  s.heading = QObject::tr("<b>RDP segmentation</b> of %1 (%2 × %3), %4")
+                  .arg(name.toHtmlEscaped())
+                  .arg(image->width)
+                  .arg(image->height)
+                  .arg(s.params_text);
+  s.algorithm = QStringLiteral("segment");
+  s.input_name = name;
+  s.input_size = image->size();
+  s.methods = compare_methods<SegmentMethod>([](SegmentMethod) { return true; });
+  s.reference = int(SegmentMethod::Cpu);
+  s.repeats = 5;
+  s.warmup = 1;  // thread start, GPU context and buffers before the measured runs
+  s.difference_toggle = QObject::tr("Mark differing columns");
+  s.run_one = [image, params](int m) {
     return compare_run(segment_columns(*image, params, SegmentMethod(m)));
   };
-}
-
-CompareJudgement SegmentCompare::judge(const CompareOutcome& reference, const CompareOutcome& other,
-                                       std::size_t k) {
-  if (agreements_.size() <= k) agreements_.resize(k + 1);
-  agreements_[k] = compare_segments(reference.as<SegmentResult>(), other.as<SegmentResult>());
-  return {agreements_[k].identical, QString::fromStdString(agreements_[k].summary)};
-}
-
-QWidget* SegmentCompare::createView(QWidget* parent) {
-  auto* view = new ui::DepthView(parent);
-  view->setImage(image_);
-  return view;
-}
-
-void SegmentCompare::show(QWidget* view, const CompareOutcome& outcome, std::size_t judged,
-                          bool highlight) {
-  auto* depth = static_cast<ui::DepthView*>(view);
-  // The window keeps the outcome, so the view may share its result.
-  depth->setSegments(
-      std::shared_ptr<const SegmentResult>(outcome.result, &outcome.as<SegmentResult>()));
-  depth->setMarkedColumns(highlight && judged < agreements_.size() ? agreements_[judged].columns
-                                                                   : std::vector<std::uint32_t>{});
+  auto agreements = std::make_shared<std::vector<SegmentAgreement>>();
+  s.judge = [agreements](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
+    if (agreements->size() <= k) agreements->resize(k + 1);
+    auto& a = (*agreements)[k];
+    a = compare_segments(ref.as<SegmentResult>(), other.as<SegmentResult>());
+    return CompareJudgement{a.identical, QString::fromStdString(a.summary)};
+  };
+  s.create_view = [image](QWidget* parent) -> QWidget* {
+    auto* view = new ui::DepthView(parent);
+    view->setImage(image);
+    return view;
+  };
+  s.show = [agreements](QWidget* view, const CompareOutcome& o, std::size_t judged,
+                        bool highlight) {
+    auto* depth = static_cast<ui::DepthView*>(view);
+    // The window keeps the outcome, so the view may share its result.
+    depth->setSegments(std::shared_ptr<const SegmentResult>(o.result, &o.as<SegmentResult>()));
+    depth->setMarkedColumns(highlight && judged < agreements->size()
+                                ? (*agreements)[judged].columns
+                                : std::vector<std::uint32_t>{});
+  };
+  return s;
 }
 
 }  // namespace cumulus::app
