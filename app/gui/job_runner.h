@@ -7,6 +7,7 @@
 //   to stop, drops its result when it ends, and then starts the newest request (requests in
 //   between are never queued).
 // - Each (loading files): every job runs and delivers; cancel() drops them all.
+#include <QCoreApplication>
 #include <QFutureWatcher>
 #include <QObject>
 #include <QPointer>
@@ -58,9 +59,11 @@ class JobRunner : public QObject {
     auto stop = std::make_shared<std::atomic<bool>>(false);
     QPointer<JobRunner> self = this;
     const quint64 generation = ++generation_;
+    // Called on the worker thread: posted to the application object, which outlives every
+    // runner, and the runner is looked at only on the UI thread.
     JobControl control(stop, [self, generation](qint64 d, qint64 t) {
       QMetaObject::invokeMethod(
-          self,
+          QCoreApplication::instance(),
           [self, generation, d, t] {
             if (self) self->reportProgress(generation, d, t);
           },
