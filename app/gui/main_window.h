@@ -5,7 +5,6 @@
 #include "document.h"
 
 class QAction;
-class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -14,7 +13,6 @@ class QMenu;
 class QProgressBar;
 class QStackedWidget;
 class QToolButton;
-class QTimer;
 
 namespace cumulus::ui {
 class VtkCloudView;
