@@ -21,6 +21,15 @@
 
 #include "features_cases.h"
 
+// PFH over the k nearest points, normals from their normals_k nearest.
+FeatureParams pfh_nearest(int k, int normals_k) {
+  FeatureParams p;
+  p.descriptor = Descriptor::Pfh;
+  p.neighbourhood = Neighbourhood::nearest(k);
+  p.normals.neighbourhood = Neighbourhood::nearest(normals_k);
+  return p;
+}
+
 class TestFeatures : public QObject {
   Q_OBJECT
 
@@ -88,10 +97,7 @@ class TestFeatures : public QObject {
   void host_replica_pfh_equals_pcl_on_bunny() {
     PointCloud c;
     if (!load("bunny/bun_zipper.ply", 3, c)) QSKIP("real data bunny/bun_zipper.ply not found");
-    FeatureParams p;
-    p.descriptor = Descriptor::Pfh;
-    p.neighbourhood = Neighbourhood::nearest(16);
-    p.normals.neighbourhood = Neighbourhood::nearest(16);
+    const FeatureParams p = pfh_nearest(16, 16);
     const FeatureResult pcl = compute_features(c, p, FeatureMethod::Cpu);
     const auto rep = replica_pfh(c.points, pcl.normals, 16);
     std::size_t differ = 0;
@@ -281,10 +287,7 @@ class TestFeatures : public QObject {
     REQUIRE_GPU();
     PointCloud c;
     if (!load("bunny/bun_zipper.ply", 1, c)) QSKIP("real data bunny/bun_zipper.ply not found");
-    FeatureParams p;
-    p.descriptor = Descriptor::Pfh;
-    p.neighbourhood = Neighbourhood::nearest(32);
-    p.normals.neighbourhood = Neighbourhood::nearest(16);
+    const FeatureParams p = pfh_nearest(32, 16);
     const HistogramDiff d = compare_histograms(compute_features(c, p, FeatureMethod::GpuPaper),
                                                compute_features(c, p, FeatureMethod::Cpu), 1e-3);
     QCOMPARE(d.rows, std::size_t(0));

@@ -43,6 +43,16 @@ using namespace cumulus;
 
 using namespace cumulus::test;
 
+// Shows labelled_plane(label) in label colours at `size`; whether the window was exposed.
+bool show_labelled(ui::VtkCloudView& view, QSize size, float point_size, int label) {
+  view.resize(size);
+  view.setColorMode(ui::ColorMode::Label);
+  view.setPointSize(point_size);
+  view.setCloud(labelled_plane(label));
+  view.show();
+  return QTest::qWaitForWindowExposed(&view);
+}
+
 class TestGui : public QObject {
   Q_OBJECT
 
@@ -51,12 +61,7 @@ class TestGui : public QObject {
 
   void cloudViewDrawsLabelColours() {
     ui::VtkCloudView view;
-    view.resize(400, 300);
-    view.setColorMode(ui::ColorMode::Label);
-    view.setPointSize(6);
-    view.setCloud(labelled_plane(3));
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(show_labelled(view, {400, 300}, 6, 3));
     wait_ms(300);
     const QImage img = view.grabFramebuffer();
     QCOMPARE(img.size(), QSize(400, 300) * view.devicePixelRatio());
@@ -70,12 +75,7 @@ class TestGui : public QObject {
 
   void offscreenRenderAtChosenResolution() {
     ui::VtkCloudView view;
-    view.resize(300, 200);
-    view.setColorMode(ui::ColorMode::Label);
-    view.setPointSize(5);
-    view.setCloud(labelled_plane(5));
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(show_labelled(view, {300, 200}, 5, 5));
     const QImage img = view.renderImage(1024, 640);
     QCOMPARE(img.size(), QSize(1024, 640));
     QVERIFY(count_near(img, ui::label_color(5)) > 5000);

@@ -6,7 +6,10 @@
 #include <QSignalSpy>
 #include <QSurfaceFormat>
 
+#include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QSlider>
+#include <QStandardItemModel>
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -47,6 +50,55 @@ class TestWindows : public QObject {
 
  private slots:
   void init() { QSettings().clear(); }
+
+  // Every panel starts on its table's default method for this machine and offers GPU methods
+  // only where a GPU is usable; a GPU method chosen when none is falls back to the table's
+  // default without a GPU.
+  void panelsStartOnThisMachinesDefaultMethod() {
+    const bool gpu = query_device().available;
+    ui::ClusterPanel cluster;
+    ui::SegmentPanel segment;
+    ui::IcpPanel icp;
+    ui::FeaturePanel features;
+    QCOMPARE(cluster.method(), default_method<ClusterMethod>());
+    QCOMPARE(segment.method(), default_method<SegmentMethod>());
+    QCOMPARE(icp.method(), default_method<IcpMethod>());
+    QCOMPARE(features.method(), default_method<FeatureMethod>());
+    auto* box = cluster.findChild<QComboBox*>();
+    auto* model = qobject_cast<QStandardItemModel*>(box->model());
+    QVERIFY(model);
+    for (int i = 0; i < box->count(); ++i)
+      if (is_gpu_method(ClusterMethod(box->itemData(i).toInt())))
+        QCOMPARE(model->item(i)->isEnabled(), gpu);
+    segment.setMethod(SegmentMethod::Gpu);
+    segment.setGpuAvailable(false, "none in this test");
+    QCOMPARE(segment.method(), SegmentMethod::CpuMt);
+    icp.setMethod(IcpMethod::Gpu);
+    icp.setGpuAvailable(false, "none in this test");
+    QCOMPARE(icp.method(), IcpMethod::Cpu);
+  }
+
+  // A user's edit is reported once; the panel filling itself in is not reported.
+  void panelsReportEditsOnce() {
+    ui::ClusterPanel cluster;
+    QSignalSpy cluster_edits(&cluster, &ui::AlgorithmPanel::parametersChanged);
+    cluster.setParams({0.3f, 2, 100});
+    QCOMPARE(cluster_edits.count(), 0);
+    cluster.findChild<QDoubleSpinBox*>()->setValue(0.7);
+    QCOMPARE(cluster_edits.count(), 1);
+    QCOMPARE(cluster.params().tolerance, 0.7f);
+    // The epsilon slider and box follow each other without a second report.
+    ui::SegmentPanel segment;
+    QSignalSpy segment_edits(&segment, &ui::AlgorithmPanel::parametersChanged);
+    segment.setEpsilon(0.05);
+    QCOMPARE(segment_edits.count(), 0);
+    segment.findChild<QSlider*>()->setValue(200);  // 10^(-3 + 2) = 0.1 m
+    QCOMPARE(segment_edits.count(), 1);
+    QCOMPARE(segment.params().epsilon, 0.1f);
+    segment.findChild<QDoubleSpinBox*>()->setValue(0.01);
+    QCOMPARE(segment_edits.count(), 2);
+    QCOMPARE(segment.findChild<QSlider*>()->value(), 100);
+  }
 
   void registrationAlignsThePairOffTheUiThread() {
     app::MainWindow w;

@@ -17,8 +17,6 @@
 #include <cmath>
 
 #include "colormap.h"
-#include "method_combo.h"
-#include "run_controls.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
@@ -71,18 +69,16 @@ class SizeHistogram : public QWidget {
   std::vector<int> bins_;
 };
 
-ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
-  auto* lay = new QVBoxLayout(this);
-  auto* form = new QFormLayout;
-  method_ = new QComboBox(this);
-  ui::fill_method_combo(method_, method_table(ClusterMethod{}));
-  tolerance_ = new QDoubleSpinBox(this);
-  tolerance_->setDecimals(3);
-  tolerance_->setRange(0.001, 1000);
-  tolerance_->setSingleStep(0.05);
-  tolerance_->setValue(0.5);
-  tolerance_->setSuffix(tr(" m"));
-  tolerance_->setToolTip(tr("Points closer than this (strictly) belong to the same cluster"));
+ClusterPanel::ClusterPanel(QWidget* parent)
+    : AlgorithmPanel(method_table(ClusterMethod{}), parent) {
+  tolerance_ = doubleSpin({.decimals = 3,
+                           .low = 0.001,
+                           .high = 1000,
+                           .step = 0.05,
+                           .value = 0.5,
+                           .suffix = tr(" m"),
+                           .tip = tr("Points closer than this (strictly) belong to the same "
+                                     "cluster")});
   min_ = new QSpinBox(this);
   max_ = new QSpinBox(this);
   min_->setRange(1, std::numeric_limits<int>::max());
@@ -91,21 +87,16 @@ ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
   max_->setValue(std::numeric_limits<int>::max());
   min_->setToolTip(tr("Clusters with fewer points are dropped whole (label -1)"));
   max_->setToolTip(tr("Clusters with more points are dropped whole (label -1)"));
-  form->addRow(tr("Method"), method_);
-  form->addRow(tr("Tolerance"), tolerance_);
-  form->addRow(tr("Min size"), min_);
-  form->addRow(tr("Max size"), max_);
-  lay->addLayout(form);
-  controls_ = new RunControls(tr("Run"), {}, this);
-  lay->addWidget(controls_);
-  status_ = new QLabel(tr("Open a point cloud to cluster it."), this);
-  status_->setWordWrap(true);
-  lay->addWidget(status_);
+  watch(min_, max_);
+  form()->addRow(tr("Tolerance"), tolerance_);
+  form()->addRow(tr("Min size"), min_);
+  form()->addRow(tr("Max size"), max_);
+  addRunRow(tr("Run"), {}, tr("Clustering…"), false, tr("Open a point cloud to cluster it."));
   histogram_ = new SizeHistogram(this);
   histogram_->setToolTip(tr("Number of clusters by size (powers of two)"));
-  lay->addWidget(histogram_);
+  column()->addWidget(histogram_);
   stages_ = new StageTable(150, this);
-  lay->addWidget(stages_);
+  column()->addWidget(stages_);
   clusters_ = new QTableWidget(0, 3, this);
   clusters_->setHorizontalHeaderLabels({tr("Cluster"), tr("Points"), tr("Centroid")});
   clusters_->horizontalHeader()->setStretchLastSection(true);
@@ -113,41 +104,30 @@ ClusterPanel::ClusterPanel(QWidget* parent) : QWidget(parent) {
   clusters_->setSelectionBehavior(QAbstractItemView::SelectRows);
   clusters_->setSelectionMode(QAbstractItemView::SingleSelection);
   clusters_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  lay->addWidget(clusters_, 1);
-  auto* exports = new QHBoxLayout;
-  export_labels_ = new QPushButton(tr("Labels…"), this);
-  export_files_ = new QPushButton(tr("Per cluster…"), this);
-  export_csv_ = new QPushButton(tr("CSV…"), this);
-  export_labels_->setToolTip(tr("Save the cloud with a label field (PCD/PLY)"));
-  export_files_->setToolTip(tr("Save one file per cluster into a folder"));
-  export_csv_->setToolTip(tr("Save id, size, centroid and bounding box of each cluster"));
-  exports->addWidget(new QLabel(tr("Export:"), this));
-  exports->addWidget(export_labels_);
-  exports->addWidget(export_files_);
-  exports->addWidget(export_csv_);
-  lay->addLayout(exports);
-  for (auto* b : {export_labels_, export_files_, export_csv_})
-    b->setEnabled(false);
-
-  auto changed = [this] {
-    if (!filling_) emit parametersChanged();
-  };
-  connect(method_, &QComboBox::currentIndexChanged, this, changed);
-  connect(tolerance_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(min_, &QSpinBox::valueChanged, this, changed);
-  connect(max_, &QSpinBox::valueChanged, this, changed);
-  connect(controls_, &RunControls::runRequested, this, &ClusterPanel::runRequested);
-  connect(controls_, &RunControls::cancelRequested, this, &ClusterPanel::cancelRequested);
-  connect(export_labels_, &QPushButton::clicked, this, &ClusterPanel::exportLabelsRequested);
-  connect(export_files_, &QPushButton::clicked, this, &ClusterPanel::exportFilesRequested);
-  connect(export_csv_, &QPushButton::clicked, this, &ClusterPanel::exportCsvRequested);
+  column()->addWidget(clusters_, 1);
+  auto* row = new QHBoxLayout;
+  row->addWidget(new QLabel(tr("Export:"), this));
+  exports_[0] = addButton(row, tr("Labels…"), tr("Save the cloud with a label field (PCD/PLY)"),
+                          &ClusterPanel::exportLabelsRequested);
+  exports_[1] = addButton(row, tr("Per cluster…"), tr("Save one file per cluster into a folder"),
+                          &ClusterPanel::exportFilesRequested);
+  exports_[2] =
+      addButton(row, tr("CSV…"), tr("Save id, size, centroid and bounding box of each cluster"),
+                &ClusterPanel::exportCsvRequested);
+  column()->addLayout(row);
+  enableExports(false);
   connect(clusters_, &QTableWidget::itemSelectionChanged, this, [this] {
-    if (!filling_) emit clusterSelected(selectedCluster());
+    if (!filling()) emit clusterSelected(selectedCluster());
   });
 }
 
+void ClusterPanel::enableExports(bool enabled) {
+  for (auto* b : exports_)
+    b->setEnabled(enabled);
+}
+
 ClusterMethod ClusterPanel::method() const {
-  return ClusterMethod(method_->currentData().toInt());
+  return ClusterMethod(methodValue());
 }
 
 ClusterParams ClusterPanel::params() const {
@@ -158,58 +138,36 @@ ClusterParams ClusterPanel::params() const {
   return p;
 }
 
-bool ClusterPanel::live() const {
-  return controls_->live();
-}
-
 void ClusterPanel::setMethod(ClusterMethod m) {
-  const int i = method_->findData(int(m));
-  if (i >= 0) method_->setCurrentIndex(i);
+  setMethodValue(int(m));
 }
 
 void ClusterPanel::setParams(const ClusterParams& p) {
-  filling_ = true;
+  Filling guard(this);
   tolerance_->setValue(p.tolerance);
   min_->setValue(
       int(std::min<std::size_t>(p.min_size, std::size_t(std::numeric_limits<int>::max()))));
   max_->setValue(
       int(std::min<std::size_t>(p.max_size, std::size_t(std::numeric_limits<int>::max()))));
-  filling_ = false;
-}
-
-void ClusterPanel::setGpuAvailable(bool available, const QString& reason) {
-  auto* model = qobject_cast<QStandardItemModel*>(method_->model());
-  for (int i = 0; i < method_->count(); ++i) {
-    const auto m = ClusterMethod(method_->itemData(i).toInt());
-    if (!is_gpu_method(m) || !model) continue;
-    model->item(i)->setEnabled(available);
-    model->item(i)->setToolTip(available ? QString() : tr("No GPU: %1").arg(reason));
-  }
-  if (!available && is_gpu_method(method())) setMethod(ClusterMethod::Cpu);
-}
-
-void ClusterPanel::setBusy(bool busy) {
-  controls_->setBusy(busy);
-  if (busy) status_->setText(tr("Clustering…"));
 }
 
 void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
                              std::vector<ClusterSummary> summary) {
-  filling_ = true;
+  Filling guard(this);
   std::size_t kept_points = 0;
   for (auto s : r->sizes)
     kept_points += s;
-  status_->setText(
-      tr("<b>%L1 clusters</b> (%L2 points) with %3 in %4 ms%5%6")
-          .arg(qulonglong(r->sizes.size()))
-          .arg(qulonglong(kept_points))
-          .arg(QString::fromStdString(r->method))
-          .arg(r->total_ms, 0, 'f', r->total_ms < 10 ? 3 : 1)
-          .arg(r->dropped_clusters
-                   ? tr("; %L1 dropped by size").arg(qulonglong(r->dropped_clusters))
-                   : QString())
-          .arg(r->non_finite ? tr("; %L1 non-finite points skipped").arg(qulonglong(r->non_finite))
-                             : QString()));
+  setStatus(tr("<b>%L1 clusters</b> (%L2 points) with %3 in %4 ms%5%6")
+                .arg(qulonglong(r->sizes.size()))
+                .arg(qulonglong(kept_points))
+                .arg(QString::fromStdString(r->method))
+                .arg(r->total_ms, 0, 'f', r->total_ms < 10 ? 3 : 1)
+                .arg(r->dropped_clusters
+                         ? tr("; %L1 dropped by size").arg(qulonglong(r->dropped_clusters))
+                         : QString())
+                .arg(r->non_finite
+                         ? tr("; %L1 non-finite points skipped").arg(qulonglong(r->non_finite))
+                         : QString()));
   histogram_->setSizes(r->sizes);
   stages_->setStages(r->stages);
   // The list shows the largest clusters; thousands of singletons would only slow it down.
@@ -231,36 +189,26 @@ void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
                                                 .arg(s.centroid[1], 0, 'f', 2)
                                                 .arg(s.centroid[2], 0, 'f', 2)));
   }
-  for (auto* b : {export_labels_, export_files_, export_csv_})
-    b->setEnabled(true);
-  controls_->setBusy(false);
-  filling_ = false;
+  enableExports(true);
+  setBusy(false);
 }
 
 void ClusterPanel::clearResult() {
-  filling_ = true;
+  Filling guard(this);
   clusters_->setRowCount(0);
   stages_->setStages({});
   histogram_->setSizes({});
-  status_->setText(tr("No result yet."));
-  for (auto* b : {export_labels_, export_files_, export_csv_})
-    b->setEnabled(false);
-  filling_ = false;
-}
-
-void ClusterPanel::setError(const QString& message) {
-  controls_->setBusy(false);
-  status_->setText(tr("<span style='color:#c0392b'>%1</span>").arg(message.toHtmlEscaped()));
+  setStatus(tr("No result yet."));
+  enableExports(false);
 }
 
 void ClusterPanel::selectCluster(int id) {
-  filling_ = true;
+  Filling guard(this);
   clusters_->clearSelection();
   if (id >= 0 && id < clusters_->rowCount()) {
     clusters_->selectRow(id);
     clusters_->scrollToItem(clusters_->item(id, 0));
   }
-  filling_ = false;
 }
 
 int ClusterPanel::selectedCluster() const {

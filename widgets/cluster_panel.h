@@ -1,17 +1,13 @@
 #pragma once
 // The clustering panel: edits parameters and shows results. It starts nothing itself; the main
 // window runs the jobs and hands results back (model/view: the panel is a view + editor).
-#include <QWidget>
 
 #include <memory>
 
+#include "algorithm_panel.h"
 #include "cluster/cluster.h"
 #include "cluster/cluster_export.h"
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
-class QLabel;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
@@ -20,7 +16,7 @@ namespace cumulus::ui {
 
 class SizeHistogram;
 
-class ClusterPanel : public QWidget {
+class ClusterPanel : public AlgorithmPanel {
   Q_OBJECT
 
  public:
@@ -28,42 +24,30 @@ class ClusterPanel : public QWidget {
 
   ClusterMethod method() const;
   ClusterParams params() const;
-  bool live() const;
   void setMethod(ClusterMethod m);
   void setParams(const ClusterParams& p);
-  // GPU methods are offered only when usable; `reason` explains otherwise.
-  void setGpuAvailable(bool available, const QString& reason);
 
-  void setBusy(bool busy);
   void setResult(std::shared_ptr<const ClusterResult> result, std::vector<ClusterSummary> summary);
   void clearResult();
-  void setError(const QString& message);
   void selectCluster(int id);  // -1: none
   int selectedCluster() const;
 
  signals:
-  void parametersChanged();  // any edit; the owner debounces and re-runs when live()
-  void runRequested();
-  void cancelRequested();
   void clusterSelected(int id);
   void exportLabelsRequested();
   void exportFilesRequested();
   void exportCsvRequested();
 
  private:
-  QComboBox* method_ = nullptr;
+  void enableExports(bool enabled);
+
   QDoubleSpinBox* tolerance_ = nullptr;
   QSpinBox* min_ = nullptr;
   QSpinBox* max_ = nullptr;
-  class RunControls* controls_ = nullptr;
-  QLabel* status_ = nullptr;
   class StageTable* stages_ = nullptr;
   QTableWidget* clusters_ = nullptr;
   SizeHistogram* histogram_ = nullptr;
-  QPushButton* export_labels_ = nullptr;
-  QPushButton* export_files_ = nullptr;
-  QPushButton* export_csv_ = nullptr;
-  bool filling_ = false;
+  QPushButton* exports_[3] = {};  // labels, per cluster, CSV
 };
 
 }  // namespace cumulus::ui

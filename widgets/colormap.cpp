@@ -28,30 +28,14 @@ Rgb8 label_color(std::int32_t label) {
   // Golden-ratio hue steps keep neighbouring labels far apart in hue.
   const double h = std::fmod(0.13 + 0.618033988749895 * label, 1.0);
   const double s = 0.75, v = 0.95;
-  const double i = std::floor(h * 6), f = h * 6 - i;
-  const double p = v * (1 - s), q = v * (1 - f * s), t = v * (1 - (1 - f) * s);
-  double r = 0, g = 0, b = 0;
-  switch (int(i) % 6) {
-    case 0:
-      r = v, g = t, b = p;
-      break;
-    case 1:
-      r = q, g = v, b = p;
-      break;
-    case 2:
-      r = p, g = v, b = t;
-      break;
-    case 3:
-      r = p, g = q, b = v;
-      break;
-    case 4:
-      r = t, g = p, b = v;
-      break;
-    default:
-      r = v, g = p, b = q;
-      break;
-  }
-  return {std::uint8_t(r * 255), std::uint8_t(g * 255), std::uint8_t(b * 255)};
+  // HSV to RGB: each channel is full within 60 degrees of its own hue and falls off linearly
+  // over the next 60.
+  const auto channel = [&](double n) {
+    const double k = std::fmod(n + h * 6, 6.0);
+    return v - v * s * std::clamp(std::min(k, 4 - k), 0.0, 1.0);
+  };
+  return {std::uint8_t(channel(5) * 255), std::uint8_t(channel(3) * 255),
+          std::uint8_t(channel(1) * 255)};
 }
 
 bool supports(const PointCloud& cloud, ColorMode mode) {

@@ -17,24 +17,19 @@
 #include <cmath>
 
 #include "histogram_chart.h"
-#include "method_combo.h"
 #include "nns/nns.h"
-#include "run_controls.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
 
-FeaturePanel::FeaturePanel(QWidget* parent) : QWidget(parent) {
-  auto* lay = new QVBoxLayout(this);
-  lay->setContentsMargins(0, 0, 0, 0);
-  auto* form = new QFormLayout;
+FeaturePanel::FeaturePanel(QWidget* parent)
+    : AlgorithmPanel(method_table(FeatureMethod{}), parent) {
+  column()->setContentsMargins(0, 0, 0, 0);
+  auto* form = this->form();
   descriptor_ = new QComboBox(this);
   descriptor_->addItem(tr("FPFH (33 bins)"), int(Descriptor::Fpfh));
   descriptor_->addItem(tr("PFH (125 bins)"), int(Descriptor::Pfh));
-  form->addRow(tr("Descriptor"), descriptor_);
-  method_ = new QComboBox(this);
-  ui::fill_method_combo(method_, method_table(FeatureMethod{}));
-  form->addRow(tr("Method"), method_);
+  form->insertRow(0, tr("Descriptor"), descriptor_);
 
   auto* nb = new QHBoxLayout;
   mode_ = new QComboBox(this);
@@ -43,12 +38,8 @@ FeaturePanel::FeaturePanel(QWidget* parent) : QWidget(parent) {
   k_ = new QSpinBox(this);
   k_->setRange(1, kMaxKnnK);
   k_->setValue(32);
-  radius_ = new QDoubleSpinBox(this);
-  radius_->setDecimals(4);
-  radius_->setRange(1e-4, 1e3);
-  radius_->setSingleStep(0.005);
-  radius_->setValue(0.01);
-  radius_->setSuffix(" m");
+  radius_ = doubleSpin(
+      {.decimals = 4, .low = 1e-4, .high = 1e3, .step = 0.005, .value = 0.01, .suffix = " m"});
   nb->addWidget(mode_);
   nb->addWidget(k_, 1);
   nb->addWidget(radius_, 1);
@@ -76,16 +67,9 @@ FeaturePanel::FeaturePanel(QWidget* parent) : QWidget(parent) {
   pick_row->addWidget(b);
   pick_row->addWidget(clear);
   form->addRow(tr("Next pick sets"), pick_row);
-  lay->addLayout(form);
-
-  controls_ = new RunControls(tr("Compute"), tr("Computing…"), this);
-  auto* time_all = new QPushButton(tr("Time all methods"), controls_);
-  controls_->row()->addWidget(time_all);
-  lay->addWidget(controls_);
-  summary_ = new QLabel(tr("Choose a cloud and compute its features."), this);
-  summary_->setWordWrap(true);
-  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  lay->addWidget(summary_);
+  addRunRow(tr("Compute"), tr("Computing…"), {}, true,
+            tr("Choose a cloud and compute its features."));
+  auto* lay = column();
   picks_ = new QLabel(this);
   picks_->setWordWrap(true);
   picks_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -103,30 +87,15 @@ FeaturePanel::FeaturePanel(QWidget* parent) : QWidget(parent) {
   timings_->setMaximumHeight(130);
   lay->addWidget(timings_);
   auto* exports = new QHBoxLayout;
-  auto* pcd = new QPushButton(tr("Export PCD…"), this);
-  auto* csv = new QPushButton(tr("Export CSV…"), this);
-  exports->addWidget(pcd);
-  exports->addWidget(csv);
+  addButton(exports, tr("Export PCD…"), {}, &FeaturePanel::exportPcdRequested);
+  addButton(exports, tr("Export CSV…"), {}, &FeaturePanel::exportCsvRequested);
   lay->addLayout(exports);
   updateNeighbourhoodWidgets();
 
-  auto changed = [this] { emit parametersChanged(); };
-  connect(descriptor_, &QComboBox::currentIndexChanged, this, changed);
-  connect(method_, &QComboBox::currentIndexChanged, this, changed);
-  connect(mode_, &QComboBox::currentIndexChanged, this, [this] {
-    updateNeighbourhoodWidgets();
-    emit parametersChanged();
-  });
-  connect(k_, &QSpinBox::valueChanged, this, changed);
-  connect(radius_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(normals_k_, &QSpinBox::valueChanged, this, changed);
+  watch(descriptor_, mode_, k_, normals_k_);
+  connect(mode_, &QComboBox::currentIndexChanged, this, &FeaturePanel::updateNeighbourhoodWidgets);
   connect(distance_, &QComboBox::currentIndexChanged, this, &FeaturePanel::distanceChanged);
   connect(clear, &QPushButton::clicked, this, &FeaturePanel::clearPicksRequested);
-  connect(controls_, &RunControls::runRequested, this, &FeaturePanel::runRequested);
-  connect(controls_, &RunControls::cancelRequested, this, &FeaturePanel::cancelRequested);
-  connect(time_all, &QPushButton::clicked, this, &FeaturePanel::timeAllRequested);
-  connect(pcd, &QPushButton::clicked, this, &FeaturePanel::exportPcdRequested);
-  connect(csv, &QPushButton::clicked, this, &FeaturePanel::exportCsvRequested);
 }
 
 void FeaturePanel::updateNeighbourhoodWidgets() {
@@ -135,11 +104,11 @@ void FeaturePanel::updateNeighbourhoodWidgets() {
 }
 
 FeatureMethod FeaturePanel::method() const {
-  return FeatureMethod(method_->currentData().toInt());
+  return FeatureMethod(methodValue());
 }
 
 void FeaturePanel::setMethod(FeatureMethod m) {
-  method_->setCurrentIndex(method_->findData(int(m)));
+  setMethodValue(int(m));
 }
 
 FeatureParams FeaturePanel::params() const {
@@ -181,20 +150,6 @@ void FeaturePanel::setPickSlot(int slot) {
   slot_->button(slot == 1 ? 1 : 0)->setChecked(true);
 }
 
-bool FeaturePanel::live() const {
-  return controls_->live();
-}
-
-void FeaturePanel::setGpuAvailable(bool available, const QString& reason) {
-  for (int i = 0; i < method_->count(); ++i)
-    if (FeatureMethod(method_->itemData(i).toInt()) != FeatureMethod::Cpu && !available)
-      method_->setItemData(i, tr("No GPU: %1").arg(reason), Qt::ToolTipRole);
-}
-
-void FeaturePanel::setBusy(bool busy) {
-  controls_->setBusy(busy);
-}
-
 void FeaturePanel::setResult(const FeatureResult& r, std::size_t points) {
   // An all-zero row had no pair to bin: the point has no neighbour besides itself.
   std::size_t lonely = 0;
@@ -202,7 +157,7 @@ void FeaturePanel::setResult(const FeatureResult& r, std::size_t points) {
     const float* row = r.row(i);
     lonely += std::all_of(row, row + r.bins, [](float v) { return v == 0.0f; });
   }
-  summary_->setText(
+  setStatus(
       tr("<b>%1</b> %2: %3 points, %4 bins each, in %5 ms. %6 non-finite points left out (NaN "
          "rows); %7 points without a neighbour (all-zero rows).")
           .arg(QString::fromStdString(r.method), descriptor_name(r.descriptor))
@@ -212,10 +167,6 @@ void FeaturePanel::setResult(const FeatureResult& r, std::size_t points) {
           .arg(qulonglong(r.non_finite_points))
           .arg(qulonglong(lonely)));
   stages_->setStages(r.stages);
-}
-
-void FeaturePanel::setError(const QString& message) {
-  summary_->setText(message);
 }
 
 void FeaturePanel::setPicks(std::vector<float> a, std::vector<float> b, const QString& text) {

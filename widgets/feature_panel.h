@@ -4,6 +4,7 @@
 // stage times and the timings of every method. The features window runs the jobs.
 #include <QWidget>
 
+#include "algorithm_panel.h"
 #include "features/features.h"
 
 class QButtonGroup;
@@ -16,10 +17,9 @@ class QTableWidget;
 namespace cumulus::ui {
 
 class HistogramChart;
-class RunControls;
 class StageTable;
 
-class FeaturePanel : public QWidget {
+class FeaturePanel : public AlgorithmPanel {
   Q_OBJECT
  public:
   explicit FeaturePanel(QWidget* parent = nullptr);
@@ -34,12 +34,8 @@ class FeaturePanel : public QWidget {
   // by), 1 = B (the overlay).
   int pickSlot() const;
   void setPickSlot(int slot);
-  bool live() const;
-  void setGpuAvailable(bool available, const QString& reason);
 
-  void setBusy(bool busy);
   void setResult(const FeatureResult& r, std::size_t points);
-  void setError(const QString& message);
   // The picked points' histograms (empty vectors: none) and a line about them.
   void setPicks(std::vector<float> a, std::vector<float> b, const QString& text);
   // Rows of "time all methods": method, total ms, stage times, agreement with cpu.
@@ -47,11 +43,8 @@ class FeaturePanel : public QWidget {
   HistogramChart* chart() const { return chart_; }
 
  signals:
-  void parametersChanged();  // descriptor, method or a neighbourhood: features must be redone
-  void distanceChanged();    // only the colouring changes
-  void runRequested();
-  void cancelRequested();
-  void timeAllRequested();
+  // (parametersChanged: the descriptor, method or a neighbourhood; features must be redone)
+  void distanceChanged();  // only the colouring changes
   void clearPicksRequested();
   void exportPcdRequested();
   void exportCsvRequested();
@@ -60,15 +53,12 @@ class FeaturePanel : public QWidget {
   void updateNeighbourhoodWidgets();
 
   QComboBox* descriptor_ = nullptr;
-  QComboBox* method_ = nullptr;
   QComboBox* mode_ = nullptr;
   QSpinBox* k_ = nullptr;
   QDoubleSpinBox* radius_ = nullptr;
   QSpinBox* normals_k_ = nullptr;
   QComboBox* distance_ = nullptr;
   QButtonGroup* slot_ = nullptr;
-  RunControls* controls_ = nullptr;
-  QLabel* summary_ = nullptr;
   QLabel* picks_ = nullptr;
   HistogramChart* chart_ = nullptr;
   StageTable* stages_ = nullptr;

@@ -1,8 +1,5 @@
 #include "icp_panel.h"
 
-#include "method_combo.h"
-#include "run_controls.h"
-
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -68,25 +65,14 @@ void IcpErrorChart::paintEvent(QPaintEvent*) {
              tr("mean squared error of the pairs"));
 }
 
-IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
-  auto* lay = new QVBoxLayout(this);
-  auto* form = new QFormLayout;
-  method_ = new QComboBox(this);
-  ui::fill_method_combo(method_, method_table(IcpMethod{}));
-  form->addRow(tr("Method"), method_);
-
+IcpPanel::IcpPanel(QWidget* parent) : AlgorithmPanel(method_table(IcpMethod{}), parent) {
   auto* perturb = new QGridLayout;
   const char* axes[3] = {"x", "y", "z"};
   for (int a = 0; a < 3; ++a) {
-    angle_[a] = new QDoubleSpinBox(this);
-    angle_[a]->setRange(-180, 180);
-    angle_[a]->setSuffix(QString::fromUtf8("°"));
-    angle_[a]->setSingleStep(1);
-    shift_[a] = new QDoubleSpinBox(this);
-    shift_[a]->setRange(-1000, 1000);
-    shift_[a]->setDecimals(4);
-    shift_[a]->setSingleStep(0.01);
-    shift_[a]->setSuffix(" m");
+    angle_[a] = doubleSpin(
+        {.decimals = 2, .low = -180, .high = 180, .step = 1, .suffix = QString::fromUtf8("°")});
+    shift_[a] =
+        doubleSpin({.decimals = 4, .low = -1000, .high = 1000, .step = 0.01, .suffix = " m"});
     perturb->addWidget(new QLabel(tr("rot %1").arg(axes[a]), this), a, 0);
     perturb->addWidget(angle_[a], a, 1);
     perturb->addWidget(new QLabel(tr("shift %1").arg(axes[a]), this), a, 2);
@@ -95,49 +81,43 @@ IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
   auto* random = new QPushButton(tr("Random within ±10°, ±5 % of the size"), this);
   random->setObjectName("randomPerturbation");
   perturb->addWidget(random, 3, 0, 1, 4);
-  form->addRow(tr("Perturb source"), perturb);
+  form()->addRow(tr("Perturb source"), perturb);
 
-  max_distance_ = new QDoubleSpinBox(this);
-  max_distance_->setDecimals(4);
-  max_distance_->setRange(1e-4, 1e4);
-  max_distance_->setValue(0.05);
-  max_distance_->setSuffix(" m");
-  max_distance_->setToolTip(
-      tr("Pairs farther apart than this are ignored "
-         "(PCL's max correspondence distance)."));
-  form->addRow(tr("Max distance"), max_distance_);
+  max_distance_ = doubleSpin({.decimals = 4,
+                              .low = 1e-4,
+                              .high = 1e4,
+                              .step = 0.01,
+                              .value = 0.05,
+                              .suffix = " m",
+                              .tip = tr("Pairs farther apart than this are ignored (PCL's max "
+                                        "correspondence distance).")});
+  form()->addRow(tr("Max distance"), max_distance_);
   iterations_ = new QSpinBox(this);
   iterations_->setRange(1, 100000);
   iterations_->setValue(50);
-  form->addRow(tr("Max iterations"), iterations_);
-  transformation_epsilon_ = new QDoubleSpinBox(this);
-  transformation_epsilon_->setDecimals(14);
-  transformation_epsilon_->setRange(0, 1);
-  transformation_epsilon_->setValue(1e-10);
-  transformation_epsilon_->setToolTip(
-      tr("Stop when the last step's translation SQUARED is at most this and its rotation "
-         "cosine is at least 1 minus this (PCL compares the translation squared)."));
-  form->addRow(tr("Transformation ε"), transformation_epsilon_);
-  fitness_epsilon_ = new QDoubleSpinBox(this);
-  fitness_epsilon_->setDecimals(12);
-  fitness_epsilon_->setRange(-1, 1);
-  fitness_epsilon_->setValue(1e-8);
-  fitness_epsilon_->setToolTip(
-      tr("Stop when the mean squared pair distance changes by less "
-         "than this fraction of its previous value; negative disables "
-         "it (PCL's Euclidean fitness epsilon)."));
-  form->addRow(tr("Fitness ε (relative)"), fitness_epsilon_);
-  lay->addLayout(form);
-
-  controls_ = new RunControls(tr("Align"), tr("Aligning…"), this);
-  auto* time_all = new QPushButton(tr("Time all methods"), controls_);
-  controls_->row()->addWidget(time_all);
-  lay->addWidget(controls_);
-
-  summary_ = new QLabel(tr("Choose a source and a target."), this);
-  summary_->setWordWrap(true);
-  summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  lay->addWidget(summary_);
+  watch(iterations_);
+  form()->addRow(tr("Max iterations"), iterations_);
+  transformation_epsilon_ = doubleSpin(
+      {.decimals = 14,
+       .low = 0,
+       .high = 1,
+       .step = 1e-10,
+       .value = 1e-10,
+       .tip = tr("Stop when the last step's translation SQUARED is at most this and its rotation "
+                 "cosine is at least 1 minus this (PCL compares the translation squared).")});
+  form()->addRow(tr("Transformation ε"), transformation_epsilon_);
+  fitness_epsilon_ = doubleSpin(
+      {.decimals = 12,
+       .low = -1,
+       .high = 1,
+       .step = 1e-8,
+       .value = 1e-8,
+       .tip = tr("Stop when the mean squared pair distance changes by less than this fraction "
+                 "of its previous value; negative disables it (PCL's Euclidean fitness "
+                 "epsilon).")});
+  form()->addRow(tr("Fitness ε (relative)"), fitness_epsilon_);
+  addRunRow(tr("Align"), tr("Aligning…"), {}, true, tr("Choose a source and a target."));
+  auto* lay = column();
   transform_ = new QPlainTextEdit(this);
   transform_->setReadOnly(true);
   transform_->setFont(QFont("monospace"));
@@ -154,27 +134,10 @@ IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
   timings_->setMaximumHeight(150);
   lay->addWidget(timings_);
   auto* exports = new QHBoxLayout;
-  auto* export_t = new QPushButton(tr("Export transform…"), this);
-  auto* export_c = new QPushButton(tr("Export aligned cloud…"), this);
-  exports->addWidget(export_t);
-  exports->addWidget(export_c);
+  addButton(exports, tr("Export transform…"), {}, &IcpPanel::exportTransformRequested);
+  addButton(exports, tr("Export aligned cloud…"), {}, &IcpPanel::exportCloudRequested);
   lay->addLayout(exports);
 
-  auto changed = [this] { emit parametersChanged(); };
-  connect(method_, &QComboBox::currentIndexChanged, this, changed);
-  for (int a = 0; a < 3; ++a) {
-    connect(angle_[a], &QDoubleSpinBox::valueChanged, this, changed);
-    connect(shift_[a], &QDoubleSpinBox::valueChanged, this, changed);
-  }
-  connect(max_distance_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(iterations_, &QSpinBox::valueChanged, this, changed);
-  connect(transformation_epsilon_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(fitness_epsilon_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(controls_, &RunControls::runRequested, this, &IcpPanel::runRequested);
-  connect(controls_, &RunControls::cancelRequested, this, &IcpPanel::cancelRequested);
-  connect(time_all, &QPushButton::clicked, this, &IcpPanel::timeAllRequested);
-  connect(export_t, &QPushButton::clicked, this, &IcpPanel::exportTransformRequested);
-  connect(export_c, &QPushButton::clicked, this, &IcpPanel::exportCloudRequested);
   connect(random, &QPushButton::clicked, this, [this] {
     auto* rng = QRandomGenerator::global();
     const double size =
@@ -186,11 +149,11 @@ IcpPanel::IcpPanel(QWidget* parent) : QWidget(parent) {
 }
 
 IcpMethod IcpPanel::method() const {
-  return IcpMethod(method_->currentData().toInt());
+  return IcpMethod(methodValue());
 }
 
 void IcpPanel::setMethod(IcpMethod m) {
-  method_->setCurrentIndex(method_->findData(int(m)));
+  setMethodValue(int(m));
 }
 
 IcpParams IcpPanel::params() const {
@@ -217,25 +180,11 @@ void IcpPanel::setPerturbation(double rx, double ry, double rz, double tx, doubl
   emit parametersChanged();
 }
 
-bool IcpPanel::live() const {
-  return controls_->live();
-}
-
-void IcpPanel::setGpuAvailable(bool available, const QString& reason) {
-  for (int i = 0; i < method_->count(); ++i)
-    if (is_gpu_method(IcpMethod(method_->itemData(i).toInt())) && !available)
-      method_->setItemData(i, tr("No GPU: %1").arg(reason), Qt::ToolTipRole);
-}
-
-void IcpPanel::setBusy(bool busy) {
-  controls_->setBusy(busy);
-}
-
 void IcpPanel::setResult(const IcpResult& r, const Eigen::Matrix4d& perturbation) {
   // The perturbation was applied to the source first, so ICP's answer composed with it should
   // be the identity when ICP undid it exactly.
   const Eigen::Matrix4d residual = r.transform * perturbation;
-  summary_->setText(
+  setStatus(
       tr("<b>%1</b>: %2 iterations, stopped: %3 — %4.<br>%5. Fitness (mean squared distance "
          "to the nearest target point): %6. Pairs in the last iteration: %7 of %8.<br>Left "
          "after undoing the perturbation: %9°, %10 m. Time %11 ms.")
@@ -252,10 +201,6 @@ void IcpPanel::setResult(const IcpResult& r, const Eigen::Matrix4d& perturbation
           .arg(r.total_ms, 0, 'f', 2));
   transform_->setPlainText(QString::fromStdString(format_matrix(r.transform)));
   chart_->setHistory(r.history);
-}
-
-void IcpPanel::setError(const QString& message) {
-  summary_->setText(message);
 }
 
 void IcpPanel::setTimings(const std::vector<IcpResult>& results) {

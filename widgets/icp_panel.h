@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "algorithm_panel.h"
 #include "registration/icp.h"
 
 class QCheckBox;
@@ -34,7 +35,7 @@ class IcpErrorChart : public QWidget {
   std::vector<IcpIteration> history_;
 };
 
-class IcpPanel : public QWidget {
+class IcpPanel : public AlgorithmPanel {
   Q_OBJECT
  public:
   explicit IcpPanel(QWidget* parent = nullptr);
@@ -45,34 +46,23 @@ class IcpPanel : public QWidget {
   // The perturbation applied to the source before ICP (what ICP has to undo).
   Eigen::Matrix4d perturbation() const;
   void setPerturbation(double rx, double ry, double rz, double tx, double ty, double tz);
-  bool live() const;
-  void setGpuAvailable(bool available, const QString& reason);
 
-  void setBusy(bool busy);
   void setResult(const IcpResult& result, const Eigen::Matrix4d& perturbation);
-  void setError(const QString& message);
   // Rows of the "time all methods" table: method, total ms, iterations, stop, agreement.
   void setTimings(const std::vector<IcpResult>& results);
   QString transformText() const;
 
  signals:
-  void parametersChanged();
-  void runRequested();
-  void cancelRequested();
-  void timeAllRequested();
   void exportTransformRequested();
   void exportCloudRequested();
 
  private:
-  QComboBox* method_ = nullptr;
   QDoubleSpinBox* angle_[3] = {};
   QDoubleSpinBox* shift_[3] = {};
   QDoubleSpinBox* max_distance_ = nullptr;
   QSpinBox* iterations_ = nullptr;
   QDoubleSpinBox* transformation_epsilon_ = nullptr;
   QDoubleSpinBox* fitness_epsilon_ = nullptr;
-  class RunControls* controls_ = nullptr;
-  QLabel* summary_ = nullptr;
   QPlainTextEdit* transform_ = nullptr;
   IcpErrorChart* chart_ = nullptr;
   QTableWidget* timings_ = nullptr;

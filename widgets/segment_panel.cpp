@@ -17,8 +17,6 @@
 #include <cmath>
 
 #include "colormap.h"
-#include "method_combo.h"
-#include "run_controls.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
@@ -70,101 +68,84 @@ void ColumnPlot::paintEvent(QPaintEvent*) {
   }
 }
 
-SegmentPanel::SegmentPanel(QWidget* parent) : QWidget(parent) {
-  auto* lay = new QVBoxLayout(this);
-  auto* form = new QFormLayout;
-  method_ = new QComboBox(this);
-  ui::fill_method_combo(method_, method_table(SegmentMethod{}));
+SegmentPanel::SegmentPanel(QWidget* parent)
+    : AlgorithmPanel(method_table(SegmentMethod{}), parent) {
   slider_ = new QSlider(Qt::Horizontal, this);
   slider_->setRange(0, 300);  // log scale: 1 mm .. 1 m
-  epsilon_ = new QDoubleSpinBox(this);
-  epsilon_->setDecimals(4);
-  epsilon_->setRange(0.0001, 100);
-  epsilon_->setSingleStep(0.01);
-  epsilon_->setSuffix(tr(" m"));
-  epsilon_->setToolTip(tr("A segment is cut where a point is farther than this from its chord"));
+  epsilon_ = doubleSpin({.decimals = 4,
+                         .low = 0.0001,
+                         .high = 100,
+                         .step = 0.01,
+                         .value = 0.1,
+                         .suffix = tr(" m"),
+                         .tip = tr("A segment is cut where a point is farther than this from its "
+                                   "chord")});
   auto* eps_row = new QHBoxLayout;
   eps_row->addWidget(slider_, 1);
   eps_row->addWidget(epsilon_);
   distance_ = new QComboBox(this);
   distance_->addItem(tr("Vertical (depth error)"), int(SegmentDistance::Vertical));
   distance_->addItem(tr("Perpendicular"), int(SegmentDistance::Perpendicular));
-  pitch_ = new QDoubleSpinBox(this);
-  pitch_->setDecimals(4);
-  pitch_->setRange(0.0001, 10);
-  pitch_->setValue(0.01);
-  pitch_->setSuffix(tr(" m/row"));
-  pitch_->setToolTip(tr("Row spacing for the perpendicular distance"));
+  pitch_ = doubleSpin({.decimals = 4,
+                       .low = 0.0001,
+                       .high = 10,
+                       .step = 0.1,
+                       .value = 0.01,
+                       .suffix = tr(" m/row"),
+                       .tip = tr("Row spacing for the perpendicular distance")});
   median_ = new QComboBox(this);
   median_->addItem(tr("None"), 0);
   median_->addItem(tr("3"), 3);
   median_->addItem(tr("5"), 5);
-  form->addRow(tr("Method"), method_);
-  form->addRow(tr("Epsilon"), eps_row);
-  form->addRow(tr("Distance"), distance_);
-  form->addRow(tr("Row pitch"), pitch_);
-  form->addRow(tr("Median filter"), median_);
-  lay->addLayout(form);
-  controls_ = new RunControls(tr("Run"), {}, this);
-  lay->addWidget(controls_);
-  status_ = new QLabel(tr("Open a depth image to segment its columns."), this);
-  status_->setWordWrap(true);
-  lay->addWidget(status_);
+  watch(distance_, median_);
+  form()->addRow(tr("Epsilon"), eps_row);
+  form()->addRow(tr("Distance"), distance_);
+  form()->addRow(tr("Row pitch"), pitch_);
+  form()->addRow(tr("Median filter"), median_);
+  addRunRow(tr("Run"), {}, tr("Segmenting…"), true,
+            tr("Open a depth image to segment its columns."));
   stages_ = new StageTable(120, this);
-  lay->addWidget(stages_);
-  auto* time_all = new QPushButton(tr("Time all methods"), this);
-  time_all->setToolTip(tr("Run every method on this image and compare their cut rows"));
-  lay->addWidget(time_all);
+  column()->addWidget(stages_);
   times_ = new QTableWidget(0, 3, this);
   times_->setHorizontalHeaderLabels({tr("Method"), tr("ms"), tr("Agreement")});
   times_->horizontalHeader()->setStretchLastSection(true);
   times_->verticalHeader()->hide();
   times_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   times_->setMaximumHeight(110);
-  lay->addWidget(times_);
-  connect(time_all, &QPushButton::clicked, this, &SegmentPanel::timeAllRequested);
+  column()->addWidget(times_);
   plot_ = new ColumnPlot(this);
-  lay->addWidget(plot_, 1);
-  auto* exports = new QHBoxLayout;
-  export_csv_ = new QPushButton(tr("CSV…"), this);
-  export_json_ = new QPushButton(tr("JSON…"), this);
-  exports->addWidget(new QLabel(tr("Export segments:"), this));
-  exports->addWidget(export_csv_);
-  exports->addWidget(export_json_);
-  lay->addLayout(exports);
-  export_csv_->setEnabled(false);
-  export_json_->setEnabled(false);
+  column()->addWidget(plot_, 1);
+  auto* row = new QHBoxLayout;
+  row->addWidget(new QLabel(tr("Export segments:"), this));
+  exports_[0] = addButton(row, tr("CSV…"), {}, &SegmentPanel::exportCsvRequested);
+  exports_[1] = addButton(row, tr("JSON…"), {}, &SegmentPanel::exportJsonRequested);
+  column()->addLayout(row);
+  enableExports(false);
   setEpsilon(0.1);
 
-  auto changed = [this] {
-    if (!filling_) emit parametersChanged();
-  };
+  // The slider and the box show one value: each follows the other without a second report.
   connect(slider_, &QSlider::valueChanged, this, [this](int v) {
-    if (filling_) return;
-    filling_ = true;
-    epsilon_->setValue(std::pow(10.0, -3.0 + v / 100.0));
-    filling_ = false;
+    if (filling()) return;
+    {
+      Filling guard(this);
+      epsilon_->setValue(std::pow(10.0, -3.0 + v / 100.0));
+    }
     emit parametersChanged();
   });
   connect(epsilon_, &QDoubleSpinBox::valueChanged, this, [this](double v) {
-    if (filling_) return;
-    filling_ = true;
+    if (filling()) return;
+    Filling guard(this);
     slider_->setValue(int(std::lround((std::log10(v) + 3.0) * 100.0)));
-    filling_ = false;
-    emit parametersChanged();
   });
-  connect(method_, &QComboBox::currentIndexChanged, this, changed);
-  connect(distance_, &QComboBox::currentIndexChanged, this, changed);
-  connect(pitch_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(median_, &QComboBox::currentIndexChanged, this, changed);
-  connect(controls_, &RunControls::runRequested, this, &SegmentPanel::runRequested);
-  connect(controls_, &RunControls::cancelRequested, this, &SegmentPanel::cancelRequested);
-  connect(export_csv_, &QPushButton::clicked, this, &SegmentPanel::exportCsvRequested);
-  connect(export_json_, &QPushButton::clicked, this, &SegmentPanel::exportJsonRequested);
+}
+
+void SegmentPanel::enableExports(bool enabled) {
+  for (auto* b : exports_)
+    b->setEnabled(enabled);
 }
 
 SegmentMethod SegmentPanel::method() const {
-  return SegmentMethod(method_->currentData().toInt());
+  return SegmentMethod(methodValue());
 }
 
 SegmentParams SegmentPanel::params() const {
@@ -176,34 +157,14 @@ SegmentParams SegmentPanel::params() const {
   return p;
 }
 
-bool SegmentPanel::live() const {
-  return controls_->live();
-}
-
 void SegmentPanel::setMethod(SegmentMethod m) {
-  method_->setCurrentIndex(method_->findData(int(m)));
+  setMethodValue(int(m));
 }
 
 void SegmentPanel::setEpsilon(double metres) {
-  filling_ = true;
+  Filling guard(this);
   epsilon_->setValue(metres);
   slider_->setValue(int(std::lround((std::log10(metres) + 3.0) * 100.0)));
-  filling_ = false;
-}
-
-void SegmentPanel::setGpuAvailable(bool available, const QString& reason) {
-  auto* model = qobject_cast<QStandardItemModel*>(method_->model());
-  const int i = method_->findData(int(SegmentMethod::Gpu));
-  if (model && i >= 0) {
-    model->item(i)->setEnabled(available);
-    model->item(i)->setToolTip(available ? QString() : tr("No GPU: %1").arg(reason));
-  }
-  if (!available && method() == SegmentMethod::Gpu) setMethod(SegmentMethod::CpuMt);
-}
-
-void SegmentPanel::setBusy(bool busy) {
-  controls_->setBusy(busy);
-  if (busy) status_->setText(tr("Segmenting…"));
 }
 
 void SegmentPanel::setResult(std::shared_ptr<const DepthImage> image,
@@ -215,7 +176,7 @@ void SegmentPanel::setResult(std::shared_ptr<const DepthImage> image,
   for (auto l : result_->levels)
     if (l) sum += l, ++columns, top = std::max(top, int(l));
   const double mean = columns ? sum / columns : 0;
-  status_->setText(
+  setStatus(
       tr("<b>%L1 cut points</b>, %L2 per column on average, with %3 in %4 ms<br>"
          "recursion levels: mean %5, max %6")
           .arg(qulonglong(result_->rows.size()))
@@ -225,9 +186,8 @@ void SegmentPanel::setResult(std::shared_ptr<const DepthImage> image,
           .arg(mean, 0, 'f', 2)
           .arg(top));
   stages_->setStages(result_->stages);
-  export_csv_->setEnabled(true);
-  export_json_->setEnabled(true);
-  controls_->setBusy(false);
+  enableExports(true);
+  setBusy(false);
   plot_->setColumn(image_, result_,
                    plot_->column() >= 0 ? plot_->column() : int(result_->width / 2));
 }
@@ -249,15 +209,9 @@ void SegmentPanel::setMethodTimes(const std::vector<MethodTime>& times) {
 void SegmentPanel::clearResult() {
   result_.reset();
   stages_->setStages({});
-  status_->setText(tr("No segmentation yet."));
-  export_csv_->setEnabled(false);
-  export_json_->setEnabled(false);
+  setStatus(tr("No segmentation yet."));
+  enableExports(false);
   plot_->setColumn(nullptr, nullptr, -1);
-}
-
-void SegmentPanel::setError(const QString& message) {
-  controls_->setBusy(false);
-  status_->setText(tr("<span style='color:#c0392b'>%1</span>").arg(message.toHtmlEscaped()));
 }
 
 void SegmentPanel::inspectColumn(int column) {

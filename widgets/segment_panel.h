@@ -5,15 +5,13 @@
 
 #include <memory>
 
+#include "algorithm_panel.h"
 #include "segment/segment.h"
 
-class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
-class QLabel;
 class QPushButton;
 class QSlider;
-class QSpinBox;
 class QTableWidget;
 
 namespace cumulus::ui {
@@ -37,22 +35,18 @@ class ColumnPlot : public QWidget {
   int column_ = -1;
 };
 
-class SegmentPanel : public QWidget {
+class SegmentPanel : public AlgorithmPanel {
   Q_OBJECT
 
  public:
   explicit SegmentPanel(QWidget* parent = nullptr);
   SegmentMethod method() const;
   SegmentParams params() const;
-  bool live() const;
   void setMethod(SegmentMethod m);
   void setEpsilon(double metres);
-  void setGpuAvailable(bool available, const QString& reason);
-  void setBusy(bool busy);
   void setResult(std::shared_ptr<const DepthImage> image,
                  std::shared_ptr<const SegmentResult> result);
   void clearResult();
-  void setError(const QString& message);
   void inspectColumn(int column);
   ColumnPlot* columnPlot() const { return plot_; }
   struct MethodTime {
@@ -65,30 +59,23 @@ class SegmentPanel : public QWidget {
   QTableWidget* methodTimes() const { return times_; }
 
  signals:
-  void parametersChanged();
-  void runRequested();
-  void cancelRequested();
   void exportCsvRequested();
   void exportJsonRequested();
-  void timeAllRequested();
 
  private:
-  QComboBox* method_ = nullptr;
+  void enableExports(bool enabled);
+
   QSlider* slider_ = nullptr;
   QDoubleSpinBox* epsilon_ = nullptr;
   QComboBox* distance_ = nullptr;
   QDoubleSpinBox* pitch_ = nullptr;
   QComboBox* median_ = nullptr;
-  class RunControls* controls_ = nullptr;
-  QLabel* status_ = nullptr;
   class StageTable* stages_ = nullptr;
   QTableWidget* times_ = nullptr;
   ColumnPlot* plot_ = nullptr;
-  QPushButton* export_csv_ = nullptr;
-  QPushButton* export_json_ = nullptr;
+  QPushButton* exports_[2] = {};  // CSV, JSON
   std::shared_ptr<const DepthImage> image_;
   std::shared_ptr<const SegmentResult> result_;
-  bool filling_ = false;
 };
 
 }  // namespace cumulus::ui

@@ -1,13 +1,16 @@
 #pragma once
 // A small command-line reader for cumulus-cli: positionals, --flag, --key VALUE and
 // --key=VALUE. Unknown options are errors so typos never pass silently.
+#include <iomanip>
 #include <map>
+#include <ostream>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "core/method_table.h"
+#include "core/timing.h"
 
 namespace cumulus::cli {
 
@@ -53,5 +56,13 @@ std::string method_help(Method any) {
 
 double parse_double(const std::string& what, const std::string& text);
 long long parse_int(const std::string& what, const std::string& text);
+
+// "  time: 12.345 ms (upload 0.1, search 2.3)" and a new line: a run's time and its stages.
+inline void print_time(std::ostream& out, double total_ms, const StageTimes& stages) {
+  out << "  time: " << std::fixed << std::setprecision(3) << total_ms << " ms (";
+  for (std::size_t i = 0; i < stages.size(); ++i)
+    out << (i ? ", " : "") << stages[i].first << ' ' << stages[i].second;
+  out << ")\n";
+}
 
 }  // namespace cumulus::cli

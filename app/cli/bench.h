@@ -46,6 +46,12 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
 // bench features (commands_features.cpp).
 int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line);
 
+// Writes DIR/NAME.csv, DIR/NAME.md (bench_markdown's tables under `title`, then `notes`) and
+// the plots, and says on `out` what it wrote. Returns 0, a bench's exit status.
+int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir,
+                       const std::string& name, const std::string& title, const std::string& notes,
+                       const std::string& command_line, std::ostream& out);
+
 std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
                                     std::string* why, const std::string& prefix);
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "bench.h"
+#include "core/device.h"
 #include "core/error.h"
 
 namespace cumulus::cli {
@@ -177,6 +178,22 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
   md << "- " << identical << " of " << compared
      << " runs gave results identical to the cpu reference.\n";
   return md.str();
+}
+
+int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir,
+                       const std::string& name, const std::string& title, const std::string& notes,
+                       const std::string& command_line, std::ostream& out) {
+  write_bench_csv(dir + "/" + name + ".csv", rows);
+  std::ofstream md(dir + "/" + name + ".md");
+  md << bench_markdown(rows, title, describe_host(), command_line) << notes;
+  std::string why;
+  const auto pngs = plot_bench(rows, dir, &why, name);
+  out << "wrote " << dir << "/" << name << ".csv, " << dir << "/" << name << ".md";
+  for (const auto& png : pngs)
+    out << ", " << png;
+  out << '\n';
+  if (pngs.empty()) out << "plots: " << why << '\n';
+  return 0;
 }
 
 }  // namespace cumulus::cli

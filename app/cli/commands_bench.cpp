@@ -223,17 +223,8 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
       out << " ]\n" << std::flush;
     }
   }
-  write_bench_csv(dir + "/cluster.csv", rows);
-  std::ofstream md(dir + "/cluster.md");
-  md << bench_markdown(rows, "Euclidean clustering benchmark", describe_host(), command_line);
-  std::string why;
-  const auto pngs = plot_bench(rows, dir, &why, "cluster");
-  out << "wrote " << dir << "/cluster.csv, " << dir << "/cluster.md";
-  for (const auto& p : pngs)
-    out << ", " << p;
-  out << '\n';
-  if (pngs.empty()) out << "plots: " << why << '\n';
-  return 0;
+  return write_bench_report(rows, dir, "cluster", "Euclidean clustering benchmark", "",
+                            command_line, out);
 }
 
 // Every algorithm's benchmark into one folder, and report.md with the host description.

@@ -313,24 +313,16 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
       }
     }
   }
-  write_bench_csv(dir + "/icp.csv", rows);
-  std::ofstream md(dir + "/icp.md");
-  md << bench_markdown(rows, "ICP registration benchmark", describe_host(), command_line)
-     << "\nFor ICP, identical means what the issue asks of every method: the same number of "
-        "iterations and stop reason as PCL, every entry of the final transform within 1e-5 and "
-        "the fitness score within 1e-6 relative. In the knn sweep it means the same squared "
-        "distances for every query; indices may differ only between targets at exactly equal "
-        "distance. Times include the upload of both clouds, building the search structure, every "
-        "iteration, the fitness score and the download.\n"
-     << table3.str() << knn_md.str();
-  std::string why;
-  const auto pngs = plot_bench(rows, dir, &why, "icp");
-  out << "wrote " << dir << "/icp.csv, " << dir << "/icp.md";
-  for (const auto& p : pngs)
-    out << ", " << p;
-  out << '\n';
-  if (pngs.empty()) out << "plots: " << why << '\n';
-  return 0;
+  const std::string notes =
+      "\nFor ICP, identical means what the issue asks of every method: the same number of "
+      "iterations and stop reason as PCL, every entry of the final transform within 1e-5 and "
+      "the fitness score within 1e-6 relative. In the knn sweep it means the same squared "
+      "distances for every query; indices may differ only between targets at exactly equal "
+      "distance. Times include the upload of both clouds, building the search structure, every "
+      "iteration, the fitness score and the download.\n" +
+      table3.str() + knn_md.str();
+  return write_bench_report(rows, dir, "icp", "ICP registration benchmark", notes, command_line,
+                            out);
 }
 
 }  // namespace cumulus::cli

@@ -140,23 +140,15 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
       }
     }
   }
-  write_bench_csv(dir + "/segment.csv", rows);
-  std::ofstream md(dir + "/segment.md");
-  md << bench_markdown(rows, "RDP segmentation benchmark", describe_host(), command_line);
   // Recursion levels per case, from the reference run (the paper's Fig. 5).
+  std::ostringstream md;
   md << "\n## Recursion levels\n\n| sweep | case | epsilon (m) | levels |\n|---|---|---:|---|\n";
   for (const auto& r : rows)
     if (r.method == "cpu")
       md << "| " << r.sweep << " | " << r.label << " | " << r.tolerance << " | "
          << r.agreement.substr(11) << " |\n";
-  std::string why;
-  const auto pngs = plot_bench(rows, dir, &why, "segment");
-  out << "wrote " << dir << "/segment.csv, " << dir << "/segment.md";
-  for (const auto& png : pngs)
-    out << ", " << png;
-  out << '\n';
-  if (pngs.empty()) out << "plots: " << why << '\n';
-  return 0;
+  return write_bench_report(rows, dir, "segment", "RDP segmentation benchmark", md.str(),
+                            command_line, out);
 }
 
 }  // namespace cumulus::cli

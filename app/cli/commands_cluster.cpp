@@ -65,10 +65,8 @@ int run_cluster(const std::vector<std::string>& argv, std::ostream& out) {
   out << "  largest:";
   for (std::size_t i = 0; i < std::min<std::size_t>(r.sizes.size(), 10); ++i)
     out << ' ' << r.sizes[i];
-  out << "\n  time: " << std::fixed << std::setprecision(3) << r.total_ms << " ms (";
-  for (std::size_t i = 0; i < r.stages.size(); ++i)
-    out << (i ? ", " : "") << r.stages[i].first << ' ' << r.stages[i].second;
-  out << ")\n";
+  out << '\n';
+  print_time(out, r.total_ms, r.stages);
   return 0;
 }
 

@@ -93,10 +93,7 @@ int run_features(const std::vector<std::string>& argv, std::ostream& out) {
       << p.neighbourhood.describe() << ", normals " << p.normals.neighbourhood.describe() << "\n";
   if (r.non_finite_points)
     out << "  left out " << r.non_finite_points << " non-finite points (their rows are NaN)\n";
-  out << "  time: " << std::fixed << std::setprecision(3) << r.total_ms << " ms (";
-  for (std::size_t i = 0; i < r.stages.size(); ++i)
-    out << (i ? ", " : "") << r.stages[i].first << ' ' << r.stages[i].second;
-  out << ")\n";
+  print_time(out, r.total_ms, r.stages);
   return 0;
 }
 
@@ -241,25 +238,16 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
           << std::defaultfloat << std::flush;
     }
   }
-  write_bench_csv(dir + "/features.csv", rows);
-  std::ofstream md(dir + "/features.md");
-  md << bench_markdown(rows, "Normals and feature histograms benchmark", describe_host(),
-                       command_line)
-     << "\nEach time is end to end: upload, neighbour search, normals (same neighbourhood as the "
-        "descriptor), histograms and download. cpu is PCL (NormalEstimation + PFHEstimation / "
-        "FPFHEstimation, one run). Agreement: every bin within 1e-3 (percent units) of PCL's; "
-        "'end to end' compares with each method's own normals (gpu estimates them on the "
-        "device, so pairs right on a bin edge can move), 'from PCL's normals' gives every "
-        "method PCL's normals.\n"
-     << stages_md.str();
-  std::string why;
-  const auto pngs = plot_bench(rows, dir, &why, "features");
-  out << "wrote " << dir << "/features.csv, " << dir << "/features.md";
-  for (const auto& p : pngs)
-    out << ", " << p;
-  out << '\n';
-  if (pngs.empty()) out << "plots: " << why << '\n';
-  return 0;
+  const std::string notes =
+      "\nEach time is end to end: upload, neighbour search, normals (same neighbourhood as the "
+      "descriptor), histograms and download. cpu is PCL (NormalEstimation + PFHEstimation / "
+      "FPFHEstimation, one run). Agreement: every bin within 1e-3 (percent units) of PCL's; "
+      "'end to end' compares with each method's own normals (gpu estimates them on the "
+      "device, so pairs right on a bin edge can move), 'from PCL's normals' gives every "
+      "method PCL's normals.\n" +
+      stages_md.str();
+  return write_bench_report(rows, dir, "features", "Normals and feature histograms benchmark",
+                            notes, command_line, out);
 }
 
 std::vector<Command> features_commands() {

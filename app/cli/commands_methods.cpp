@@ -46,7 +46,7 @@ int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
   if (md)
     out << "# Methods\n\n"
            "Written by `cumulus-cli methods --markdown` from the method tables in the backend\n"
-           "(`gpu/*/*_methods.cpp`); the CLI, the GUI's method lists, `bench` and the compare\n"
+           "(`gpu/*/*_methods.def`); the CLI, the GUI's method lists, `bench` and the compare\n"
            "window read the same tables. Every method of a table gives the same result.\n\n";
   write_table(out, "Euclidean clustering", "cluster", ClusterMethod{}, md);
   write_table(out, "RDP segmentation of depth columns", "segment", SegmentMethod{}, md);

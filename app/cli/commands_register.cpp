@@ -121,10 +121,7 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
   if (r.source_dropped || r.target_dropped)
     out << "  left out non-finite points: " << r.source_dropped << " source, " << r.target_dropped
         << " target\n";
-  out << "  time: " << std::fixed << std::setprecision(3) << r.total_ms << " ms (";
-  for (std::size_t i = 0; i < r.stages.size(); ++i)
-    out << (i ? ", " : "") << r.stages[i].first << ' ' << r.stages[i].second;
-  out << ")\n";
+  print_time(out, r.total_ms, r.stages);
   return 0;
 }
 

@@ -20,12 +20,8 @@ CompareSubject cluster_compare(std::shared_ptr<const PointCloud> cloud, const QS
                   .arg(name.toHtmlEscaped())
                   .arg(qulonglong(cloud->size()))
                   .arg(s.params_text);
-  s.algorithm = QStringLiteral("cluster");
-  s.input_name = name;
-  s.input_size = cloud->size();
-  s.methods = compare_methods<ClusterMethod>(
-      [](ClusterMethod m) { return m == ClusterMethod::Cpu || m == ClusterMethod::Gpu; });
-  s.reference = int(ClusterMethod::Cpu);
+  set_input_and_methods(s, "cluster", name, cloud->size(), ClusterMethod::Cpu,
+                        cpu_and_gpu<ClusterMethod>);
   s.difference_toggle = QObject::tr("Highlight differences");
   s.run_one = [cloud, params](int m) {
     return compare_run(euclidean_cluster(*cloud, params, ClusterMethod(m)));

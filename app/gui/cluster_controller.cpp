@@ -39,17 +39,11 @@ ClusterOutcome cluster_job(std::shared_ptr<const PointCloud> cloud, const Cluste
 ClusterController::ClusterController(const Workbench& bench, ui::ClusterPanel* panel,
                                      QObject* parent)
     : QObject(parent), bench_(bench), panel_(panel), runner_(new JobRunner(this)) {
-  // Parameter edits re-run after a short pause, so dragging a spin box does not queue a job
-  // per step.
-  debounce_ = new QTimer(this);
-  debounce_->setSingleShot(true);
-  debounce_->setInterval(250);
-  connect(debounce_, &QTimer::timeout, this, &ClusterController::run);
-  connect(panel_, &ui::ClusterPanel::parametersChanged, this, [this] {
-    if (panel_->live()) debounce_->start();
+  jobs_ = new PanelJobs(
+      panel_, runner_, 250, [this] { run(); }, this);
+  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
+    if (!delivered) emit finished(false);
   });
-  connect(panel_, &ui::ClusterPanel::runRequested, this, &ClusterController::run);
-  connect(panel_, &ui::ClusterPanel::cancelRequested, this, &ClusterController::cancel);
   connect(panel_, &ui::ClusterPanel::clusterSelected, this, &ClusterController::selectCluster);
   connect(panel_, &ui::ClusterPanel::exportLabelsRequested, this, &ClusterController::exportLabels);
   connect(panel_, &ui::ClusterPanel::exportFilesRequested, this, &ClusterController::exportFiles);
@@ -57,14 +51,10 @@ ClusterController::ClusterController(const Workbench& bench, ui::ClusterPanel* p
   connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
     bench_.status->showMessage(tr("Clustering in slabs: %1 of %2 done").arg(done).arg(total), 3000);
   });
-  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
-    if (!runner_->busy()) panel_->setBusy(false);
-    if (!delivered && !runner_->busy()) emit finished(false);
-  });
 }
 
 void ClusterController::run() {
-  debounce_->stop();
+  jobs_->started();
   const int row = bench_.current_row();
   if (row < 0 || !bench_.document->at(row).isCloud()) {
     panel_->setError(tr("Select a point cloud to cluster."));
@@ -85,9 +75,7 @@ void ClusterController::run() {
 }
 
 void ClusterController::cancel() {
-  runner_->cancel();  // the running job's result is dropped, and a job in slabs stops early
-  panel_->setBusy(false);
-  panel_->setError(tr("Cancelled."));
+  jobs_->cancel();  // a job in slabs stops early
 }
 
 void ClusterController::onResult(std::shared_ptr<const PointCloud> cloud,

@@ -6,9 +6,8 @@
 
 #include "cluster/cluster_export.h"
 #include "job_runner.h"
+#include "panel_jobs.h"
 #include "workbench.h"
-
-class QTimer;
 
 namespace cumulus::ui {
 class ClusterPanel;
@@ -48,7 +47,7 @@ class ClusterController : public QObject {
   Workbench bench_;
   ui::ClusterPanel* panel_;
   JobRunner* runner_;
-  QTimer* debounce_;
+  PanelJobs* jobs_;
   int selected_ = -1;
 };
 

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "cluster/cluster.h"
@@ -75,6 +76,25 @@ std::vector<CompareMethod> compare_methods(const std::function<bool(Method)>& ch
                    usable ? QString() : QString::fromStdString(dev.reason)});
   }
   return out;
+}
+
+// Ticks the reference (`cpu`) and our default GPU method (`gpu`) in the method list.
+template <class Method>
+bool cpu_and_gpu(Method m) {
+  return m == Method::Cpu || m == Method::Gpu;
+}
+
+// The fields every algorithm's subject fills alike: the run history's algorithm and input, the
+// method list (`checked` ticks the defaults) and the reference method.
+template <class Method>
+void set_input_and_methods(CompareSubject& s, const char* algorithm, const QString& input_name,
+                           std::size_t input_size, Method reference,
+                           const std::type_identity_t<std::function<bool(Method)>>& checked) {
+  s.algorithm = QString::fromLatin1(algorithm);
+  s.input_name = input_name;
+  s.input_size = input_size;
+  s.methods = compare_methods<Method>(checked);
+  s.reference = int(reference);
 }
 
 // Halves that show a cloud in a 3D view, and one camera for both halves (compare_window.cpp).

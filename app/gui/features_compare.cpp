@@ -53,12 +53,8 @@ CompareSubject features_compare(std::shared_ptr<const PointCloud> cloud, const Q
                   .arg(descriptor.toUpper(), name.toHtmlEscaped())
                   .arg(qulonglong(cloud->size()))
                   .arg(s.params_text);
-  s.algorithm = QStringLiteral("features");
-  s.input_name = name;
-  s.input_size = cloud->size();
-  s.methods = compare_methods<FeatureMethod>(
-      [](FeatureMethod m) { return m == FeatureMethod::Cpu || m == FeatureMethod::Gpu; });
-  s.reference = int(FeatureMethod::Cpu);
+  set_input_and_methods(s, "features", name, cloud->size(), FeatureMethod::Cpu,
+                        cpu_and_gpu<FeatureMethod>);
   s.difference_toggle = QObject::tr("Mark differing histograms");
   s.run_one = [cloud, params](int m) {
     return compare_run(compute_features(*cloud, params, FeatureMethod(m)));

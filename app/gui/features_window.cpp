@@ -18,6 +18,7 @@
 #include "document.h"
 #include "feature_panel.h"
 #include "job_runner.h"
+#include "panel_jobs.h"
 #include "tiles/tiles.h"
 #include "vtk_cloud_view.h"
 
@@ -77,9 +78,6 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
   pick->addRow(tr("Cloud"), cloud_);
   lay->addLayout(pick);
   panel_ = new ui::FeaturePanel(side);
-  const DeviceInfo dev = query_device();
-  panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
-  panel_->setMethod(default_method<FeatureMethod>());
   lay->addWidget(panel_, 1);
   split->addWidget(view_);
   split->addWidget(side);
@@ -91,30 +89,17 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
          "distance, blue = similar; B (cyan) is overlaid in the chart."));
   resize(1400, 860);
 
-  debounce_ = new QTimer(this);
-  debounce_->setSingleShot(true);
-  debounce_->setInterval(250);
-  connect(debounce_, &QTimer::timeout, this, &FeaturesWindow::run);
-  connect(panel_, &ui::FeaturePanel::parametersChanged, this, [this] {
-    if (panel_->live()) debounce_->start();
+  runner_ = new JobRunner(this);
+  jobs_ = new PanelJobs(
+      panel_, runner_, 250, [this] { run(); }, this);
+  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
+    if (!delivered) emit finished(false);
   });
   connect(panel_, &ui::FeaturePanel::distanceChanged, this, &FeaturesWindow::updatePicks);
-  connect(panel_, &ui::FeaturePanel::runRequested, this, &FeaturesWindow::run);
   connect(panel_, &ui::FeaturePanel::timeAllRequested, this, &FeaturesWindow::timeAll);
-  runner_ = new JobRunner(this);
   connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
     statusBar()->showMessage(tr("Features in tiles (calls): %1 of %2 done").arg(done).arg(total),
                              3000);
-  });
-  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
-    if (runner_->busy()) return;
-    panel_->setBusy(false);
-    if (!delivered) emit finished(false);
-  });
-  connect(panel_, &ui::FeaturePanel::cancelRequested, this, [this] {
-    runner_->cancel();  // the running job's result is dropped, and a job in tiles stops early
-    panel_->setBusy(false);
-    panel_->setError(tr("Cancelled."));
   });
   connect(panel_, &ui::FeaturePanel::clearPicksRequested, this, [this] {
     pick_a_ = pick_b_ = -1;
@@ -181,10 +166,10 @@ void FeaturesWindow::cloudChanged() {
     view_->setCloud(last_cloud_, true);
   else
     view_->clearCloud();
-  panel_->setError(last_cloud_ ? tr("Compute the features of this cloud.")
-                               : tr("Open a point cloud first."));
+  panel_->setStatus(last_cloud_ ? tr("Compute the features of this cloud.")
+                                : tr("Open a point cloud first."));
   updatePicks();
-  if (last_cloud_ && panel_->live()) debounce_->start();
+  if (last_cloud_) jobs_->rerunSoon();
 }
 
 void FeaturesWindow::run() {
@@ -196,7 +181,7 @@ void FeaturesWindow::timeAll() {
 }
 
 void FeaturesWindow::start(bool all_methods) {
-  debounce_->stop();
+  jobs_->started();
   const auto c = cloud();
   if (!c) {
     panel_->setError(tr("Open a point cloud first."));

@@ -10,7 +10,6 @@
 #include "features/features.h"
 
 class QComboBox;
-class QTimer;
 
 namespace cumulus::ui {
 class FeaturePanel;
@@ -66,7 +65,7 @@ class FeaturesWindow : public QMainWindow {
   ui::FeaturePanel* panel_ = nullptr;
   ui::VtkCloudView* view_ = nullptr;
   QComboBox* cloud_ = nullptr;
-  QTimer* debounce_ = nullptr;
+  class PanelJobs* jobs_ = nullptr;
   class JobRunner* runner_ = nullptr;
   std::shared_ptr<const FeatureResult> last_;
   std::shared_ptr<const PointCloud> last_cloud_;

@@ -57,12 +57,7 @@ CompareSubject icp_compare(std::shared_ptr<const PointCloud> source,
                   .arg(qulonglong(source->size()))
                   .arg(qulonglong(target->size()))
                   .arg(s.params_text);
-  s.algorithm = QStringLiteral("icp");
-  s.input_name = name;
-  s.input_size = source->size();
-  s.methods = compare_methods<IcpMethod>(
-      [](IcpMethod m) { return m == IcpMethod::Cpu || m == IcpMethod::Gpu; });
-  s.reference = int(IcpMethod::Cpu);
+  set_input_and_methods(s, "icp", name, source->size(), IcpMethod::Cpu, cpu_and_gpu<IcpMethod>);
   s.difference_toggle = QObject::tr("Mark points aligned apart");
   s.run_one = [moved, target, params](int m) {
     return compare_run(icp(*moved, *target, params, IcpMethod(m)));

@@ -164,10 +164,7 @@ void MainWindow::buildDocks() {
                         [this] { return currentRow(); },
                         [this](const QString& m) { reportError(m); },
                         [this] { return last_dir_; }};
-  const DeviceInfo dev = query_device();
   cluster_panel_ = new ui::ClusterPanel(this);
-  cluster_panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
-  cluster_panel_->setMethod(default_method<ClusterMethod>());
   auto* cluster_dock = new QDockWidget(tr("Euclidean Clustering"), this);
   cluster_dock->setObjectName("clustering");
   cluster_dock->setWidget(cluster_panel_);
@@ -178,8 +175,6 @@ void MainWindow::buildDocks() {
           &MainWindow::showClusterColours);
 
   segment_panel_ = new ui::SegmentPanel(this);
-  segment_panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
-  segment_panel_->setMethod(default_method<SegmentMethod>());
   auto* segment_dock = new QDockWidget(tr("RDP Segmentation"), this);
   segment_dock->setObjectName("segmentation");
   segment_dock->setWidget(segment_panel_);

@@ -1,6 +1,7 @@
 #include "registration_window.h"
 
 #include "job_runner.h"
+#include "panel_jobs.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -49,9 +50,6 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
   pick->addRow(tr("Target (fixed)"), target_);
   lay->addLayout(pick);
   panel_ = new ui::IcpPanel(side);
-  const DeviceInfo dev = query_device();
-  panel_->setGpuAvailable(dev.available, QString::fromStdString(dev.reason));
-  panel_->setMethod(default_method<IcpMethod>());
   lay->addWidget(panel_, 1);
   split->addWidget(view_);
   split->addWidget(side);
@@ -61,27 +59,15 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
   statusBar()->showMessage(tr("Grey: target. Red: source before ICP. Green: source after ICP."));
   resize(1280, 800);
 
-  debounce_ = new QTimer(this);
-  debounce_->setSingleShot(true);
-  debounce_->setInterval(250);
-  connect(debounce_, &QTimer::timeout, this, &RegistrationWindow::run);
-  connect(panel_, &ui::IcpPanel::parametersChanged, this, [this] {
-    showClouds(nullptr);
-    if (panel_->live()) debounce_->start();
-  });
-  connect(panel_, &ui::IcpPanel::runRequested, this, &RegistrationWindow::run);
-  connect(panel_, &ui::IcpPanel::timeAllRequested, this, &RegistrationWindow::timeAll);
   runner_ = new JobRunner(this);
-  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
-    if (runner_->busy()) return;
-    panel_->setBusy(false);
+  // The clouds before the edit are shown until the re-run delivers.
+  connect(panel_, &ui::IcpPanel::parametersChanged, this, [this] { showClouds(nullptr); });
+  jobs_ = new PanelJobs(
+      panel_, runner_, 250, [this] { run(); }, this);
+  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
     if (!delivered) emit finished(false);
   });
-  connect(panel_, &ui::IcpPanel::cancelRequested, this, [this] {
-    runner_->cancel();  // the running job's result is dropped
-    panel_->setBusy(false);
-    panel_->setError(tr("Cancelled."));
-  });
+  connect(panel_, &ui::IcpPanel::timeAllRequested, this, &RegistrationWindow::timeAll);
   connect(panel_, &ui::IcpPanel::exportTransformRequested, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export transform"), "transform.txt",
                                                       tr("Text (*.txt);;JSON (*.json)"));
@@ -153,7 +139,7 @@ void RegistrationWindow::timeAll() {
 }
 
 void RegistrationWindow::start(bool all_methods) {
-  debounce_->stop();
+  jobs_->started();
   const auto source = cloudAt(source_), target = cloudAt(target_);
   if (!source || !target) {
     panel_->setError(tr("Open two point clouds and choose a source and a target."));

@@ -8,7 +8,6 @@
 #include "registration/icp.h"
 
 class QComboBox;
-class QTimer;
 
 namespace cumulus::ui {
 class IcpPanel;
@@ -59,7 +58,7 @@ class RegistrationWindow : public QMainWindow {
   ui::VtkCloudView* view_ = nullptr;
   QComboBox* source_ = nullptr;
   QComboBox* target_ = nullptr;
-  QTimer* debounce_ = nullptr;
+  class PanelJobs* jobs_ = nullptr;
   class JobRunner* runner_ = nullptr;
   std::optional<IcpResult> last_;
   Eigen::Matrix4d last_perturbation_ = Eigen::Matrix4d::Identity();

@@ -17,11 +17,8 @@ CompareSubject segment_compare(std::shared_ptr<const DepthImage> image, const QS
                   .arg(image->width)
                   .arg(image->height)
                   .arg(s.params_text);
-  s.algorithm = QStringLiteral("segment");
-  s.input_name = name;
-  s.input_size = image->size();
-  s.methods = compare_methods<SegmentMethod>([](SegmentMethod) { return true; });
-  s.reference = int(SegmentMethod::Cpu);
+  set_input_and_methods(s, "segment", name, image->size(), SegmentMethod::Cpu,
+                        [](SegmentMethod) { return true; });
   s.repeats = 5;
   s.warmup = 1;  // thread start, GPU context and buffers before the measured runs
   s.difference_toggle = QObject::tr("Mark differing columns");

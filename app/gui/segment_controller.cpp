@@ -53,17 +53,10 @@ SegmentController::SegmentController(const Workbench& bench, ui::SegmentPanel* p
       panel_(panel),
       runner_(new JobRunner(this)),
       timing_(new JobRunner(this)) {
-  debounce_ = new QTimer(this);
-  debounce_->setSingleShot(true);
-  debounce_->setInterval(120);
-  connect(debounce_, &QTimer::timeout, this, &SegmentController::run);
-  connect(panel_, &ui::SegmentPanel::parametersChanged, this, [this] {
-    if (panel_->live()) debounce_->start();
-  });
-  connect(panel_, &ui::SegmentPanel::runRequested, this, &SegmentController::run);
-  connect(panel_, &ui::SegmentPanel::cancelRequested, this, [this] {
-    runner_->cancel();
-    panel_->setError(tr("Cancelled."));
+  jobs_ = new PanelJobs(
+      panel_, runner_, 120, [this] { run(); }, this);
+  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
+    if (!delivered) emit finished(false);
   });
   connect(panel_, &ui::SegmentPanel::exportCsvRequested, this, [this] { exportSegments(false); });
   connect(panel_, &ui::SegmentPanel::exportJsonRequested, this, [this] { exportSegments(true); });
@@ -72,14 +65,10 @@ SegmentController::SegmentController(const Workbench& bench, ui::SegmentPanel* p
     panel_->inspectColumn(c);
     bench_.depth_view->setInspectedColumn(c);
   });
-  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
-    if (!runner_->busy()) panel_->setBusy(false);
-    if (!delivered && !runner_->busy()) emit finished(false);
-  });
 }
 
 void SegmentController::run() {
-  debounce_->stop();
+  jobs_->started();
   const int row = bench_.current_row();
   if (row < 0 || bench_.document->at(row).isCloud()) {
     panel_->setError(tr("Select a depth image to segment."));

@@ -5,9 +5,8 @@
 #include <QObject>
 
 #include "job_runner.h"
+#include "panel_jobs.h"
 #include "workbench.h"
-
-class QTimer;
 
 namespace cumulus::ui {
 class SegmentPanel;
@@ -37,7 +36,7 @@ class SegmentController : public QObject {
   ui::SegmentPanel* panel_;
   JobRunner* runner_;
   JobRunner* timing_;
-  QTimer* debounce_;
+  PanelJobs* jobs_;
 };
 
 }  // namespace cumulus::app

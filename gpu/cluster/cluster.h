@@ -11,22 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "core/method_table.h"
 #include "core/point_cloud.h"
 #include "core/timing.h"
 
-namespace cumulus {
+#define CUMULUS_METHOD_ENUM ClusterMethod
+#define CUMULUS_METHOD_ROWS "cluster/cluster_methods.def"
+#include "core/method_enum.h"
 
-enum class ClusterMethod {
-  Cpu,          // PCL EuclideanClusterExtraction with a kd-tree: the reference
-  Gpu,          // ours: union-find over a voxel grid, no materialised graph (default with a GPU)
-  GpuVertexEs,  // the paper's vertex-based method (adjacency list + atomicMin), exhaustive search
-  GpuVertexRs,  //   ... voxel-grid range search (Algorithm 7)
-  GpuEdgeEs,    // the paper's edge-based method (edge list + atomicMin)
-  GpuEdgeRs,
-  GpuMatrixEs,  // the paper's matrix-based method (INITIAL_EC, BUILD_MATRIX, layers, UPDATE)
-  GpuMatrixRs,
-};
+namespace cumulus {
 
 struct ClusterParams {
   float tolerance = 0.5f;  // metres
@@ -47,11 +39,6 @@ struct ClusterResult {
   StageTimes stages;    // per-stage times in ms (upload, grid, graph, labelling, download, ...)
   double total_ms = 0;  // wall time of the whole call, transfers included
 };
-
-// Names, labels, devices and origins of the methods (cluster_methods.cpp); method_name,
-// parse_method, all_methods, is_gpu_method and default_method (core/method_table.h) read it.
-const MethodTable<ClusterMethod>& method_table(ClusterMethod);
-// The method used when none is named: `gpu` where a GPU is usable, else `cpu`.
 
 // Throws InvalidArgument for a tolerance that is not a positive finite number or min > max.
 void validate(const ClusterParams& params);

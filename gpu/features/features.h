@@ -10,23 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "core/method_table.h"
 #include "core/point_cloud.h"
 #include "core/timing.h"
 
+#define CUMULUS_METHOD_ENUM FeatureMethod
+#define CUMULUS_METHOD_ROWS "features/features_methods.def"
+#include "core/method_enum.h"
+
 namespace cumulus {
-
-enum class FeatureMethod {
-  Cpu,       // PCL NormalEstimation + PFHEstimation / FPFHEstimation: the reference
-  GpuPaper,  // the paper: neighbours and normals on the CPU (PCL), the histograms on the GPU
-             // with a 64-thread block per point, neighbours staged in shared memory
-  Gpu,       // ours: neighbours (grid), normals (PCA) and histograms all on the device, a
-             // warp per point, pair bins counted in shared memory
-};
-
-// Names, labels, devices and origins of the methods (features_methods.cpp); method_name,
-// parse_method, all_methods, is_gpu_method and default_method (core/method_table.h) read it.
-const MethodTable<FeatureMethod>& method_table(FeatureMethod);
 
 enum class Descriptor { Pfh, Fpfh };
 const char* descriptor_name(Descriptor d);

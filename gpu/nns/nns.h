@@ -13,22 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "core/method_table.h"
 #include "core/point_cloud.h"
 #include "core/timing.h"
 
+#define CUMULUS_METHOD_ENUM NnsMethod
+#define CUMULUS_METHOD_ROWS "nns/nns_methods.def"
+#include "core/method_enum.h"
+
 namespace cumulus {
-
-enum class NnsMethod {
-  Cpu,            // PCL KdTreeFLANN (single kd-tree, exact): the reference
-  GpuBruteForce,  // every query against every target point, targets staged in shared memory
-  GpuKdTree,      // the paper: left-balanced array kd-tree, depth-first with a stack, pruning
-  Gpu,            // ours: dense uniform grid, cells visited in growing shells until exact
-};
-
-// Names, labels, devices and origins of the methods (nns_methods.cpp); method_name,
-// parse_method, all_methods, is_gpu_method and default_method (core/method_table.h) read it.
-const MethodTable<NnsMethod>& method_table(NnsMethod);
 
 struct KnnResult {
   int k = 0;

@@ -11,19 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "core/method_table.h"
 #include "core/point_cloud.h"
 #include "core/timing.h"
 
-namespace cumulus {
+#define CUMULUS_METHOD_ENUM IcpMethod
+#define CUMULUS_METHOD_ROWS "registration/icp_methods.def"
+#include "core/method_enum.h"
 
-enum class IcpMethod {
-  Cpu,            // PCL IterativeClosestPoint (double precision transforms): the reference
-  Gpu,            // ours: grid search, the whole loop on the device, no per-iteration sync
-  GpuKdTree,      // the paper: left-balanced kd-tree search, reductions on the device, the
-                  // 3x3 SVD on the host each iteration
-  GpuBruteForce,  // exhaustive correspondences, otherwise as `gpu`
-};
+namespace cumulus {
 
 // Termination criteria, as PCL names and uses them.
 struct IcpCriteria {
@@ -95,10 +90,6 @@ struct IcpResult {
   StageTimes stages;
   double total_ms = 0;
 };
-
-// Names, labels, devices and origins of the methods (icp_methods.cpp); method_name,
-// parse_method, all_methods, is_gpu_method and default_method (core/method_table.h) read it.
-const MethodTable<IcpMethod>& method_table(IcpMethod);
 
 // Throws InvalidArgument for a non-positive or non-finite max distance, max_iterations < 1,
 // negative or NaN epsilons, or a non-rigid initial guess.

@@ -9,12 +9,14 @@
 #include <vector>
 
 #include "core/depth_image.h"
-#include "core/method_table.h"
 #include "core/timing.h"
+
+#define CUMULUS_METHOD_ENUM SegmentMethod
+#define CUMULUS_METHOD_ROWS "segment/segment_methods.def"
+#include "core/method_enum.h"
 
 namespace cumulus {
 
-enum class SegmentMethod { Cpu, CpuMt, Gpu };
 enum class SegmentDistance { Vertical, Perpendicular };
 
 struct SegmentParams {
@@ -39,9 +41,6 @@ struct SegmentResult {
   std::size_t segment_count() const;
 };
 
-// Names, labels, devices and origins of the methods (segment_methods.cpp); method_name,
-// parse_method, all_methods, is_gpu_method and default_method (core/method_table.h) read it.
-const MethodTable<SegmentMethod>& method_table(SegmentMethod);
 void validate(const SegmentParams& params);
 
 // The filtered signal the methods segment (a copy of the image when median == 0).

@@ -359,16 +359,8 @@ struct FastBuffers {
   cuda::DeviceBuffer<unsigned char> scan_temp;
 };
 
-// Used and released under the clustering workspace's lock.
 FastBuffers& fast_buffers() {
-  static FastBuffers b;
-  static const bool registered = (cuda::register_release([] {
-                                    auto held = cuda::acquire_workspace<Workspace>();
-                                    b = FastBuffers{};
-                                  }),
-                                  true);
-  (void)registered;
-  return b;
+  return cuda::buffers_beside<FastBuffers, Workspace>();
 }
 
 }  // namespace

@@ -43,16 +43,8 @@ struct PaperBuffers {
   cuda::PinnedBuffer<int> host;
 };
 
-// Used and released under the clustering workspace's lock.
 PaperBuffers& paper_buffers() {
-  static PaperBuffers b;
-  static const bool registered = (cuda::register_release([] {
-                                    auto held = cuda::acquire_workspace<Workspace>();
-                                    b = PaperBuffers{};
-                                  }),
-                                  true);
-  (void)registered;
-  return b;
+  return cuda::buffers_beside<PaperBuffers, Workspace>();
 }
 
 int read_int(const int* device, PaperBuffers& b, cudaStream_t s) {

@@ -4,22 +4,36 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <string>
 #include <utility>
 
 #include "core/cuda/check.cuh"
 
 namespace cumulus::cuda {
 
-template <typename T>
-class DeviceBuffer {
+// Where a buffer's memory comes from: device memory, or page-locked host memory (for
+// asynchronous copies).
+struct DeviceMemory {
+  static constexpr const char* kAllocName = "cudaMalloc";
+  static cudaError_t allocate(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+  static void free(void* p) noexcept { cudaFree(p); }
+};
+struct PinnedMemory {
+  static constexpr const char* kAllocName = "cudaMallocHost";
+  static cudaError_t allocate(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+  static void free(void* p) noexcept { cudaFreeHost(p); }
+};
+
+template <typename T, typename Memory>
+class Buffer {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t n) { reserve(n); }
-  ~DeviceBuffer() { release(); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+  Buffer() = default;
+  explicit Buffer(std::size_t n) { reserve(n); }
+  ~Buffer() { release(); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
     swap(o);
     return *this;
   }
@@ -29,14 +43,15 @@ class DeviceBuffer {
     if (n <= capacity_) return;
     release();
     if (injected_allocation_failure())
-      check(cudaErrorMemoryAllocation, "cudaMalloc (injected)", __FILE__, __LINE__);
+      check(cudaErrorMemoryAllocation, (std::string(Memory::kAllocName) + " (injected)").c_str(),
+            __FILE__, __LINE__);
     void* p = nullptr;
-    CU_CHECK(cudaMalloc(&p, n * sizeof(T)));
+    check(Memory::allocate(&p, n * sizeof(T)), Memory::kAllocName, __FILE__, __LINE__);
     data_ = static_cast<T*>(p);
     capacity_ = n;
   }
   void release() noexcept {
-    if (data_) cudaFree(data_);
+    if (data_) Memory::free(data_);
     data_ = nullptr;
     capacity_ = 0;
   }
@@ -45,7 +60,7 @@ class DeviceBuffer {
   std::size_t bytes() const { return capacity_ * sizeof(T); }
 
  private:
-  void swap(DeviceBuffer& o) noexcept {
+  void swap(Buffer& o) noexcept {
     std::swap(data_, o.data_);
     std::swap(capacity_, o.capacity_);
   }
@@ -54,44 +69,9 @@ class DeviceBuffer {
 };
 
 template <typename T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  ~PinnedBuffer() { release(); }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer(PinnedBuffer&& o) noexcept { swap(o); }
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    swap(o);
-    return *this;
-  }
-
-  void reserve(std::size_t n) {
-    if (n <= capacity_) return;
-    release();
-    if (injected_allocation_failure())
-      check(cudaErrorMemoryAllocation, "cudaMallocHost (injected)", __FILE__, __LINE__);
-    void* p = nullptr;
-    CU_CHECK(cudaMallocHost(&p, n * sizeof(T)));
-    data_ = static_cast<T*>(p);
-    capacity_ = n;
-  }
-  void release() noexcept {
-    if (data_) cudaFreeHost(data_);
-    data_ = nullptr;
-    capacity_ = 0;
-  }
-  T* get() const { return data_; }
-  std::size_t capacity() const { return capacity_; }
-
- private:
-  void swap(PinnedBuffer& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(capacity_, o.capacity_);
-  }
-  T* data_ = nullptr;
-  std::size_t capacity_ = 0;
-};
+using DeviceBuffer = Buffer<T, DeviceMemory>;
+template <typename T>
+using PinnedBuffer = Buffer<T, PinnedMemory>;
 
 // A stream and a set of timing events, created once.
 class Stream {

@@ -46,4 +46,25 @@ LockedWorkspace<T> acquire_workspace() {
   return {std::move(lock), *ws};
 }
 
+// The start of a GPU entry point named `what`: require_device, then the workspace.
+template <class T>
+LockedWorkspace<T> acquire_workspace(const std::string& what) {
+  require_device(what);
+  return acquire_workspace<T>();
+}
+
+// Buffers of type B kept between runs beside workspace W and used under its lock; release
+// frees them under that lock too.
+template <class B, class W>
+B& buffers_beside() {
+  static B b;
+  static const bool registered = (register_release([] {
+                                    auto held = acquire_workspace<W>();
+                                    b = B{};
+                                  }),
+                                  true);
+  (void)registered;
+  return b;
+}
+
 }  // namespace cumulus::cuda

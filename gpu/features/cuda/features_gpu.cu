@@ -179,8 +179,7 @@ void download_normals(Workspace& ws, std::size_t n, std::vector<Point3f>& normal
 void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Point3f vp,
                  NormalsResult& out) {
   using namespace feat;
-  cuda::require_device("normals (gpu)");
-  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>("normals (gpu)");
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t n = points.size();
@@ -199,8 +198,7 @@ void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Po
 void gpu_features(const std::vector<Point3f>& points, const FeatureParams& params, Point3f vp,
                   const std::vector<Point3f>* given, FeatureResult& out) {
   using namespace feat;
-  cuda::require_device("features (gpu)");
-  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>("features (gpu)");
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t n = points.size();
@@ -239,8 +237,7 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
 void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector<Point3f>& normals,
                            const HostNeighbours& nb, Descriptor descriptor, FeatureResult& out) {
   using namespace feat;
-  cuda::require_device("features (gpu-paper)");
-  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>("features (gpu-paper)");
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t n = points.size(), m = nb.indices.size();

@@ -72,6 +72,20 @@ __device__ __forceinline__ bool beyond(float g2, float limit) {
   return g2 > limit * 1.000001f;
 }
 
+// The block [c - r, c + r] of cells around the query's cell c, clipped to the grid (empty, some
+// low end above its high end, where it lies wholly outside).
+struct CellBlock {
+  int x0, x1, y0, y1, z0, z1;
+};
+__device__ __forceinline__ CellBlock shell_block(const GridView& g, int cx, int cy, int cz, int r) {
+  return {max(cx - r, 0), min(cx + r, g.dims.x - 1), max(cy - r, 0), min(cy + r, g.dims.y - 1),
+          max(cz - r, 0), min(cz + r, g.dims.z - 1)};
+}
+// The shell after which the block covers the whole grid.
+__device__ __forceinline__ int last_shell(const GridView& g) {
+  return max(g.dims.x, max(g.dims.y, g.dims.z)) + 1;
+}
+
 // Everything not yet visited lies outside the block [c - r, c + r] of cells: whether the
 // visitor can stop after shell r.
 template <class Visitor>
@@ -90,14 +104,11 @@ __device__ void grid_visit(float3 q, const GridView& g, Visitor& v) {
   const int cx = query_coord(q.x, g.lo.x, g.inv_cell, g.dims.x);
   const int cy = query_coord(q.y, g.lo.y, g.inv_cell, g.dims.y);
   const int cz = query_coord(q.z, g.lo.z, g.inv_cell, g.dims.z);
-  const int max_r = max(g.dims.x, max(g.dims.y, g.dims.z)) + 1;
-  for (int r = 0; r <= max_r; ++r) {
+  for (int r = 0, last = last_shell(g); r <= last; ++r) {
     // Shell r: the cells at Chebyshev distance exactly r from the query's cell, clipped. Rows
     // and cells whose box lies beyond the visitor's limit are skipped without touching memory
     // (a seeded or nearly finished search then reads only the cells its ball touches).
-    const int x0 = max(cx - r, 0), x1 = min(cx + r, g.dims.x - 1);
-    const int y0 = max(cy - r, 0), y1 = min(cy + r, g.dims.y - 1);
-    const int z0 = max(cz - r, 0), z1 = min(cz + r, g.dims.z - 1);
+    const auto [x0, x1, y0, y1, z0, z1] = shell_block(g, cx, cy, cz, r);
     if (x0 <= x1 && y0 <= y1 && z0 <= z1) {
       for (int z = z0; z <= z1; ++z) {
         const bool zface = z == cz - r || z == cz + r;
@@ -227,11 +238,8 @@ __device__ void grid_visit_group(float3 q, const GridView& g, Visitor& v, int ra
   const int cy = query_coord(q.y, g.lo.y, g.inv_cell, g.dims.y);
   const int cz = query_coord(q.z, g.lo.z, g.inv_cell, g.dims.z);
   const auto visit_ranges = [&](int a, int b) { group_visit_ranges<Lanes>(q, g, v, rank, a, b); };
-  const int max_r = max(g.dims.x, max(g.dims.y, g.dims.z)) + 1;
-  for (int r = 0; r <= max_r; ++r) {
-    const int x0 = max(cx - r, 0), x1 = min(cx + r, g.dims.x - 1);
-    const int y0 = max(cy - r, 0), y1 = min(cy + r, g.dims.y - 1);
-    const int z0 = max(cz - r, 0), z1 = min(cz + r, g.dims.z - 1);
+  for (int r = 0, last = last_shell(g); r <= last; ++r) {
+    const auto [x0, x1, y0, y1, z0, z1] = shell_block(g, cx, cy, cz, r);
     if (x0 <= x1 && y0 <= y1 && z0 <= z1) {
       const int ny = y1 - y0 + 1, rows = ny * (z1 - z0 + 1);
       for (int round = 0; round < rows; round += Lanes) {

@@ -375,8 +375,7 @@ void download(Workspace& ws, const int* d_index, const float* d_d2, std::size_t 
 void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, int k,
              NnsMethod method, float max_d2, KnnResult& out) {
   using namespace nns;
-  cuda::require_device(method_name(method));
-  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>(method_name(method));
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t nq = queries.size(), m = nq * std::size_t(k);
@@ -393,8 +392,7 @@ void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& qu
 void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, float r2,
                 NnsMethod method, RadiusResult& out) {
   using namespace nns;
-  cuda::require_device(method_name(method));
-  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>(method_name(method));
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t nq = queries.size();

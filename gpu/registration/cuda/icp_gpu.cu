@@ -320,8 +320,7 @@ NnsMethod search_of(IcpMethod m) {
 void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
              const IcpParams& params, IcpMethod method, IcpResult& out) {
   using namespace icp_cuda;
-  cuda::require_device(method_name(method));
-  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>(method_name(method));
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t n = source.size();

@@ -1,0 +1,39 @@
+#include "panel_jobs.h"
+
+#include <QTimer>
+
+#include "algorithm_panel.h"
+#include "job_runner.h"
+
+namespace cumulus::app {
+
+PanelJobs::PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms,
+                     std::function<void()> run, QObject* parent)
+    : QObject(parent), panel_(panel), runner_(runner), pause_(new QTimer(this)) {
+  pause_->setSingleShot(true);
+  pause_->setInterval(pause_ms);
+  connect(pause_, &QTimer::timeout, this, run);
+  connect(panel_, &ui::AlgorithmPanel::parametersChanged, this, &PanelJobs::rerunSoon);
+  connect(panel_, &ui::AlgorithmPanel::runRequested, this, run);
+  connect(panel_, &ui::AlgorithmPanel::cancelRequested, this, &PanelJobs::cancel);
+  connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
+    if (runner_->busy()) return;
+    panel_->setBusy(false);
+    emit idle(delivered);
+  });
+}
+
+void PanelJobs::started() {
+  pause_->stop();
+}
+
+void PanelJobs::rerunSoon() {
+  if (panel_->live()) pause_->start();
+}
+
+void PanelJobs::cancel() {
+  runner_->cancel();
+  panel_->setError(tr("Cancelled."));
+}
+
+}  // namespace cumulus::app

@@ -1,0 +1,41 @@
+#pragma once
+// The wiring every algorithm's controller shares between its panel and its JobRunner: an edit
+// re-runs after a short pause when Live is on (dragging a spin box does not queue a job per
+// step), Run runs, Cancel drops the running job's result (a job that reports progress stops
+// early) and says so, and the panel leaves its busy state once the runner has nothing left.
+#include <QObject>
+
+#include <functional>
+
+class QTimer;
+
+namespace cumulus::ui {
+class AlgorithmPanel;
+}
+
+namespace cumulus::app {
+
+class JobRunner;
+
+class PanelJobs : public QObject {
+  Q_OBJECT
+ public:
+  PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms, std::function<void()> run,
+            QObject* parent);
+  // Called by `run` as it starts: a re-run still waiting for its pause is no longer needed.
+  void started();
+  // Re-runs after the pause if Live is on (new input, such as another cloud).
+  void rerunSoon();
+  void cancel();
+
+ signals:
+  // The runner finished and has nothing left; `delivered`: the last job's result was shown.
+  void idle(bool delivered);
+
+ private:
+  ui::AlgorithmPanel* panel_;
+  JobRunner* runner_;
+  QTimer* pause_;
+};
+
+}  // namespace cumulus::app
