@@ -148,9 +148,7 @@ bool same_row(const RadiusResult& a, const RadiusResult& b, std::size_t q) {
 }
 
 void normals_cases() {
-  QTest::addColumn<QString>("file");
-  QTest::addColumn<int>("k");
-  QTest::addColumn<float>("radius");
+  test::add_columns<QString, int, float>({"file", "k", "radius"});
   QTest::addRow("bunny k=16") << "bunny/bun_zipper.ply" << 16 << 0.0f;
   QTest::addRow("bunny k=64") << "bunny/bun_zipper.ply" << 64 << 0.0f;
   QTest::addRow("bunny r=5mm") << "bunny/bun_zipper.ply" << 0 << 0.005f;
@@ -171,9 +169,5 @@ bool normals_case(PointCloud& c, NormalParams& p) {
 bool gpu_usable() {
   return query_device().available;
 }
-
-#define REQUIRE_GPU() \
-  if (!gpu_usable())  \
-    QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
 
 }  // namespace

@@ -92,10 +92,7 @@ class TestCluster : public QObject {
 
  private slots:
   void pclMatchesBruteForce_data() {
-    QTest::addColumn<double>("tolerance");
-    QTest::addColumn<int>("min");
-    QTest::addColumn<int>("max");
-    QTest::addColumn<bool>("nans");
+    test::add_columns<double, int, int, bool>({"tolerance", "min", "max", "nans"});
     QTest::newRow("t0.3") << 0.3 << 1 << 1000000 << false;
     QTest::newRow("t0.6 min5") << 0.6 << 5 << 1000000 << false;
     QTest::newRow("t1.0 min2 max300") << 1.0 << 2 << 300 << true;
@@ -255,11 +252,8 @@ class TestCluster : public QObject {
   // ---- every GPU method equals PCL ----------------------------------------------------------
 
   void gpuEqualsPcl_data() {
-    QTest::addColumn<QString>("input");
-    QTest::addColumn<double>("tolerance");
-    QTest::addColumn<int>("min");
-    QTest::addColumn<int>("max");
-    QTest::addColumn<int>("method");
+    test::add_columns<QString, double, int, int, int>(
+        {"input", "tolerance", "min", "max", "method"});
     const struct {
       const char* input;
       double tol;
@@ -352,9 +346,7 @@ class TestCluster : public QObject {
   }
 
   void tiledEqualsWhole_data() {
-    QTest::addColumn<QString>("name");
-    QTest::addColumn<float>("tolerance");
-    QTest::addColumn<int>("slabs");
+    test::add_columns<QString, float, int>({"name", "tolerance", "slabs"});
     QTest::newRow("blobs with NaNs, 8 slabs") << "blobs-with-nans" << 0.5f << 8;
     QTest::newRow("street scene, 12 slabs") << "sample:street_scene.pcd" << 0.5f << 12;
     QTest::newRow("far points, 4 slabs") << "far-points" << 0.5f << 4;

@@ -75,9 +75,7 @@ class TestDevice : public QObject {
 
   // The 1,000-run check is `cumulus-cli soak` on the GPU machine; here fewer runs, every method.
   void gpuRepeatedRunsGiveBackTheirMemory() {
-    if (!cumulus::query_device().available)
-      QSKIP(qPrintable("GPU test skipped: " +
-                       QString::fromStdString(cumulus::describe(cumulus::query_device()))));
+    CUMULUS_REQUIRE_GPU();
     cumulus::SoakParams p;
     p.runs = 20;
     const auto rows = cumulus::soak_gpu_methods(p);
@@ -98,8 +96,7 @@ class TestDevice : public QObject {
   // Clustering in slabs stopped after its second slab, 50 times: no device or host memory kept.
   void gpuCancelledRunsLeakNothing() {
     using namespace cumulus;
-    if (!query_device().available)
-      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    CUMULUS_REQUIRE_GPU();
     ClusterCloudParams cp;
     cp.size = 200000;
     const PointCloud cloud = generate_cluster_cloud(cp);
@@ -128,8 +125,7 @@ class TestDevice : public QObject {
   // failing, gives the result of a clean run.
   void gpuAllocationFailuresAreClearAndRecoverable() {
     using namespace cumulus;
-    if (!query_device().available)
-      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    CUMULUS_REQUIRE_GPU();
     ClusterCloudParams cp;
     cp.size = 4096;
     cp.clusters = 16;

@@ -237,11 +237,7 @@ class TestFeatures : public QObject {
   // ---- GPU ----
 
   void gpu_histograms_equal_pcl_data() {
-    QTest::addColumn<QString>("file");
-    QTest::addColumn<int>("step");
-    QTest::addColumn<int>("descriptor");
-    QTest::addColumn<int>("k");
-    QTest::addColumn<float>("radius");
+    test::add_columns<QString, int, int, int, float>({"file", "step", "descriptor", "k", "radius"});
     for (int d : {0, 1})
       for (int k : {16, 64, 100})
         QTest::addRow("bunny %s k=%d", d ? "fpfh" : "pfh", k)
@@ -255,7 +251,7 @@ class TestFeatures : public QObject {
   }
   // Given PCL's normals, every GPU method's histograms equal PCL's: every bin within 1e-3.
   void gpu_histograms_equal_pcl() {
-    REQUIRE_GPU();
+    CUMULUS_REQUIRE_GPU();
     QFETCH(QString, file);
     QFETCH(int, step);
     QFETCH(int, descriptor);
@@ -284,7 +280,7 @@ class TestFeatures : public QObject {
 
   // The paper's method takes PCL's normals and FLANN's neighbours, so end to end it is PCL's.
   void gpu_paper_end_to_end_equals_pcl() {
-    REQUIRE_GPU();
+    CUMULUS_REQUIRE_GPU();
     PointCloud c;
     if (!load("bunny/bun_zipper.ply", 1, c)) QSKIP("real data bunny/bun_zipper.ply not found");
     const FeatureParams p = pfh_nearest(32, 16);
@@ -322,7 +318,7 @@ class TestFeatures : public QObject {
   // Against PCL's NormalEstimation and a double-precision PCA, on well-conditioned
   // neighbourhoods that both searches agree on: every normal within 0.01 degree of PCL's.
   void gpu_normals_match_pcl() {
-    REQUIRE_GPU();
+    CUMULUS_REQUIRE_GPU();
     PointCloud c;
     NormalParams p;
     if (!normals_case(c, p)) QSKIP("real data for this case not found");
@@ -361,7 +357,7 @@ class TestFeatures : public QObject {
 
   // Degenerate input on the GPU: duplicates, NaNs, a single point, k above the point count.
   void gpu_degenerate_input_equals_pcl() {
-    REQUIRE_GPU();
+    CUMULUS_REQUIRE_GPU();
     std::vector<Point3f> pts = {{0, 0, 0},   {0, 0, 0},    {1, 0, 0},      {0, 1, 0},
                                 {NAN, 0, 0}, {1, 1, 0.1f}, {0.5f, 0.5f, 0}};
     for (int d : {0, 1})

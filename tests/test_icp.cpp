@@ -257,15 +257,13 @@ class TestIcp : public QObject {
   }
 
   void gpu_equals_pcl_data() {
-    QTest::addColumn<QString>("name");
-    QTest::addColumn<QString>("method");
+    test::add_columns<QString, QString>({"name", "method"});
     for (const auto& c : kCases)
       for (const char* m : {"gpu", "gpu-kdtree", "gpu-bruteforce"})
         QTest::newRow(qPrintable(c + " " + m)) << c << QString(m);
   }
   void gpu_equals_pcl() {
-    if (!query_device().available)
-      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    CUMULUS_REQUIRE_GPU();
     QFETCH(QString, name);
     QFETCH(QString, method);
     Case c;

@@ -374,8 +374,7 @@ class TestIo : public QObject {
   }
 
   void plyHeaderIsCheckedAgainstTheData_data() {
-    QTest::addColumn<QByteArray>("bytes");
-    QTest::addColumn<QString>("why");
+    test::add_columns<QByteArray, QString>({"bytes", "why"});
     const QByteArray head = "ply\nformat ascii 1.0\n";
     const QByteArray xyz = "property float x\nproperty float y\nproperty float z\nend_header\n";
     QTest::newRow("negative count") << head + "element vertex -2\n" + xyz + "1 2 3\n"

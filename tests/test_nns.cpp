@@ -158,6 +158,12 @@ const QStringList kCases = {"bunny",       "kitti", "lidar-pair", "nans",       
 
 }  // namespace
 
+// The current row's pair (its column "name") into `p`, or a skip where its data is absent.
+#define FETCH_PAIR_OR_SKIP(p) \
+  QFETCH(QString, name);      \
+  Pair p;                     \
+  if (!load_pair(name, p)) QSKIP(qPrintable("data for " + name + " not found"))
+
 class TestNns : public QObject {
   Q_OBJECT
 
@@ -336,8 +342,7 @@ class TestNns : public QObject {
   // (both signs, extremes on either side of zero, non-finite points left out, clouds with no
   // finite point and with no point at all).
   void gpu_bounds_equal_the_host_scan() {
-    if (!query_device().available)
-      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
+    CUMULUS_REQUIRE_GPU();
     auto pts = random_points(11, 50000, 40.0f, true);
     pts.push_back({INFINITY, 1, 1});
     pts.push_back({1e30f, -1e30f, NAN});
@@ -356,19 +361,15 @@ class TestNns : public QObject {
   }
 
   void gpu_knn_equals_flann_data() {
-    QTest::addColumn<QString>("name");
-    QTest::addColumn<int>("k");
+    test::add_columns<QString, int>({"name", "k"});
     for (const auto& c : kCases)
       for (int k : {1, 8, 100})
         QTest::newRow(qPrintable(QString("%1 k=%2").arg(c).arg(k))) << c << k;
   }
   void gpu_knn_equals_flann() {
-    if (!query_device().available)
-      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
-    QFETCH(QString, name);
+    CUMULUS_REQUIRE_GPU();
+    FETCH_PAIR_OR_SKIP(p);
     QFETCH(int, k);
-    Pair p;
-    if (!load_pair(name, p)) QSKIP(qPrintable("data for " + name + " not found"));
     const auto ref = knn_search(p.targets, p.queries, k, NnsMethod::Cpu);
     KnnResult first;
     for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce}) {
@@ -389,8 +390,7 @@ class TestNns : public QObject {
   }
 
   void gpu_radius_equals_flann_data() {
-    QTest::addColumn<QString>("name");
-    QTest::addColumn<float>("radius");
+    test::add_columns<QString, float>({"name", "radius"});
     for (const auto& c : kCases)
       QTest::newRow(qPrintable(c)) << c
                                    << (c == "kitti" || c == "lidar-pair" || c == "utm" ? 0.6f
@@ -398,12 +398,9 @@ class TestNns : public QObject {
                                                                                        : 0.3f);
   }
   void gpu_radius_equals_flann() {
-    if (!query_device().available)
-      QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
-    QFETCH(QString, name);
+    CUMULUS_REQUIRE_GPU();
+    FETCH_PAIR_OR_SKIP(p);
     QFETCH(float, radius);
-    Pair p;
-    if (!load_pair(name, p)) QSKIP(qPrintable("data for " + name + " not found"));
     const auto ref = radius_search(p.targets, p.queries, radius, NnsMethod::Cpu);
     for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce}) {
       const auto r = radius_search(p.targets, p.queries, radius, m);

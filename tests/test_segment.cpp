@@ -146,10 +146,7 @@ class TestSegment : public QObject {
   // ---- every method equals the recursive reference ------------------------------------------
 
   void methodsAgree_data() {
-    QTest::addColumn<QString>("input");
-    QTest::addColumn<double>("epsilon");
-    QTest::addColumn<int>("median");
-    QTest::addColumn<bool>("perpendicular");
+    test::add_columns<QString, double, int, bool>({"input", "epsilon", "median", "perpendicular"});
     QTest::newRow("scan00197 0.2") << "depth/scan00197.png" << 0.2 << 0 << false;
     QTest::newRow("scan10159 0.05 median3") << "depth/scan10159.png" << 0.05 << 3 << false;
     QTest::newRow("kinect 0.01") << "depth/kinect_depth_mm.tiff" << 0.01 << 0 << false;

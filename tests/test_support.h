@@ -7,6 +7,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <array>
+
+#include "core/device.h"
 #include "io/io.h"
 
 namespace cumulus::test {
@@ -24,6 +27,14 @@ inline QString sharedDataDir() {
 inline QString sharedDataFile(const QString& rel) {
   const QString data = sharedDataDir();
   return !data.isEmpty() && QFileInfo::exists(data + "/" + rel) ? data + "/" + rel : QString();
+}
+
+// QTest::addColumn for each name, with the types in the same order:
+// add_columns<QString, int>({"file", "k"}).
+template <class... T>
+void add_columns(const std::array<const char*, sizeof...(T)>& names) {
+  std::size_t i = 0;
+  (QTest::addColumn<T>(names[i++]), ...);
 }
 
 inline QString sampleDir() {
@@ -55,6 +66,12 @@ inline bool loadSharedEveryNth(const QString& rel, std::size_t step, cumulus::Po
 }
 
 }  // namespace cumulus::test
+
+// Skips the test, saying why, where no GPU can be used.
+#define CUMULUS_REQUIRE_GPU()             \
+  if (!cumulus::query_device().available) \
+  QSKIP(qPrintable("GPU test skipped: " + \
+                   QString::fromStdString(cumulus::describe(cumulus::query_device()))))
 
 // Skips the test with a message when the shared real-data file is not there.
 #define CUMULUS_REQUIRE_DATA(var, rel)                                                       \

@@ -92,14 +92,6 @@ std::size_t differing_normals(const NormalsResult& a, const NormalsResult& b) {
   return d;
 }
 
-bool gpu_usable() {
-  return query_device().available;
-}
-
-#define REQUIRE_GPU() \
-  if (!gpu_usable())  \
-    QSKIP(qPrintable("GPU test skipped: " + QString::fromStdString(describe(query_device()))));
-
 // Restores the uncapped GPU memory however the test ends.
 struct MemoryCap {
   explicit MemoryCap(std::size_t bytes) { set_gpu_memory_limit(bytes); }
@@ -117,10 +109,7 @@ class TestTiles : public QObject {
 
  private slots:
   void knnInTilesEqualsWhole_data() {
-    QTest::addColumn<QString>("file");
-    QTest::addColumn<int>("step");
-    QTest::addColumn<int>("k");
-    QTest::addColumn<int>("tile");
+    test::add_columns<QString, int, int, int>({"file", "step", "k", "tile"});
     QTest::addRow("bunny k=1, tiles of 4000") << "bunny/bun_zipper.ply" << 1 << 1 << 4000;
     QTest::addRow("bunny k=16, tiles of 6000") << "bunny/bun_zipper.ply" << 1 << 16 << 6000;
     QTest::addRow("kitti k=8, tiles of 5000") << "kitti/000000.bin" << 4 << 8 << 5000;
@@ -194,10 +183,7 @@ class TestTiles : public QObject {
   }
 
   void normalsInTilesEqualWhole_data() {
-    QTest::addColumn<QString>("file");
-    QTest::addColumn<int>("step");
-    QTest::addColumn<int>("k");
-    QTest::addColumn<float>("radius");
+    test::add_columns<QString, int, int, float>({"file", "step", "k", "radius"});
     QTest::addRow("bunny k=16") << "bunny/bun_zipper.ply" << 1 << 16 << 0.0f;
     QTest::addRow("bunny r=5mm") << "bunny/bun_zipper.ply" << 1 << 0 << 0.005f;
     QTest::addRow("kitti k=16") << "kitti/000000.bin" << 4 << 16 << 0.0f;
@@ -225,9 +211,7 @@ class TestTiles : public QObject {
   }
 
   void featuresInTilesEqualWhole_data() {
-    QTest::addColumn<int>("descriptor");
-    QTest::addColumn<int>("k");
-    QTest::addColumn<float>("radius");
+    test::add_columns<int, int, float>({"descriptor", "k", "radius"});
     QTest::addRow("pfh k=16") << 0 << 16 << 0.0f;
     QTest::addRow("fpfh k=16") << 1 << 16 << 0.0f;
     QTest::addRow("fpfh r=6mm") << 1 << 0 << 0.006f;
@@ -367,7 +351,7 @@ class TestTiles : public QObject {
   // ---- GPU: a memory cap makes the plain entry points work in tiled ----
 
   void gpuSearchesUnderAMemoryCapEqualOneCall() {
-    REQUIRE_GPU();
+    CUMULUS_REQUIRE_GPU();
     PointCloud c;
     if (!load("kitti/000000.bin", 1, c)) QSKIP("real data kitti not found");
     for (NnsMethod m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce}) {
@@ -388,7 +372,7 @@ class TestTiles : public QObject {
   }
 
   void gpuNormalsAndFeaturesUnderAMemoryCapEqualOneCall() {
-    REQUIRE_GPU();
+    CUMULUS_REQUIRE_GPU();
     PointCloud c;
     if (!load("kitti/000000.bin", 2, c)) QSKIP("real data kitti not found");
     NormalParams np;

@@ -45,6 +45,15 @@
 using namespace cumulus;
 using namespace cumulus::test;
 
+// Runs every checked method of a compare window once; whether all of them finished.
+[[nodiscard]] bool run_once(app::CompareWindow* cmp) {
+  cmp->setRepeats(1);
+  cmp->show();
+  QSignalSpy done(cmp, &app::CompareWindow::finished);
+  cmp->run();
+  return QTest::qWaitFor([&] { return done.count() == 1; }, 120000) && done.at(0).at(0).toBool();
+}
+
 class TestWindows : public QObject {
   Q_OBJECT
 
@@ -316,12 +325,7 @@ class TestWindows : public QObject {
     const bool gpu = query_device().available;
     std::unique_ptr<app::CompareWindow> icp(w.openIcpCompare());
     QVERIFY(icp);
-    icp->setRepeats(1);
-    icp->show();
-    QSignalSpy icp_done(icp.get(), &app::CompareWindow::finished);
-    icp->run();
-    QTRY_COMPARE_WITH_TIMEOUT(icp_done.count(), 1, 120000);
-    QVERIFY(icp_done.at(0).at(0).toBool());
+    QVERIFY(run_once(icp.get()));
     QCOMPARE(icp->outcomes().size(), std::size_t(gpu ? 2 : 1));
     QCOMPARE(icp->table()->item(0, 0)->text(), QString("cpu"));
     QCOMPARE(icp->table()->item(0, 4)->text(), QString("reference"));
@@ -330,12 +334,7 @@ class TestWindows : public QObject {
     w.setCurrentRow(1);
     std::unique_ptr<app::CompareWindow> features(w.openFeaturesCompare());
     QVERIFY(features);
-    features->setRepeats(1);
-    features->show();
-    QSignalSpy features_done(features.get(), &app::CompareWindow::finished);
-    features->run();
-    QTRY_COMPARE_WITH_TIMEOUT(features_done.count(), 1, 120000);
-    QVERIFY(features_done.at(0).at(0).toBool());
+    QVERIFY(run_once(features.get()));
     QCOMPARE(features->outcomes().size(), std::size_t(gpu ? 2 : 1));
     QCOMPARE(features->table()->item(0, 4)->text(), QString("reference"));
     QCOMPARE(features->chart()->bars().size(), features->outcomes().size());

@@ -21,8 +21,6 @@ namespace cumulus::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 struct IcpCase {
   std::string sweep, label;
   double x;
@@ -73,6 +71,8 @@ std::optional<Eigen::Matrix4d> bunny_truth(const std::string& bunny_dir) {
   if (!p0 || !p45) return std::nullopt;
   return Eigen::Matrix4d(p0->inverse() * *p45);
 }
+
+namespace fs = std::filesystem;
 
 std::vector<IcpCase> icp_cases(const std::string& data) {
   std::vector<IcpCase> cases;

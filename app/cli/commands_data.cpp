@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <sstream>
 
 #include "args.h"
@@ -24,17 +25,9 @@ namespace {
 
 const char* format_name(const std::string& path) {
   if (is_depth_image_path(path)) return "depth-image";
-  switch (cloud_format_for(path)) {
-    case CloudFormat::Pcd:
-      return "pcd";
-    case CloudFormat::Ply:
-      return "ply";
-    case CloudFormat::KittiBin:
-      return "kitti-bin";
-    case CloudFormat::Xyz:
-      return "xyz";
-  }
-  return "unknown";
+  constexpr const char* kNames[] = {"pcd", "ply", "kitti-bin", "xyz"};  // CloudFormat's order
+  const auto i = std::size_t(cloud_format_for(path));
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 QJsonArray vec3(double x, double y, double z) {

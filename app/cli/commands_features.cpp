@@ -156,6 +156,15 @@ double pair_count(const FeatureCase& c) {
   return c.params.descriptor == Descriptor::Pfh ? n * k * (k - 1) / 2 : n * k;
 }
 
+// Under the tables in features.md: what the times and the verdicts mean.
+const std::string kBenchNotes =
+    "\nEach time is end to end: upload, neighbour search, normals (same neighbourhood as the "
+    "descriptor), histograms and download. cpu is PCL (NormalEstimation + PFHEstimation / "
+    "FPFHEstimation, one run). Agreement: every bin within 1e-3 (percent units) of PCL's; 'end "
+    "to end' compares with each method's own normals (gpu estimates them on the device, so "
+    "pairs right on a bin edge can move), 'from PCL's normals' gives every method PCL's "
+    "normals.\n";
+
 }  // namespace
 
 int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line) {
@@ -238,16 +247,8 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
           << std::defaultfloat << std::flush;
     }
   }
-  const std::string notes =
-      "\nEach time is end to end: upload, neighbour search, normals (same neighbourhood as the "
-      "descriptor), histograms and download. cpu is PCL (NormalEstimation + PFHEstimation / "
-      "FPFHEstimation, one run). Agreement: every bin within 1e-3 (percent units) of PCL's; "
-      "'end to end' compares with each method's own normals (gpu estimates them on the "
-      "device, so pairs right on a bin edge can move), 'from PCL's normals' gives every "
-      "method PCL's normals.\n" +
-      stages_md.str();
   return write_bench_report(rows, dir, "features", "Normals and feature histograms benchmark",
-                            notes, command_line, out);
+                            kBenchNotes + stages_md.str(), command_line, out);
 }
 
 std::vector<Command> features_commands() {

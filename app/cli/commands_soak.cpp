@@ -50,14 +50,15 @@ int run_soak(const std::vector<std::string>& argv, std::ostream& out) {
 }  // namespace
 
 std::vector<Command> soak_commands() {
-  return {{"soak", "run every GPU method many times and check that no memory grows",
-           "cumulus-cli soak [--runs N] [--only TEXT] [--json]\n"
-           "  Runs each GPU method (clustering, k-NN and radius search, ICP, normals, PFH, FPFH,\n"
-           "  segmentation) N times (default 1000, after one warm-up run) on small generated\n"
-           "  inputs, and compares the device's free memory and this process's resident memory\n"
-           "  after the warm-up with the same after the last run. Exit status 1 when the device\n"
-           "  lost any memory or the host grew by more than 8 MiB for a method. --only keeps the\n"
-           "  methods whose \"algorithm method\" label contains TEXT (e.g. --only icp).\n",
+  static const std::string help =
+      "cumulus-cli soak [--runs N] [--only TEXT] [--json]\n"
+      "  Runs each GPU method (clustering, k-NN and radius search, ICP, normals, PFH, FPFH,\n"
+      "  segmentation) N times (default 1000, after one warm-up run) on small generated\n"
+      "  inputs, and compares the device's free memory and this process's resident memory\n"
+      "  after the warm-up with the same after the last run. Exit status 1 when the device\n"
+      "  lost any memory or the host grew by more than 8 MiB for a method. --only keeps the\n"
+      "  methods whose \"algorithm method\" label contains TEXT (e.g. --only icp).\n";
+  return {{"soak", "run every GPU method many times and check that no memory grows", help.c_str(),
            run_soak}};
 }
 

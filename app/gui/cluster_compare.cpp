@@ -27,12 +27,7 @@ CompareSubject cluster_compare(std::shared_ptr<const PointCloud> cloud, const QS
     return compare_run(euclidean_cluster(*cloud, params, ClusterMethod(m)));
   };
   auto agreements = std::make_shared<std::vector<ClusterAgreement>>();
-  s.judge = [agreements](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
-    if (agreements->size() <= k) agreements->resize(k + 1);
-    auto& a = (*agreements)[k];
-    a = compare_clusters(ref.as<ClusterResult>(), other.as<ClusterResult>());
-    return CompareJudgement{a.identical, QString::fromStdString(a.summary)};
-  };
+  s.judge = judge_keeping<ClusterResult>(agreements, compare_clusters);
   s.create_view = cloud_views(cloud);
   s.link_views = share_camera;
   s.show = [agreements](QWidget* view, const CompareOutcome& o, std::size_t judged,

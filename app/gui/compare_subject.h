@@ -97,6 +97,18 @@ void set_input_and_methods(CompareSubject& s, const char* algorithm, const QStri
   s.reference = int(reference);
 }
 
+// A judge that keeps outcome k's agreement with the reference in (*kept)[k] for `show`;
+// `compare(reference, other)` gives an agreement with `identical` and `summary`.
+template <class Result, class Agreement, class Compare>
+auto judge_keeping(std::shared_ptr<std::vector<Agreement>> kept, Compare compare) {
+  return [kept, compare](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
+    if (kept->size() <= k) kept->resize(k + 1);
+    auto& a = (*kept)[k];
+    a = compare(ref.as<Result>(), other.as<Result>());
+    return CompareJudgement{a.identical, QString::fromStdString(a.summary)};
+  };
+}
+
 // Halves that show a cloud in a 3D view, and one camera for both halves (compare_window.cpp).
 std::function<QWidget*(QWidget*)> cloud_views(std::shared_ptr<const PointCloud> cloud);
 void share_camera(QWidget* left, QWidget* right);

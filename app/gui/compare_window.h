@@ -66,8 +66,7 @@ class CompareWindow : public QWidget {
   QPushButton* cancel_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QLabel* verdict_ = nullptr;
-  QWidget* left_ = nullptr;
-  QWidget* right_ = nullptr;
+  QWidget *left_ = nullptr, *right_ = nullptr;  // the reference's half, the chosen method's
   QComboBox* right_method_ = nullptr;
   QCheckBox* differences_ = nullptr;
   ui::TimingChart* chart_ = nullptr;

@@ -4,10 +4,8 @@
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QMessageBox>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QTimer>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -20,6 +18,7 @@
 #include "job_runner.h"
 #include "panel_jobs.h"
 #include "tiles/tiles.h"
+#include "tool_layout.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -69,21 +68,11 @@ std::vector<float> row_of(const FeatureResult& r, qint64 i) {
 FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
     : QMainWindow(parent), document_(document) {
   setWindowTitle(tr("Features (normals, PFH, FPFH) — Cumulus"));
-  auto* split = new QSplitter(this);
-  view_ = new ui::VtkCloudView(split);
-  auto* side = new QWidget(split);
-  auto* lay = new QVBoxLayout(side);
-  auto* pick = new QFormLayout;
-  cloud_ = new QComboBox(side);
-  pick->addRow(tr("Cloud"), cloud_);
-  lay->addLayout(pick);
-  panel_ = new ui::FeaturePanel(side);
-  lay->addWidget(panel_, 1);
-  split->addWidget(view_);
-  split->addWidget(side);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  setCentralWidget(split);
+  auto* inputs = new QFormLayout;
+  cloud_ = new QComboBox(this);
+  inputs->addRow(tr("Cloud"), cloud_);
+  panel_ = new ui::FeaturePanel(this);
+  view_ = lay_out_tool(this, inputs, panel_, 2);
   statusBar()->showMessage(
       tr("Click a point: A (yellow, its neighbourhood magenta) colours the cloud by histogram "
          "distance, blue = similar; B (cyan) is overlaid in the chart."));
@@ -170,14 +159,6 @@ void FeaturesWindow::cloudChanged() {
                                 : tr("Open a point cloud first."));
   updatePicks();
   if (last_cloud_) jobs_->rerunSoon();
-}
-
-void FeaturesWindow::run() {
-  start(false);
-}
-
-void FeaturesWindow::timeAll() {
-  start(true);
 }
 
 void FeaturesWindow::start(bool all_methods) {

@@ -34,8 +34,8 @@ class FeaturesWindow : public QMainWindow {
   ui::FeaturePanel* panel() const { return panel_; }
   ui::VtkCloudView* view() const { return view_; }
   void setCloudRow(int row);
-  void run();
-  void timeAll();
+  void run() { start(false); }
+  void timeAll() { start(true); }
   bool busy() const;
   const FeatureResult* lastResult() const { return last_.get(); }
   std::shared_ptr<const PointCloud> cloud() const;

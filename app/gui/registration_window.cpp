@@ -2,6 +2,7 @@
 
 #include "job_runner.h"
 #include "panel_jobs.h"
+#include "tool_layout.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -11,10 +12,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMessageBox>
-#include <QSplitter>
 #include <QStatusBar>
 #include <QTimer>
-#include <QVBoxLayout>
 
 #include "core/device.h"
 #include "document.h"
@@ -39,23 +38,13 @@ IcpJob run_icp_job(IcpJob job, const IcpParams& params, const std::vector<IcpMet
 RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
     : QMainWindow(parent), document_(document) {
   setWindowTitle(tr("Registration (ICP) — Cumulus"));
-  auto* split = new QSplitter(this);
-  view_ = new ui::VtkCloudView(split);
-  auto* side = new QWidget(split);
-  auto* lay = new QVBoxLayout(side);
-  auto* pick = new QFormLayout;
-  source_ = new QComboBox(side);
-  target_ = new QComboBox(side);
-  pick->addRow(tr("Source (moves)"), source_);
-  pick->addRow(tr("Target (fixed)"), target_);
-  lay->addLayout(pick);
-  panel_ = new ui::IcpPanel(side);
-  lay->addWidget(panel_, 1);
-  split->addWidget(view_);
-  split->addWidget(side);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
-  setCentralWidget(split);
+  auto* inputs = new QFormLayout;
+  source_ = new QComboBox(this);
+  target_ = new QComboBox(this);
+  inputs->addRow(tr("Source (moves)"), source_);
+  inputs->addRow(tr("Target (fixed)"), target_);
+  panel_ = new ui::IcpPanel(this);
+  view_ = lay_out_tool(this, inputs, panel_, 1);
   statusBar()->showMessage(tr("Grey: target. Red: source before ICP. Green: source after ICP."));
   resize(1280, 800);
 
@@ -128,14 +117,6 @@ std::shared_ptr<const PointCloud> RegistrationWindow::cloudAt(QComboBox* box) co
   const QVariant row = box->currentData();
   if (!row.isValid() || row.toInt() >= document_->count()) return nullptr;
   return document_->at(row.toInt()).cloud;
-}
-
-void RegistrationWindow::run() {
-  start(false);
-}
-
-void RegistrationWindow::timeAll() {
-  start(true);
 }
 
 void RegistrationWindow::start(bool all_methods) {

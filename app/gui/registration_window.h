@@ -33,8 +33,8 @@ class RegistrationWindow : public QMainWindow {
   ui::VtkCloudView* view() const { return view_; }
   // Selects source and target by document row.
   void setPair(int source_row, int target_row);
-  void run();
-  void timeAll();
+  void run() { start(false); }
+  void timeAll() { start(true); }
   bool busy() const;
   const IcpResult* lastResult() const { return last_ ? &*last_ : nullptr; }
   // The source moved by the perturbation and then by ICP's transform, in world coordinates.

@@ -26,12 +26,7 @@ CompareSubject segment_compare(std::shared_ptr<const DepthImage> image, const QS
     return compare_run(segment_columns(*image, params, SegmentMethod(m)));
   };
   auto agreements = std::make_shared<std::vector<SegmentAgreement>>();
-  s.judge = [agreements](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
-    if (agreements->size() <= k) agreements->resize(k + 1);
-    auto& a = (*agreements)[k];
-    a = compare_segments(ref.as<SegmentResult>(), other.as<SegmentResult>());
-    return CompareJudgement{a.identical, QString::fromStdString(a.summary)};
-  };
+  s.judge = judge_keeping<SegmentResult>(agreements, compare_segments);
   s.create_view = [image](QWidget* parent) -> QWidget* {
     auto* view = new ui::DepthView(parent);
     view->setImage(image);

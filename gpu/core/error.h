@@ -36,6 +36,13 @@ class GpuError : public Error {
   using Error::Error;
 };
 
+// What every GPU entry of a build without CUDA throws: "<what> needs a GPU, and this build ...".
+[[noreturn]] inline void throw_no_cuda(const std::string& what) {
+  throw GpuError(what +
+                 " needs a GPU, and this build has no CUDA support (nvcc was not found when it was "
+                 "configured)");
+}
+
 // A long run was stopped by its caller (through a progress callback); nothing was changed.
 class Cancelled : public Error {
  public:

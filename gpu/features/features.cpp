@@ -249,12 +249,22 @@ NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams&
   return out;
 }
 
-FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& params,
-                               FeatureMethod method, const std::vector<Point3f>* normals) {
+namespace {
+
+// The parameters, and the given normals (one per point) where there are any.
+void check_inputs(const PointCloud& cloud, const FeatureParams& params, FeatureMethod method,
+                  const std::vector<Point3f>* normals) {
   validate(params, method, normals != nullptr);
   if (normals && normals->size() != cloud.size())
     throw InvalidArgument("features: " + std::to_string(normals->size()) + " normals for " +
                           std::to_string(cloud.size()) + " points");
+}
+
+}  // namespace
+
+FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& params,
+                               FeatureMethod method, const std::vector<Point3f>* normals) {
+  check_inputs(cloud, params, method, normals);
   if (method != FeatureMethod::Cpu &&
       cloud.size() > features_call_capacity(method, params, normals != nullptr, cloud.size()))
     return compute_features_tiled(cloud, params, method, normals);
@@ -263,10 +273,7 @@ FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& par
 
 FeatureResult compute_features_call(const PointCloud& cloud, const FeatureParams& params,
                                     FeatureMethod method, const std::vector<Point3f>* normals) {
-  validate(params, method, normals != nullptr);
-  if (normals && normals->size() != cloud.size())
-    throw InvalidArgument("features: " + std::to_string(normals->size()) + " normals for " +
-                          std::to_string(cloud.size()) + " points");
+  check_inputs(cloud, params, method, normals);
   const WallTimer timer;
   FeatureResult out;
   out.descriptor = params.descriptor;

@@ -131,20 +131,7 @@ void validate_pcd(const std::string& path, std::uintmax_t file_size) {
 
 PointCloud load_pcd(const std::string& path) {
   validate_pcd(path, require_readable_file(path));
-  quiet_pcl();
-  pcl::PCLPointCloud2 raw;
-  pcl::PCDReader reader;
-  int result = -1;
-  try {
-    result = reader.read(path, raw);
-  } catch (const std::exception& e) {
-    throw IoError(path, std::string("not a valid PCD file: ") + e.what());
-  }
-  if (result < 0)
-    throw IoError(path,
-                  "not a valid PCD file (its header is malformed, or its data is truncated "
-                  "or does not match the header)");
-  return from_pcl(path, raw);
+  return read_with_pcl<pcl::PCDReader>(path, "PCD");
 }
 
 void save_pcd(const std::string& path, const PointCloud& cloud, PcdEncoding encoding) {

@@ -101,20 +101,7 @@ void validate_ply(const std::string& path, std::uintmax_t file_size) {
 
 PointCloud load_ply(const std::string& path) {
   validate_ply(path, require_readable_file(path));
-  quiet_pcl();
-  pcl::PCLPointCloud2 raw;
-  pcl::PLYReader reader;
-  int result = -1;
-  try {
-    result = reader.read(path, raw);
-  } catch (const std::exception& e) {
-    throw IoError(path, std::string("not a valid PLY file: ") + e.what());
-  }
-  if (result < 0)
-    throw IoError(path,
-                  "not a valid PLY file (its header is malformed, or its data is truncated "
-                  "or does not match the header)");
-  return from_pcl(path, raw);
+  return read_with_pcl<pcl::PLYReader>(path, "PLY");
 }
 
 void save_ply(const std::string& path, const PointCloud& cloud, bool binary) {

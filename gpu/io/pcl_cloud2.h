@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/point_cloud.h"
 
 namespace cumulus::detail {
@@ -16,6 +17,26 @@ namespace cumulus::detail {
 void quiet_pcl();  // PCL's console messages off, once
 PointCloud from_pcl(const std::string& path, const pcl::PCLPointCloud2& in);
 pcl::PCLPointCloud2 to_pcl(const PointCloud& cloud);
+
+// Reads `path` with one of PCL's readers (PCDReader, PLYReader), after our own checks of its
+// header; `format` names the format in the errors.
+template <class Reader>
+PointCloud read_with_pcl(const std::string& path, const std::string& format) {
+  quiet_pcl();
+  pcl::PCLPointCloud2 raw;
+  Reader reader;
+  int result = -1;
+  try {
+    result = reader.read(path, raw);
+  } catch (const std::exception& e) {
+    throw IoError(path, "not a valid " + format + " file: " + e.what());
+  }
+  if (result < 0)
+    throw IoError(path, "not a valid " + format +
+                            " file (its header is malformed, or its data is truncated or does "
+                            "not match the header)");
+  return from_pcl(path, raw);
+}
 
 // The words of a header line.
 inline std::vector<std::string> tokens(const std::string& line) {

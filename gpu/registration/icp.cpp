@@ -41,25 +41,44 @@ class RecordingIcp : public pcl::IterativeClosestPoint<pcl::PointXYZ, pcl::Point
   const pcl::Correspondences& pairs() const { return *correspondences_; }
 };
 
+// Every stop with its state in the loop (icp_math, PCL's convergence states), its name in JSON
+// and CSV, and what it means.
+struct StopWords {
+  IcpStop stop;
+  int state;
+  const char* name;
+  const char* description;
+};
+constexpr StopWords kStops[] = {
+    {IcpStop::NotConverged, icp_math::kNotConverged, "not-converged", "has not stopped"},
+    {IcpStop::Iterations, icp_math::kIterations, "max-iterations",
+     "reached the maximum number of iterations"},
+    {IcpStop::Transform, icp_math::kTransform, "transformation-epsilon",
+     "the last step moved less than the transformation epsilon (translation squared, rotation "
+     "cosine)"},
+    {IcpStop::AbsoluteMse, icp_math::kAbsMse, "absolute-mse",
+     "the mean squared error changed by less than 1e-12"},
+    {IcpStop::RelativeMse, icp_math::kRelMse, "fitness-epsilon",
+     "the mean squared error changed by less than the fitness epsilon (relative)"},
+    {IcpStop::NoCorrespondences, icp_math::kNoCorrespondences, "no-correspondences",
+     "fewer than 3 point pairs within the maximum correspondence distance"},
+    {IcpStop::FailureAfterMaxIterations, icp_math::kFailureAfterMaxIterations,
+     "failure-after-max-iterations",
+     "reached the maximum number of iterations without meeting a criterion"},
+};
+
+const StopWords* words_of(IcpStop s) {
+  for (const auto& w : kStops)
+    if (w.stop == s) return &w;
+  return nullptr;
+}
+
 }  // namespace
 
 IcpStop stop_of_state(int state) {
-  switch (state) {
-    case icp_math::kIterations:
-      return IcpStop::Iterations;
-    case icp_math::kTransform:
-      return IcpStop::Transform;
-    case icp_math::kAbsMse:
-      return IcpStop::AbsoluteMse;
-    case icp_math::kRelMse:
-      return IcpStop::RelativeMse;
-    case icp_math::kNoCorrespondences:
-      return IcpStop::NoCorrespondences;
-    case icp_math::kFailureAfterMaxIterations:
-      return IcpStop::FailureAfterMaxIterations;
-    default:
-      return IcpStop::NotConverged;
-  }
+  for (const auto& w : kStops)
+    if (w.state == state) return w.stop;
+  return IcpStop::NotConverged;
 }
 
 icp_math::Criteria device_criteria(const IcpCriteria& c) {
@@ -138,44 +157,13 @@ void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
 }  // namespace
 
 const char* stop_name(IcpStop s) {
-  switch (s) {
-    case IcpStop::NotConverged:
-      return "not-converged";
-    case IcpStop::Iterations:
-      return "max-iterations";
-    case IcpStop::Transform:
-      return "transformation-epsilon";
-    case IcpStop::AbsoluteMse:
-      return "absolute-mse";
-    case IcpStop::RelativeMse:
-      return "fitness-epsilon";
-    case IcpStop::NoCorrespondences:
-      return "no-correspondences";
-    case IcpStop::FailureAfterMaxIterations:
-      return "failure-after-max-iterations";
-  }
-  return "unknown";
+  const StopWords* w = words_of(s);
+  return w ? w->name : "unknown";
 }
 
 std::string stop_description(IcpStop s) {
-  switch (s) {
-    case IcpStop::NotConverged:
-      return "has not stopped";
-    case IcpStop::Iterations:
-      return "reached the maximum number of iterations";
-    case IcpStop::Transform:
-      return "the last step moved less than the transformation epsilon (translation squared, "
-             "rotation cosine)";
-    case IcpStop::AbsoluteMse:
-      return "the mean squared error changed by less than 1e-12";
-    case IcpStop::RelativeMse:
-      return "the mean squared error changed by less than the fitness epsilon (relative)";
-    case IcpStop::NoCorrespondences:
-      return "fewer than 3 point pairs within the maximum correspondence distance";
-    case IcpStop::FailureAfterMaxIterations:
-      return "reached the maximum number of iterations without meeting a criterion";
-  }
-  return "unknown";
+  const StopWords* w = words_of(s);
+  return w ? w->description : "unknown";
 }
 
 void validate(const IcpParams& params) {

@@ -7,9 +7,7 @@ namespace cumulus {
 
 void gpu_cluster(const Point3f*, std::size_t, const ClusterParams&, ClusterMethod method,
                  ClusterResult&) {
-  throw GpuError(std::string(method_name(method)) +
-                 " needs a GPU, and this build has no CUDA support (nvcc was not found when it was "
-                 "configured)");
+  throw_no_cuda(method_name(method));
 }
 
 }  // namespace cumulus

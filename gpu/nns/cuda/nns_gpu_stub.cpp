@@ -4,25 +4,17 @@
 
 namespace cumulus {
 
-namespace {
-[[noreturn]] void no_cuda(NnsMethod m) {
-  throw GpuError(std::string(method_name(m)) +
-                 " needs a GPU, and this build has no CUDA support (nvcc was not found when it was "
-                 "configured)");
-}
-}  // namespace
-
 void gpu_knn(const std::vector<Point3f>&, const std::vector<Point3f>&, int, NnsMethod method, float,
              KnnResult&) {
-  no_cuda(method);
+  throw_no_cuda(method_name(method));
 }
 void gpu_radius(const std::vector<Point3f>&, const std::vector<Point3f>&, float, NnsMethod method,
                 RadiusResult&) {
-  no_cuda(method);
+  throw_no_cuda(method_name(method));
 }
 
 nns::Bounds gpu_bounds(const std::vector<Point3f>&) {
-  no_cuda(NnsMethod::Gpu);
+  throw_no_cuda(method_name(NnsMethod::Gpu));
 }
 
 }  // namespace cumulus

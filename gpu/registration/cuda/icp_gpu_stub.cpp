@@ -6,9 +6,7 @@ namespace cumulus {
 
 void gpu_icp(const std::vector<Point3f>&, const std::vector<Point3f>&, const IcpParams&,
              IcpMethod method, IcpResult&) {
-  throw GpuError(std::string(method_name(method)) +
-                 " needs a GPU, and this build has no CUDA support (nvcc was not found when it was "
-                 "configured)");
+  throw_no_cuda(method_name(method));
 }
 
 }  // namespace cumulus

@@ -6,14 +6,12 @@ namespace cumulus {
 
 std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>&,
                                        const SegmentParams&) {
-  throw GpuError(
-      "gpu segmentation needs a GPU, and this build has no CUDA support (nvcc was not found)");
+  throw_no_cuda("gpu segmentation");
 }
 
 std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>&, std::uint32_t,
                                                std::uint32_t, const SegmentParams&) {
-  throw GpuError(
-      "gpu segmentation needs a GPU, and this build has no CUDA support (nvcc was not found)");
+  throw_no_cuda("gpu segmentation");
 }
 
 }  // namespace cumulus
