@@ -108,4 +108,15 @@ class AlgorithmPanel : public QWidget {
   QLabel* status_ = nullptr;
 };
 
+// An algorithm panel over one method enum: the method as the enum, the list from its table.
+template <class Method>
+class MethodPanel : public AlgorithmPanel {
+ public:
+  Method method() const { return Method(methodValue()); }
+  void setMethod(Method m) { setMethodValue(int(m)); }
+
+ protected:
+  explicit MethodPanel(QWidget* parent) : AlgorithmPanel(method_table(Method{}), parent) {}
+};
+
 }  // namespace cumulus::ui

@@ -69,8 +69,7 @@ class SizeHistogram : public QWidget {
   std::vector<int> bins_;
 };
 
-ClusterPanel::ClusterPanel(QWidget* parent)
-    : AlgorithmPanel(method_table(ClusterMethod{}), parent) {
+ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
   tolerance_ = doubleSpin({.decimals = 3,
                            .low = 0.001,
                            .high = 1000,
@@ -97,13 +96,9 @@ ClusterPanel::ClusterPanel(QWidget* parent)
   column()->addWidget(histogram_);
   stages_ = new StageTable(150, this);
   column()->addWidget(stages_);
-  clusters_ = new QTableWidget(0, 3, this);
-  clusters_->setHorizontalHeaderLabels({tr("Cluster"), tr("Points"), tr("Centroid")});
-  clusters_->horizontalHeader()->setStretchLastSection(true);
-  clusters_->verticalHeader()->hide();
+  clusters_ = read_only_table({tr("Cluster"), tr("Points"), tr("Centroid")}, 0, this);
   clusters_->setSelectionBehavior(QAbstractItemView::SelectRows);
   clusters_->setSelectionMode(QAbstractItemView::SingleSelection);
-  clusters_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   column()->addWidget(clusters_, 1);
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Export:"), this));
@@ -126,20 +121,12 @@ void ClusterPanel::enableExports(bool enabled) {
     b->setEnabled(enabled);
 }
 
-ClusterMethod ClusterPanel::method() const {
-  return ClusterMethod(methodValue());
-}
-
 ClusterParams ClusterPanel::params() const {
   ClusterParams p;
   p.tolerance = float(tolerance_->value());
   p.min_size = std::size_t(min_->value());
   p.max_size = std::size_t(max_->value());
   return p;
-}
-
-void ClusterPanel::setMethod(ClusterMethod m) {
-  setMethodValue(int(m));
 }
 
 void ClusterPanel::setParams(const ClusterParams& p) {

@@ -16,15 +16,13 @@ namespace cumulus::ui {
 
 class SizeHistogram;
 
-class ClusterPanel : public AlgorithmPanel {
+class ClusterPanel : public MethodPanel<ClusterMethod> {
   Q_OBJECT
 
  public:
   explicit ClusterPanel(QWidget* parent = nullptr);
 
-  ClusterMethod method() const;
   ClusterParams params() const;
-  void setMethod(ClusterMethod m);
   void setParams(const ClusterParams& p);
 
   void setResult(std::shared_ptr<const ClusterResult> result, std::vector<ClusterSummary> summary);

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "segment_lines.h"
 
 namespace cumulus::ui {
 
@@ -97,21 +98,17 @@ void DepthView::paintEvent(QPaintEvent*) {
       if (int(c) % step != 0 && int(c) != inspected_) continue;
       const double x0 = offset_.x() + (c + 0.5) * zoom_;
       const double wide = step * zoom_ * 0.8;
-      for (std::uint32_t k = segments_->offsets[c]; k + 1 < segments_->offsets[c + 1]; ++k) {
-        const std::uint32_t a = segments_->rows[k], b = segments_->rows[k + 1];
-        bool joined = true;
-        for (std::uint32_t y = a; y <= b && joined; ++y)
-          joined = DepthImage::is_valid(image_->at(y, c));
-        if (!joined) continue;
-        const Rgb8 col = label_color(int(k - segments_->offsets[c]));
-        p.setPen(QPen(int(c) == inspected_ ? QColor(255, 255, 255) : QColor(col.r, col.g, col.b),
-                      int(c) == inspected_ ? 2 : 1));
-        auto at = [&](std::uint32_t row) {
-          return QPointF(x0 + ((image_->at(row, c) - lo) / span - 0.5) * wide,
-                         offset_.y() + (row + 0.5) * zoom_);
-        };
-        p.drawLine(at(a), at(b));
-      }
+      const auto at = [&](std::uint32_t row) {
+        return QPointF(x0 + ((image_->at(row, c) - lo) / span - 0.5) * wide,
+                       offset_.y() + (row + 0.5) * zoom_);
+      };
+      for_each_drawn_segment(
+          *image_, *segments_, c, [&](std::uint32_t a, std::uint32_t b, Rgb8 col) {
+            p.setPen(
+                QPen(int(c) == inspected_ ? QColor(255, 255, 255) : QColor(col.r, col.g, col.b),
+                     int(c) == inspected_ ? 2 : 1));
+            p.drawLine(at(a), at(b));
+          });
     }
     p.setRenderHint(QPainter::Antialiasing, false);
   }

@@ -22,8 +22,7 @@
 
 namespace cumulus::ui {
 
-FeaturePanel::FeaturePanel(QWidget* parent)
-    : AlgorithmPanel(method_table(FeatureMethod{}), parent) {
+FeaturePanel::FeaturePanel(QWidget* parent) : MethodPanel(parent) {
   column()->setContentsMargins(0, 0, 0, 0);
   auto* form = this->form();
   descriptor_ = new QComboBox(this);
@@ -78,13 +77,8 @@ FeaturePanel::FeaturePanel(QWidget* parent)
   lay->addWidget(chart_, 1);
   stages_ = new StageTable(130, this);
   lay->addWidget(stages_);
-  timings_ = new QTableWidget(0, 4, this);
+  timings_ = read_only_table({tr("method"), tr("ms"), tr("stages"), tr("vs cpu")}, 130, this);
   timings_->setObjectName("timings");
-  timings_->setHorizontalHeaderLabels({tr("method"), tr("ms"), tr("stages"), tr("vs cpu")});
-  timings_->horizontalHeader()->setStretchLastSection(true);
-  timings_->verticalHeader()->hide();
-  timings_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  timings_->setMaximumHeight(130);
   lay->addWidget(timings_);
   auto* exports = new QHBoxLayout;
   addButton(exports, tr("Export PCD…"), {}, &FeaturePanel::exportPcdRequested);
@@ -101,14 +95,6 @@ FeaturePanel::FeaturePanel(QWidget* parent)
 void FeaturePanel::updateNeighbourhoodWidgets() {
   k_->setVisible(mode_->currentIndex() == 0);
   radius_->setVisible(mode_->currentIndex() == 1);
-}
-
-FeatureMethod FeaturePanel::method() const {
-  return FeatureMethod(methodValue());
-}
-
-void FeaturePanel::setMethod(FeatureMethod m) {
-  setMethodValue(int(m));
 }
 
 FeatureParams FeaturePanel::params() const {
@@ -175,31 +161,23 @@ void FeaturePanel::setPicks(std::vector<float> a, std::vector<float> b, const QS
 }
 
 void FeaturePanel::setTimings(const std::vector<FeatureResult>& results) {
-  timings_->setRowCount(int(results.size()));
-  const FeatureResult* cpu = nullptr;
-  for (const auto& r : results)
-    if (r.method == "cpu") cpu = &r;
-  for (int i = 0; i < int(results.size()); ++i) {
-    const FeatureResult& r = results[std::size_t(i)];
-    QString agree = tr("reference");
-    if (cpu && &r != cpu) {
-      // Rows with a bin more than 1e-3 from PCL's (the tolerance).
-      const HistogramDiff d = compare_histograms(*cpu, r);
-      agree =
-          d.rows == 0
-              ? tr("same (%1x faster)").arg(cpu->total_ms / std::max(r.total_ms, 1e-9), 0, 'f', 0)
-              : tr("%1 rows differ (worst bin %2; own normals)")
-                    .arg(qulonglong(d.rows))
-                    .arg(d.max, 0, 'g', 3);
-    }
-    QStringList stages;
-    for (const auto& [name, ms] : r.stages)
-      stages << QString("%1 %2").arg(QString::fromStdString(name)).arg(ms, 0, 'f', 2);
-    const QString cells[4] = {QString::fromStdString(r.method), QString::number(r.total_ms, 'f', 2),
-                              stages.join(", "), agree};
-    for (int c = 0; c < 4; ++c)
-      timings_->setItem(i, c, new QTableWidgetItem(cells[c]));
-  }
+  fill_method_times(
+      timings_, results,
+      [](const FeatureResult& r) {
+        QStringList stages;
+        for (const auto& [name, ms] : r.stages)
+          stages << QString("%1 %2").arg(QString::fromStdString(name)).arg(ms, 0, 'f', 2);
+        return QStringList{QString::fromStdString(r.method), QString::number(r.total_ms, 'f', 2),
+                           stages.join(", ")};
+      },
+      [this](const FeatureResult& cpu, const FeatureResult& r) {
+        // Rows with a bin more than 1e-3 from PCL's (the tolerance).
+        const HistogramDiff d = compare_histograms(cpu, r);
+        return d.rows == 0 ? QString()
+                           : tr("%1 rows differ (worst bin %2; own normals)")
+                                 .arg(qulonglong(d.rows))
+                                 .arg(d.max, 0, 'g', 3);
+      });
 }
 
 }  // namespace cumulus::ui

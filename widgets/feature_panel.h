@@ -19,13 +19,11 @@ namespace cumulus::ui {
 class HistogramChart;
 class StageTable;
 
-class FeaturePanel : public AlgorithmPanel {
+class FeaturePanel : public MethodPanel<FeatureMethod> {
   Q_OBJECT
  public:
   explicit FeaturePanel(QWidget* parent = nullptr);
 
-  FeatureMethod method() const;
-  void setMethod(FeatureMethod m);
   FeatureParams params() const;
   void setParams(const FeatureParams& p);
   HistogramDistance distance() const;

@@ -17,6 +17,8 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "stage_table.h"
+
 namespace cumulus::ui {
 
 void IcpErrorChart::setHistory(std::vector<IcpIteration> history) {
@@ -65,7 +67,7 @@ void IcpErrorChart::paintEvent(QPaintEvent*) {
              tr("mean squared error of the pairs"));
 }
 
-IcpPanel::IcpPanel(QWidget* parent) : AlgorithmPanel(method_table(IcpMethod{}), parent) {
+IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   auto* perturb = new QGridLayout;
   const char* axes[3] = {"x", "y", "z"};
   for (int a = 0; a < 3; ++a) {
@@ -125,13 +127,8 @@ IcpPanel::IcpPanel(QWidget* parent) : AlgorithmPanel(method_table(IcpMethod{}), 
   lay->addWidget(transform_);
   chart_ = new IcpErrorChart(this);
   lay->addWidget(chart_, 1);
-  timings_ = new QTableWidget(0, 5, this);
-  timings_->setHorizontalHeaderLabels(
-      {tr("method"), tr("ms"), tr("iterations"), tr("stop"), tr("vs cpu")});
-  timings_->horizontalHeader()->setStretchLastSection(true);
-  timings_->verticalHeader()->hide();
-  timings_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  timings_->setMaximumHeight(150);
+  timings_ = read_only_table({tr("method"), tr("ms"), tr("iterations"), tr("stop"), tr("vs cpu")},
+                             150, this);
   lay->addWidget(timings_);
   auto* exports = new QHBoxLayout;
   addButton(exports, tr("Export transform…"), {}, &IcpPanel::exportTransformRequested);
@@ -146,14 +143,6 @@ IcpPanel::IcpPanel(QWidget* parent) : AlgorithmPanel(method_table(IcpMethod{}), 
                     (rng->bounded(0.1) - 0.05) * size, (rng->bounded(0.1) - 0.05) * size,
                     (rng->bounded(0.1) - 0.05) * size);
   });
-}
-
-IcpMethod IcpPanel::method() const {
-  return IcpMethod(methodValue());
-}
-
-void IcpPanel::setMethod(IcpMethod m) {
-  setMethodValue(int(m));
 }
 
 IcpParams IcpPanel::params() const {
@@ -204,25 +193,17 @@ void IcpPanel::setResult(const IcpResult& r, const Eigen::Matrix4d& perturbation
 }
 
 void IcpPanel::setTimings(const std::vector<IcpResult>& results) {
-  timings_->setRowCount(int(results.size()));
-  const IcpResult* cpu = nullptr;
-  for (const auto& r : results)
-    if (r.method == "cpu") cpu = &r;
-  for (int i = 0; i < int(results.size()); ++i) {
-    const IcpResult& r = results[std::size_t(i)];
-    QString agree = tr("reference");
-    if (cpu && &r != cpu) {
-      const double dt = (r.transform - cpu->transform).cwiseAbs().maxCoeff();
-      const bool same = r.iterations == cpu->iterations && r.stop == cpu->stop && dt <= 1e-5;
-      agree =
-          same ? tr("same (%1x faster)").arg(cpu->total_ms / std::max(r.total_ms, 1e-9), 0, 'f', 0)
-               : tr("DIFFERS (transform %1)").arg(dt, 0, 'g', 2);
-    }
-    const QString cells[5] = {QString::fromStdString(r.method), QString::number(r.total_ms, 'f', 3),
-                              QString::number(r.iterations), stop_name(r.stop), agree};
-    for (int c = 0; c < 5; ++c)
-      timings_->setItem(i, c, new QTableWidgetItem(cells[c]));
-  }
+  fill_method_times(
+      timings_, results,
+      [](const IcpResult& r) {
+        return QStringList{QString::fromStdString(r.method), QString::number(r.total_ms, 'f', 3),
+                           QString::number(r.iterations), stop_name(r.stop)};
+      },
+      [this](const IcpResult& cpu, const IcpResult& r) {
+        const double dt = (r.transform - cpu.transform).cwiseAbs().maxCoeff();
+        const bool same = r.iterations == cpu.iterations && r.stop == cpu.stop && dt <= 1e-5;
+        return same ? QString() : tr("DIFFERS (transform %1)").arg(dt, 0, 'g', 2);
+      });
 }
 
 QString IcpPanel::transformText() const {

@@ -35,13 +35,11 @@ class IcpErrorChart : public QWidget {
   std::vector<IcpIteration> history_;
 };
 
-class IcpPanel : public AlgorithmPanel {
+class IcpPanel : public MethodPanel<IcpMethod> {
   Q_OBJECT
  public:
   explicit IcpPanel(QWidget* parent = nullptr);
 
-  IcpMethod method() const;
-  void setMethod(IcpMethod m);
   IcpParams params() const;
   // The perturbation applied to the source before ICP (what ICP has to undo).
   Eigen::Matrix4d perturbation() const;

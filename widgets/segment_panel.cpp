@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "segment_lines.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
@@ -56,20 +57,13 @@ void ColumnPlot::paintEvent(QPaintEvent*) {
   }
   if (!result_ || std::uint32_t(column_) >= result_->width) return;
   const auto c = std::uint32_t(column_);
-  for (std::uint32_t k = result_->offsets[c]; k + 1 < result_->offsets[c + 1]; ++k) {
-    const std::uint32_t a = result_->rows[k], b = result_->rows[k + 1];
-    bool joined = true;
-    for (std::uint32_t y = a; y <= b && joined; ++y)
-      joined = DepthImage::is_valid(image_->at(y, c));
-    if (!joined) continue;
-    const Rgb8 col = label_color(int(k - result_->offsets[c]));
+  for_each_drawn_segment(*image_, *result_, c, [&](std::uint32_t a, std::uint32_t b, Rgb8 col) {
     p.setPen(QPen(QColor(col.r, col.g, col.b), 2));
     p.drawLine(QPointF(X(a), Y(image_->at(a, c))), QPointF(X(b), Y(image_->at(b, c))));
-  }
+  });
 }
 
-SegmentPanel::SegmentPanel(QWidget* parent)
-    : AlgorithmPanel(method_table(SegmentMethod{}), parent) {
+SegmentPanel::SegmentPanel(QWidget* parent) : MethodPanel(parent) {
   slider_ = new QSlider(Qt::Horizontal, this);
   slider_->setRange(0, 300);  // log scale: 1 mm .. 1 m
   epsilon_ = doubleSpin({.decimals = 4,
@@ -106,12 +100,7 @@ SegmentPanel::SegmentPanel(QWidget* parent)
             tr("Open a depth image to segment its columns."));
   stages_ = new StageTable(120, this);
   column()->addWidget(stages_);
-  times_ = new QTableWidget(0, 3, this);
-  times_->setHorizontalHeaderLabels({tr("Method"), tr("ms"), tr("Agreement")});
-  times_->horizontalHeader()->setStretchLastSection(true);
-  times_->verticalHeader()->hide();
-  times_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  times_->setMaximumHeight(110);
+  times_ = read_only_table({tr("Method"), tr("ms"), tr("Agreement")}, 110, this);
   column()->addWidget(times_);
   plot_ = new ColumnPlot(this);
   column()->addWidget(plot_, 1);
@@ -144,10 +133,6 @@ void SegmentPanel::enableExports(bool enabled) {
     b->setEnabled(enabled);
 }
 
-SegmentMethod SegmentPanel::method() const {
-  return SegmentMethod(methodValue());
-}
-
 SegmentParams SegmentPanel::params() const {
   SegmentParams p;
   p.epsilon = float(epsilon_->value());
@@ -155,10 +140,6 @@ SegmentParams SegmentPanel::params() const {
   p.row_pitch = float(pitch_->value());
   p.median = median_->currentData().toInt();
   return p;
-}
-
-void SegmentPanel::setMethod(SegmentMethod m) {
-  setMethodValue(int(m));
 }
 
 void SegmentPanel::setEpsilon(double metres) {

@@ -35,14 +35,12 @@ class ColumnPlot : public QWidget {
   int column_ = -1;
 };
 
-class SegmentPanel : public AlgorithmPanel {
+class SegmentPanel : public MethodPanel<SegmentMethod> {
   Q_OBJECT
 
  public:
   explicit SegmentPanel(QWidget* parent = nullptr);
-  SegmentMethod method() const;
   SegmentParams params() const;
-  void setMethod(SegmentMethod m);
   void setEpsilon(double metres);
   void setResult(std::shared_ptr<const DepthImage> image,
                  std::shared_ptr<const SegmentResult> result);

@@ -2,14 +2,37 @@
 
 #include <QHeaderView>
 
+#include <algorithm>
+
 namespace cumulus::ui {
 
-StageTable::StageTable(int max_height, QWidget* parent) : QTableWidget(0, 2, parent) {
-  setHorizontalHeaderLabels({tr("Stage"), tr("ms")});
-  horizontalHeader()->setStretchLastSection(true);
-  verticalHeader()->hide();
-  setEditTriggers(QAbstractItemView::NoEditTriggers);
-  setMaximumHeight(max_height);
+void make_read_only(QTableWidget* table, const QStringList& headers, int max_height) {
+  table->setColumnCount(int(headers.size()));
+  table->setHorizontalHeaderLabels(headers);
+  table->horizontalHeader()->setStretchLastSection(true);
+  table->verticalHeader()->hide();
+  table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  if (max_height > 0) table->setMaximumHeight(max_height);
+}
+
+QTableWidget* read_only_table(const QStringList& headers, int max_height, QWidget* parent) {
+  auto* table = new QTableWidget(parent);
+  make_read_only(table, headers, max_height);
+  return table;
+}
+
+void set_row(QTableWidget* table, int row, const QStringList& cells) {
+  for (int c = 0; c < int(cells.size()); ++c)
+    table->setItem(row, c, new QTableWidgetItem(cells[c]));
+}
+
+QString verdict_against_cpu(const QString& difference, double cpu_ms, double ms) {
+  if (!difference.isEmpty()) return difference;
+  return QTableWidget::tr("same (%1x faster)").arg(cpu_ms / std::max(ms, 1e-9), 0, 'f', 0);
+}
+
+StageTable::StageTable(int max_height, QWidget* parent) : QTableWidget(parent) {
+  make_read_only(this, {tr("Stage"), tr("ms")}, max_height);
 }
 
 void StageTable::setStages(const StageTimes& stages) {

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include "run_history.h"
+#include "stage_table.h"
 #include "timing_chart.h"
 #include "vtk_cloud_view.h"
 
@@ -85,12 +86,9 @@ CompareWindow::CompareWindow(CompareSubject subject, QWidget* parent)
   auto* charts = new QHBoxLayout;
   chart_ = new ui::TimingChart(bottom);
   charts->addWidget(chart_, 3);
-  table_ = new QTableWidget(0, 5, bottom);
-  table_->setHorizontalHeaderLabels(
-      {tr("Method"), tr("Median ms"), tr("Min–max ms"), tr("Speed-up"), tr("Agreement")});
-  table_->horizontalHeader()->setStretchLastSection(true);
-  table_->verticalHeader()->hide();
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_ = ui::read_only_table(
+      {tr("Method"), tr("Median ms"), tr("Min–max ms"), tr("Speed-up"), tr("Agreement")}, 0,
+      bottom);
   charts->addWidget(table_, 2);
   bl->addLayout(charts, 1);
   split->addWidget(views);

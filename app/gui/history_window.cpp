@@ -9,6 +9,7 @@
 #include <QVBoxLayout>
 
 #include "run_history.h"
+#include "stage_table.h"
 #include "timing_chart.h"
 
 namespace cumulus::app {
@@ -19,12 +20,9 @@ HistoryWindow::HistoryWindow(QWidget* parent) : QWidget(parent, Qt::Window) {
   auto* lay = new QVBoxLayout(this);
   chart_ = new ui::HistoryChart(this);
   lay->addWidget(chart_, 2);
-  table_ = new QTableWidget(0, 7, this);
-  table_->setHorizontalHeaderLabels({tr("#"), tr("Time"), tr("Method"), tr("Input"),
-                                     tr("Parameters"), tr("ms"), tr("Agreement")});
-  table_->horizontalHeader()->setStretchLastSection(true);
-  table_->verticalHeader()->hide();
-  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_ = ui::read_only_table(
+      {tr("#"), tr("Time"), tr("Method"), tr("Input"), tr("Parameters"), tr("ms"), tr("Agreement")},
+      0, this);
   lay->addWidget(table_, 3);
   auto* buttons = new QHBoxLayout;
   auto* csv = new QPushButton(tr("Export CSV…"), this);
