@@ -413,6 +413,24 @@ QImage VtkCloudView::renderImage(int width, int height) {
   return out;
 }
 
+namespace {
+
+// VTK's event for pressing or releasing a mouse button; 0 for buttons VTK has no event for.
+unsigned long vtk_button_event(Qt::MouseButton button, bool press) {
+  switch (button) {
+    case Qt::LeftButton:
+      return press ? vtkCommand::LeftButtonPressEvent : vtkCommand::LeftButtonReleaseEvent;
+    case Qt::RightButton:
+      return press ? vtkCommand::RightButtonPressEvent : vtkCommand::RightButtonReleaseEvent;
+    case Qt::MiddleButton:
+      return press ? vtkCommand::MiddleButtonPressEvent : vtkCommand::MiddleButtonReleaseEvent;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 void VtkCloudView::forwardMouse(QMouseEvent* e, unsigned long event_id) {
   const double dpr = devicePixelRatioF();
   const QPointF p = e->position();
@@ -424,35 +442,11 @@ void VtkCloudView::forwardMouse(QMouseEvent* e, unsigned long event_id) {
 
 void VtkCloudView::mousePressEvent(QMouseEvent* e) {
   press_pos_ = e->position().toPoint();
-  switch (e->button()) {
-    case Qt::LeftButton:
-      forwardMouse(e, vtkCommand::LeftButtonPressEvent);
-      break;
-    case Qt::RightButton:
-      forwardMouse(e, vtkCommand::RightButtonPressEvent);
-      break;
-    case Qt::MiddleButton:
-      forwardMouse(e, vtkCommand::MiddleButtonPressEvent);
-      break;
-    default:
-      break;
-  }
+  if (const unsigned long id = vtk_button_event(e->button(), true)) forwardMouse(e, id);
 }
 
 void VtkCloudView::mouseReleaseEvent(QMouseEvent* e) {
-  switch (e->button()) {
-    case Qt::LeftButton:
-      forwardMouse(e, vtkCommand::LeftButtonReleaseEvent);
-      break;
-    case Qt::RightButton:
-      forwardMouse(e, vtkCommand::RightButtonReleaseEvent);
-      break;
-    case Qt::MiddleButton:
-      forwardMouse(e, vtkCommand::MiddleButtonReleaseEvent);
-      break;
-    default:
-      break;
-  }
+  if (const unsigned long id = vtk_button_event(e->button(), false)) forwardMouse(e, id);
   // A left click without a drag picks; a drag rotated the camera.
   if (e->button() == Qt::LeftButton &&
       (e->position().toPoint() - press_pos_).manhattanLength() <= 3) {

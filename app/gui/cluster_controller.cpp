@@ -41,9 +41,7 @@ ClusterController::ClusterController(const Workbench& bench, ui::ClusterPanel* p
     : QObject(parent), bench_(bench), panel_(panel), runner_(new JobRunner(this)) {
   jobs_ = new PanelJobs(
       panel_, runner_, 250, [this] { run(); }, this);
-  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
-    if (!delivered) emit finished(false);
-  });
+  connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::ClusterPanel::clusterSelected, this, &ClusterController::selectCluster);
   connect(panel_, &ui::ClusterPanel::exportLabelsRequested, this, &ClusterController::exportLabels);
   connect(panel_, &ui::ClusterPanel::exportFilesRequested, this, &ClusterController::exportFiles);

@@ -81,9 +81,7 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
   runner_ = new JobRunner(this);
   jobs_ = new PanelJobs(
       panel_, runner_, 250, [this] { run(); }, this);
-  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
-    if (!delivered) emit finished(false);
-  });
+  connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::FeaturePanel::distanceChanged, this, &FeaturesWindow::updatePicks);
   connect(panel_, &ui::FeaturePanel::timeAllRequested, this, &FeaturesWindow::timeAll);
   connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
@@ -118,15 +116,7 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
 }
 
 void FeaturesWindow::refillCombo() {
-  const QString keep = cloud_->currentText();
-  {
-    QSignalBlocker block(cloud_);
-    cloud_->clear();
-    for (int r = 0; r < document_->count(); ++r)
-      if (document_->at(r).isCloud()) cloud_->addItem(document_->at(r).name, r);
-    const int at = cloud_->findText(keep);
-    if (at >= 0) cloud_->setCurrentIndex(at);
-  }
+  list_clouds(cloud_, *document_);
   if (cloud() != last_cloud_ || !view_->cloud()) cloudChanged();
 }
 

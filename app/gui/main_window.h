@@ -105,6 +105,8 @@ class MainWindow : public QMainWindow {
   void buildDocks();
   void showDataset(int row);
   void reportError(const QString& message);
+  // "Wrote PATH" in the status bar, or the error where nothing was written.
+  void reportWrite(const QString& path, bool written, const QString& error);
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void onPointPicked(qint64 index);

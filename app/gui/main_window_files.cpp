@@ -128,10 +128,7 @@ void MainWindow::exportViewDialog() {
                                                     last_dir_ + "/view.png", tr("PNG (*.png)"));
   if (path.isEmpty()) return;
   QString err;
-  if (!exportViewImage(path, size->first, size->second, &err))
-    reportError(err);
-  else
-    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  reportWrite(path, exportViewImage(path, size->first, size->second, &err), err);
 }
 
 void MainWindow::screenshotDialog() {
@@ -139,10 +136,7 @@ void MainWindow::screenshotDialog() {
                                                     last_dir_ + "/cumulus.png", tr("PNG (*.png)"));
   if (path.isEmpty()) return;
   QString err;
-  if (!saveWindowScreenshot(path, &err))
-    reportError(err);
-  else
-    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  reportWrite(path, saveWindowScreenshot(path, &err), err);
 }
 
 void MainWindow::saveAsDialog() {
@@ -155,10 +149,7 @@ void MainWindow::saveAsDialog() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save dataset as"), last_dir_, filter);
   if (path.isEmpty()) return;
   QString err;
-  if (!saveCurrentDataset(path, &err))
-    reportError(err);
-  else
-    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  reportWrite(path, saveCurrentDataset(path, &err), err);
 }
 
 void MainWindow::closeCurrent() {
@@ -215,6 +206,13 @@ void MainWindow::rebuildRecentMenu() {
     recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { openFiles({path}); })
         ->setToolTip(path);
   recent_menu_->setEnabled(!recent_menu_->isEmpty());
+}
+
+void MainWindow::reportWrite(const QString& path, bool written, const QString& error) {
+  if (written)
+    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
+  else
+    reportError(error);
 }
 
 }  // namespace cumulus::app

@@ -19,7 +19,7 @@ PanelJobs::PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms,
   connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
     if (runner_->busy()) return;
     panel_->setBusy(false);
-    emit idle(delivered);
+    if (!delivered) emit dropped();
   });
 }
 

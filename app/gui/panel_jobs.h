@@ -29,8 +29,9 @@ class PanelJobs : public QObject {
   void cancel();
 
  signals:
-  // The runner finished and has nothing left; `delivered`: the last job's result was shown.
-  void idle(bool delivered);
+  // The runner finished with nothing left, and its last job's result was not delivered (it
+  // failed, was cancelled or superseded).
+  void dropped();
 
  private:
   ui::AlgorithmPanel* panel_;

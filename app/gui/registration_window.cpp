@@ -53,9 +53,7 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
   connect(panel_, &ui::IcpPanel::parametersChanged, this, [this] { showClouds(nullptr); });
   jobs_ = new PanelJobs(
       panel_, runner_, 250, [this] { run(); }, this);
-  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
-    if (!delivered) emit finished(false);
-  });
+  connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::IcpPanel::timeAllRequested, this, &RegistrationWindow::timeAll);
   connect(panel_, &ui::IcpPanel::exportTransformRequested, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Export transform"), "transform.txt",
@@ -94,15 +92,8 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
 }
 
 void RegistrationWindow::refillCombos() {
-  for (QComboBox* box : {source_, target_}) {
-    const QString keep = box->currentText();
-    QSignalBlocker block(box);
-    box->clear();
-    for (int r = 0; r < document_->count(); ++r)
-      if (document_->at(r).isCloud()) box->addItem(document_->at(r).name, r);
-    const int at = box->findText(keep);
-    if (at >= 0) box->setCurrentIndex(at);
-  }
+  for (QComboBox* box : {source_, target_})
+    list_clouds(box, *document_);
   if (target_->currentIndex() == source_->currentIndex() && target_->count() > 1)
     target_->setCurrentIndex(source_->currentIndex() == 0 ? 1 : 0);
   showClouds(nullptr);

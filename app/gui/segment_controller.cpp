@@ -55,9 +55,7 @@ SegmentController::SegmentController(const Workbench& bench, ui::SegmentPanel* p
       timing_(new JobRunner(this)) {
   jobs_ = new PanelJobs(
       panel_, runner_, 120, [this] { run(); }, this);
-  connect(jobs_, &PanelJobs::idle, this, [this](bool delivered) {
-    if (!delivered) emit finished(false);
-  });
+  connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::SegmentPanel::exportCsvRequested, this, [this] { exportSegments(false); });
   connect(panel_, &ui::SegmentPanel::exportJsonRequested, this, [this] { exportSegments(true); });
   connect(panel_, &ui::SegmentPanel::timeAllRequested, this, &SegmentController::timeAllMethods);

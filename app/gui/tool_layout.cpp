@@ -1,10 +1,13 @@
 #include "tool_layout.h"
 
+#include <QComboBox>
 #include <QFormLayout>
 #include <QMainWindow>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include "document.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -21,6 +24,16 @@ ui::VtkCloudView* lay_out_tool(QMainWindow* window, QFormLayout* inputs, QWidget
   split->setStretchFactor(1, side_stretch);
   window->setCentralWidget(split);
   return view;
+}
+
+void list_clouds(QComboBox* box, const DocumentModel& document) {
+  const QString keep = box->currentText();
+  QSignalBlocker block(box);
+  box->clear();
+  for (int r = 0; r < document.count(); ++r)
+    if (document.at(r).isCloud()) box->addItem(document.at(r).name, r);
+  const int at = box->findText(keep);
+  if (at >= 0) box->setCurrentIndex(at);
 }
 
 }  // namespace cumulus::app

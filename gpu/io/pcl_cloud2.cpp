@@ -23,58 +23,28 @@ namespace {
 
 using Field = pcl::PCLPointField;
 
+// One value of type T from unaligned bytes.
+template <class T>
+double unaligned(const std::uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return double(v);
+}
+
 double read_value(const std::uint8_t* p, std::uint8_t type) {
-  switch (type) {
-    case Field::INT8: {
-      std::int8_t v;
-      std::memcpy(&v, p, 1);
-      return v;
-    }
-    case Field::UINT8:
-      return *p;
-    case Field::INT16: {
-      std::int16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case Field::UINT16: {
-      std::uint16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case Field::INT32: {
-      std::int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case Field::UINT32: {
-      std::uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case Field::INT64: {
-      std::int64_t v;
-      std::memcpy(&v, p, 8);
-      return double(v);
-    }
-    case Field::UINT64: {
-      std::uint64_t v;
-      std::memcpy(&v, p, 8);
-      return double(v);
-    }
-    case Field::FLOAT32: {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case Field::FLOAT64: {
-      double v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    default:
-      return std::nan("");
-  }
+  struct Kind {
+    std::uint8_t type;
+    double (*read)(const std::uint8_t*);
+  };
+  static constexpr Kind kKinds[] = {
+      {Field::INT8, unaligned<std::int8_t>},   {Field::UINT8, unaligned<std::uint8_t>},
+      {Field::INT16, unaligned<std::int16_t>}, {Field::UINT16, unaligned<std::uint16_t>},
+      {Field::INT32, unaligned<std::int32_t>}, {Field::UINT32, unaligned<std::uint32_t>},
+      {Field::INT64, unaligned<std::int64_t>}, {Field::UINT64, unaligned<std::uint64_t>},
+      {Field::FLOAT32, unaligned<float>},      {Field::FLOAT64, unaligned<double>}};
+  for (const Kind& k : kKinds)
+    if (k.type == type) return k.read(p);
+  return std::nan("");
 }
 
 const Field* find_field(const pcl::PCLPointCloud2& c, std::initializer_list<const char*> names) {
