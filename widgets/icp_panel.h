@@ -59,8 +59,7 @@ class IcpPanel : public MethodPanel<IcpMethod> {
   QDoubleSpinBox* shift_[3] = {};
   QDoubleSpinBox* max_distance_ = nullptr;
   QSpinBox* iterations_ = nullptr;
-  QDoubleSpinBox* transformation_epsilon_ = nullptr;
-  QDoubleSpinBox* fitness_epsilon_ = nullptr;
+  QDoubleSpinBox *transformation_epsilon_ = nullptr, *fitness_epsilon_ = nullptr;  // criteria
   QPlainTextEdit* transform_ = nullptr;
   IcpErrorChart* chart_ = nullptr;
   QTableWidget* timings_ = nullptr;

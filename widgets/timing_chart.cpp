@@ -53,6 +53,17 @@ void draw_decades(QPainter& p, const LogAxis& ax, const QRectF& area, bool verti
   }
 }
 
+// A white chart area; with `empty_text`, that text centred in it instead of a chart (false: draw
+// nothing more).
+bool begin_chart(QPainter& p, const QRect& area, const QString& empty_text) {
+  p.fillRect(area, Qt::white);
+  p.setRenderHint(QPainter::Antialiasing);
+  if (empty_text.isEmpty()) return true;
+  p.setPen(Qt::darkGray);
+  p.drawText(area, Qt::AlignCenter, empty_text);
+  return false;
+}
+
 }  // namespace
 
 QColor TimingChart::stage_color(const QString& stage) {
@@ -77,13 +88,9 @@ void TimingChart::setBars(std::vector<TimingBar> bars) {
 
 void TimingChart::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  p.fillRect(rect(), Qt::white);
-  p.setRenderHint(QPainter::Antialiasing);
-  if (bars_.empty()) {
-    p.setPen(Qt::darkGray);
-    p.drawText(rect(), Qt::AlignCenter, tr("Run a comparison to see the timings"));
+  if (!begin_chart(p, rect(),
+                   bars_.empty() ? tr("Run a comparison to see the timings") : QString()))
     return;
-  }
   double lo = 1e300, hi = 0;
   for (const auto& b : bars_)
     lo = std::min(lo, b.total.min > 0 ? b.total.min : b.total.median),
@@ -143,13 +150,7 @@ void HistoryChart::setPoints(std::vector<HistoryPoint> points) {
 
 void HistoryChart::paintEvent(QPaintEvent*) {
   QPainter p(this);
-  p.fillRect(rect(), Qt::white);
-  p.setRenderHint(QPainter::Antialiasing);
-  if (points_.empty()) {
-    p.setPen(Qt::darkGray);
-    p.drawText(rect(), Qt::AlignCenter, tr("No runs yet"));
-    return;
-  }
+  if (!begin_chart(p, rect(), points_.empty() ? tr("No runs yet") : QString())) return;
   double lo = 1e300, hi = 0;
   int last = 0;
   std::vector<QString> methods;

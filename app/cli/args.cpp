@@ -41,6 +41,12 @@ double Args::get_double(const std::string& name, double fallback) const {
   return has(name) ? parse_double("--" + name, get(name)) : fallback;
 }
 
+double Args::required_double(const std::string& name, const std::string& command,
+                             const std::string& unit) const {
+  if (!has(name)) throw UsageError(command + " needs --" + name + " (" + unit + ")");
+  return parse_double("--" + name, get(name));
+}
+
 long long Args::get_int(const std::string& name, long long fallback) const {
   return has(name) ? parse_int("--" + name, get(name)) : fallback;
 }

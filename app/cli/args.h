@@ -29,6 +29,10 @@ class Args {
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::string get(const std::string& name, const std::string& fallback = "") const;
   double get_double(const std::string& name, double fallback) const;
+  // The value of an option the command cannot run without; UsageError "`command` needs --NAME
+  // (`unit`)" where it is missing.
+  double required_double(const std::string& name, const std::string& command,
+                         const std::string& unit) const;
   long long get_int(const std::string& name, long long fallback) const;
   // Throws UsageError unless there are between min and max positionals.
   void expect_positionals(std::size_t min, std::size_t max, const std::string& usage) const;

@@ -3,18 +3,50 @@
 #include <iomanip>
 
 #include "args.h"
+#include "cluster/cluster.h"
 #include "core/device.h"
+#include "features/features.h"
+#include "registration/icp.h"
+#include "segment/segment.h"
 
 namespace cumulus::cli {
 
+namespace {
+
+// NAME's help text, with the line "{methods}" replaced by `methods` (a method table's list).
+std::string help_for(std::string_view name, const std::string& methods = {}) {
+  std::string text(help_text(name));
+  const std::string mark = "{methods}\n";
+  if (const auto at = text.find(mark); at != std::string::npos)
+    text.replace(at, mark.size(), methods);
+  return text;
+}
+
+}  // namespace
+
 const std::vector<Command>& commands() {
-  static const std::vector<Command> list = [] {
-    std::vector<Command> all;
-    for (auto group : {data_commands(), cluster_commands(), segment_commands(), register_commands(),
-                       features_commands(), bench_commands(), soak_commands(), methods_commands()})
-      all.insert(all.end(), group.begin(), group.end());
-    return all;
-  }();
+  // In the order --help lists them.
+  static const std::vector<Command> list = {
+      {"info", "describe a cloud or depth image", help_for("info"), run_info},
+      {"convert", "convert between cloud formats, depth images and range images",
+       help_for("convert"), run_convert},
+      {"generate", "make synthetic data (the project's sample_data)", help_for("generate"),
+       run_generate},
+      {"cluster", "Euclidean cluster extraction (PCL and GPU methods)",
+       help_for("cluster", method_help(ClusterMethod{})), run_cluster},
+      {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
+       help_for("segment", method_help(SegmentMethod{})), run_segment},
+      {"register", "ICP registration of two clouds (PCL and GPU methods)",
+       help_for("register", method_help(IcpMethod{})), run_register},
+      {"features", "normals and PFH/FPFH descriptors (PCL and GPU methods)",
+       help_for("features", method_help(FeatureMethod{})), run_features},
+      {"bench", "benchmarks: every method and PCL in one process; CSV, Markdown, PNG plots",
+       help_for("bench"), run_bench},
+      {"soak", "run every GPU method many times and check that no memory grows", help_for("soak"),
+       run_soak},
+      {"methods", "every algorithm's methods: name, device, origin, default", help_for("methods"),
+       run_methods},
+  };
   return list;
 }
 

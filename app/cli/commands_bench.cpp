@@ -314,6 +314,8 @@ int run_bench_tiled(const Args& a, std::ostream& out) {
   return all_same ? 0 : 1;
 }
 
+}  // namespace
+
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"quick"},
                {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
@@ -346,67 +348,6 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   }
   throw UsageError("bench: unknown benchmark '" + what +
                    "' (cluster, segment, icp, features, tiled, all, plot)");
-}
-
-}  // namespace
-
-std::vector<Command> bench_commands() {
-  return {
-      {"bench", "benchmarks: every method and PCL in one process; CSV, Markdown, PNG plots",
-       "cumulus-cli bench cluster [--out DIR] [--data DIR] [--sample DIR] [--repeat N] [--warmup "
-       "N]\n"
-       "                          [--pcl-repeat N] [--methods a,b,...] [--sweeps "
-       "size,clusters,degree,distance,real]\n"
-       "                          [--tolerance T] [--quick]\n"
-       "  The clustering paper's sweeps (Table 2: size, cluster number, point degree, point\n"
-       "  distance; tolerance 1) and real frames from --data (KITTI, cuPCL, LiDAR pair) and\n"
-       "  --sample (sample_data) at --tolerance (default 0.5), for PCL and every GPU method.\n"
-       "  Each GPU run is compared with PCL's labels. Times are medians of --repeat runs (default\n"
-       "  5, after --warmup 1; PCL: --pcl-repeat 1) and include upload and download.\n"
-       "  Writes DIR/cluster.csv, DIR/cluster.md and one PNG per sweep (default DIR "
-       "bench-cluster).\n"
-       "cumulus-cli bench segment [--out DIR] [--data DIR] [--sample DIR] [--repeat N] [--batch "
-       "N]\n"
-       "  RDP segmentation: 1242-column images of 256..2048 rows, an epsilon sweep and the real "
-       "depth\n"
-       "  and range images, for cpu, cpu-mt (all cores), gpu (one image, end to end) and "
-       "gpu-batch\n"
-       "  (N images in one launch, time per image); recursion-level statistics of each case.\n"
-       "cumulus-cli bench icp --data DIR [--out DIR] [--repeat N] [--pcl-repeat N] [--methods "
-       "a,b]\n"
-       "                      [--cases word,word] [--icp-lanes L] [--grid-points-per-cell P]\n"
-       "                      [--fine-points-per-cell P]\n"
-       "  ICP of bun045 onto bun000 at the paper's sizes (10503, 20417, 30331, 40256 points; max\n"
-       "  distance 0.01, starting 5 degrees and 1 cm off the bun.conf pose), the LiDAR pair and\n"
-       "  KITTI frame 1 onto 0 (max distance 1), for PCL and every GPU method: iterations, stop\n"
-       "  reason, fitness, error against the ground truth; and k-NN throughput (k 1, 8, 16) of\n"
-       "  every search method against PCL's kd-tree. The last three tune the gpu method's search\n"
-       "  for sweeps (lanes a point 1-32, default 8; grid density, default 2 and 0.5 within the\n"
-       "  distance; the finer grid's, default 6); its results must not change with them.\n"
-       "cumulus-cli bench features --data DIR [--out DIR] [--repeat N] [--methods a,b] [--cases "
-       "word]\n"
-       "                           [--pcl-max-pairs N]\n"
-       "  Normals + PFH and FPFH of the bunny (bun_zipper.ply, 35,947 points) at k 16, 32, 64, "
-       "100 and\n"
-       "  r 5 mm, and KITTI frame 0 at k 16, 32, 64 and r 0.5 m (normals on the same "
-       "neighbourhood),\n"
-       "  for PCL and every GPU method, end to end, with agreement to PCL's histograms. PCL is "
-       "skipped\n"
-       "  where it would visit more than N point pairs (default 2.5e8).\n"
-       "cumulus-cli bench tiled [--points N] [--tile-points a,b,...] [--methods gpu]\n"
-       "  Clustering beyond one call: a generated cloud of N points (default 10,000,000; "
-       "tolerance\n"
-       "  1, 16 neighbours a point) in one piece where one call takes it, and in slabs of at most\n"
-       "  each --tile-points size (default 4000000,16000000) merged by union-find: time and\n"
-       "  whether the labels are identical. Exit status 1 when they are not.\n"
-       "cumulus-cli bench all [same options]\n"
-       "  Every benchmark into --out (default bench-all) and report.md with the machine, GPU, "
-       "driver\n"
-       "  and library versions.\n"
-       "cumulus-cli bench plot --csv FILE [--out DIR]\n"
-       "  Draws the PNG plots of a CSV written elsewhere (e.g. by a headless build on a GPU "
-       "host).\n",
-       run_bench}};
 }
 
 }  // namespace cumulus::cli

@@ -14,8 +14,7 @@ namespace {
 
 ClusterParams params_from(const Args& a) {
   ClusterParams p;
-  if (!a.has("tolerance")) throw UsageError("cluster needs --tolerance (metres)");
-  p.tolerance = float(a.get_double("tolerance", p.tolerance));
+  p.tolerance = float(a.required_double("tolerance", "cluster", "metres"));
   const long long mn = a.get_int("min", 1),
                   mx = a.get_int("max", std::numeric_limits<std::int32_t>::max());
   if (mn < 0 || mx < 0) throw UsageError("--min and --max must not be negative");
@@ -23,6 +22,8 @@ ClusterParams params_from(const Args& a) {
   p.max_size = std::size_t(mx);
   return p;
 }
+
+}  // namespace
 
 int run_cluster(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json"},
@@ -68,26 +69,6 @@ int run_cluster(const std::vector<std::string>& argv, std::ostream& out) {
   out << '\n';
   print_time(out, r.total_ms, r.stages);
   return 0;
-}
-
-}  // namespace
-
-std::vector<Command> cluster_commands() {
-  static const std::string help =
-      "cumulus-cli cluster FILE --tolerance T [--method NAME] [--min N] [--max N]\n"
-      "                    [--out FILE] [--csv FILE] [--split DIR [--split-format "
-      "pcd|ply|bin|xyz]] [--json]\n"
-      "  Euclidean cluster extraction with PCL's semantics: points closer than T metres "
-      "(strictly)\n"
-      "  are connected; clusters with fewer than --min (default 1) or more than --max points are\n"
-      "  dropped (label -1). Clusters are numbered by size, largest first.\n" +
-      method_help(ClusterMethod{}) +
-      "  --out     the cloud with a label field (.pcd .ply .bin .xyz)\n"
-      "  --csv     one row per cluster: id, size, centroid, bounding box\n"
-      "  --split   one file per cluster in DIR\n"
-      "  --json    method, point count, cluster sizes in order, per-stage timings in ms\n";
-  return {
-      {"cluster", "Euclidean cluster extraction (PCL and GPU methods)", help.c_str(), run_cluster}};
 }
 
 }  // namespace cumulus::cli

@@ -56,6 +56,14 @@ PinholeIntrinsics pinhole_from(const Args& a) {
   return k;
 }
 
+void write_pose(const std::string& path, const std::array<double, 16>& m) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) throw IoError(path, "cannot open for writing");
+  f << std::setprecision(17);
+  for (int r = 0; r < 4; ++r)
+    f << m[4 * r] << ' ' << m[4 * r + 1] << ' ' << m[4 * r + 2] << ' ' << m[4 * r + 3] << '\n';
+}
+
 }  // namespace
 
 int run_info(const std::vector<std::string>& argv, std::ostream& out) {
@@ -172,18 +180,6 @@ int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
   return 0;
 }
 
-namespace {
-
-void write_pose(const std::string& path, const std::array<double, 16>& m) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) throw IoError(path, "cannot open for writing");
-  f << std::setprecision(17);
-  for (int r = 0; r < 4; ++r)
-    f << m[4 * r] << ' ' << m[4 * r + 1] << ' ' << m[4 * r + 2] << ' ' << m[4 * r + 3] << '\n';
-}
-
-}  // namespace
-
 int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {},
                {"out", "seed", "beams", "azimuth-steps", "samples", "yaw", "size", "clusters",
@@ -247,45 +243,6 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     throw UsageError("generate: unknown kind '" + what + "' (sample, street, pair or clusters)");
   }
   return 0;
-}
-
-std::vector<Command> data_commands() {
-  return {
-      {"info", "describe a cloud or depth image",
-       "cumulus-cli info FILE [--scale S] [--json]\n"
-       "  Prints format, point count, fields, organized size, bounds and NaN count of a cloud\n"
-       "  (.pcd .ply .bin .xyz .txt .csv), or size, valid pixels and depth range of a depth image\n"
-       "  (.png .tif, 16-bit).\n"
-       "  --scale S   metres per depth unit: kitti (1/256), tum (1/5000), mm (1/1000, default),\n"
-       "              velodyne (1/500), or a number such as 0.002 or 1/500\n"
-       "  --json      machine-readable output\n",
-       run_info},
-      {"convert", "convert between cloud formats, depth images and range images",
-       "cumulus-cli convert IN OUT [options]\n"
-       "  cloud -> cloud        by extension (.pcd .ply .bin .xyz); --pcd-encoding "
-       "ascii|binary|compressed,\n"
-       "                        --ascii for ASCII PLY/PCD\n"
-       "  depth image -> cloud  --pinhole [--fx F --fy F --cx C --cy C] (defaults 525, 525, 319.5, "
-       "239.5)\n"
-       "                        or --lidar [--fov-up DEG --fov-down DEG] (defaults 2, -24.9)\n"
-       "  cloud -> range image  OUT.png; --width W --height H (1800 x 64) --fov-up --fov-down\n"
-       "  --scale S             metres per depth unit for reading/writing depth images (default "
-       "mm)\n",
-       run_convert},
-      {"generate", "make synthetic data (the project's sample_data)",
-       "cumulus-cli generate sample|street|pair|clusters --out PATH [--seed N]\n"
-       "  sample   PATH is a folder: street_scene.pcd, street_range.png, object_target.ply,\n"
-       "           object_source.ply and object_pose.txt (the true source -> target transform)\n"
-       "  street   PATH is a .pcd: a simulated 64-beam spinning-LiDAR street scene\n"
-       "           [--beams N] [--azimuth-steps N]\n"
-       "  pair     PATH is a folder: two partially overlapping scans of one object and their pose\n"
-       "           [--samples N] [--yaw DEG]\n"
-       "  clusters PATH is a cloud file: the clustering paper's synthetic cloud [--size N "
-       "(262144)]\n"
-       "           [--clusters K (128)] [--degree D (32)] [--distance P (4)] [--tolerance T (1)]\n"
-       "  The same seed always gives the same files.\n",
-       run_generate},
-  };
 }
 
 }  // namespace cumulus::cli

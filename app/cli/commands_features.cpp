@@ -40,63 +40,6 @@ std::array<double, 3> parse_viewpoint(const std::string& v) {
   return p;
 }
 
-int run_features(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json"},
-               {"descriptor", "method", "k", "radius", "normals-k", "normals-radius", "viewpoint",
-                "out", "csv", "tile-points"});
-  a.expect_positionals(1, 1,
-                       "cumulus-cli features FILE --descriptor pfh|fpfh [--method NAME] (--k K | "
-                       "--radius R) [--normals-k K | --normals-radius R] [--out FILE] [--json]");
-  FeatureParams p;
-  const auto d = parse_descriptor(a.get("descriptor", "fpfh"));
-  if (!d) throw UsageError("unknown descriptor '" + a.get("descriptor") + "' (pfh, fpfh)");
-  p.descriptor = *d;
-  const FeatureMethod method = method_arg(a, default_method<FeatureMethod>());
-  p.neighbourhood = neighbourhood_from(a, "k", "radius", std::nullopt);
-  p.normals.neighbourhood = neighbourhood_from(a, "normals-k", "normals-radius", p.neighbourhood);
-  if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
-  const std::string file = a.positionals()[0];
-  const PointCloud cloud = load_cloud(file);
-  TileOptions tiles;
-  if (a.has("tile-points")) {
-    const long long t = a.get_int("tile-points", 0);
-    if (t < 1) throw UsageError("--tile-points must be at least 1");
-    tiles.max_tile_points = std::size_t(t);
-  }
-  const FeatureResult r = compute_features_tiled(cloud, p, method, nullptr, tiles);
-  if (a.has("out")) {
-    const std::string o = a.get("out");
-    if (fs::path(o).extension() == ".csv")
-      write_features_csv(o, cloud, r);
-    else
-      write_features_pcd(o, r);
-  }
-  if (a.has("csv")) write_features_csv(a.get("csv"), cloud, r);
-  if (a.flag("json")) {
-    print_json(out,
-               QJsonObject{{"file", QString::fromStdString(file)},
-                           {"method", QString::fromStdString(r.method)},
-                           {"descriptor", descriptor_name(r.descriptor)},
-                           {"bins", r.bins},
-                           {"neighbourhood", QString::fromStdString(p.neighbourhood.describe())},
-                           {"normals_neighbourhood",
-                            QString::fromStdString(p.normals.neighbourhood.describe())},
-                           {"points", double(cloud.size())},
-                           {"non_finite_points", double(r.non_finite_points)},
-                           {"nan_histograms", double(r.nan_histograms)},
-                           {"stages_ms", stages_json(r.stages)},
-                           {"total_ms", r.total_ms}});
-    return 0;
-  }
-  out << file << ": " << descriptor_name(r.descriptor) << " (" << r.bins << " bins) of "
-      << cloud.size() << " points with " << r.method << ", neighbourhood "
-      << p.neighbourhood.describe() << ", normals " << p.normals.neighbourhood.describe() << "\n";
-  if (r.non_finite_points)
-    out << "  left out " << r.non_finite_points << " non-finite points (their rows are NaN)\n";
-  print_time(out, r.total_ms, r.stages);
-  return 0;
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
@@ -251,27 +194,61 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
                             kBenchNotes + stages_md.str(), command_line, out);
 }
 
-std::vector<Command> features_commands() {
-  static const std::string help =
-      "cumulus-cli features FILE [--descriptor pfh|fpfh] [--method NAME] (--k K | --radius R)\n"
-      "                     [--normals-k K | --normals-radius R] [--viewpoint x,y,z]\n"
-      "                     [--out FILE.pcd|FILE.csv] [--csv FILE] [--tile-points N] [--json]\n"
-      "  Surface normals and point feature histograms with PCL's semantics: PFH (125 bins,\n"
-      "  PCL's PFHEstimation) or FPFH (33 bins, FPFHEstimation; the default).\n" +
-      method_help(FeatureMethod{}) +
-      "  --k K / --radius R     the descriptor's neighbourhood (itself included)\n"
-      "  --normals-k K / --normals-radius R   the normals' neighbourhood (default: the same)\n"
-      "  --viewpoint x,y,z      normals face this world point (default 0,0,0, as PCL)\n"
-      "  --out FILE             descriptors as PCD (PFHSignature125 / FPFHSignature33 field)\n"
-      "                         or, for a .csv name, CSV: index,x,y,z,bins...\n"
-      "  --tile-points N        at most N points a call: tiles of the cloud, each with the\n"
-      "                         neighbourhoods its points need, give the same result (GPU\n"
-      "                         methods tile on their own beyond the GPU memory cap,\n"
-      "                         CUMULUS_GPU_MEMORY_MB)\n"
-      "  --json                 counts, NaN count, timings per stage in ms\n"
-      "  Non-finite points are left out of every neighbourhood; their rows are NaN.\n";
-  return {{"features", "normals and PFH/FPFH descriptors (PCL and GPU methods)", help.c_str(),
-           run_features}};
+int run_features(const std::vector<std::string>& argv, std::ostream& out) {
+  const Args a(argv, {"json"},
+               {"descriptor", "method", "k", "radius", "normals-k", "normals-radius", "viewpoint",
+                "out", "csv", "tile-points"});
+  a.expect_positionals(1, 1,
+                       "cumulus-cli features FILE --descriptor pfh|fpfh [--method NAME] (--k K | "
+                       "--radius R) [--normals-k K | --normals-radius R] [--out FILE] [--json]");
+  FeatureParams p;
+  const auto d = parse_descriptor(a.get("descriptor", "fpfh"));
+  if (!d) throw UsageError("unknown descriptor '" + a.get("descriptor") + "' (pfh, fpfh)");
+  p.descriptor = *d;
+  const FeatureMethod method = method_arg(a, default_method<FeatureMethod>());
+  p.neighbourhood = neighbourhood_from(a, "k", "radius", std::nullopt);
+  p.normals.neighbourhood = neighbourhood_from(a, "normals-k", "normals-radius", p.neighbourhood);
+  if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
+  const std::string file = a.positionals()[0];
+  const PointCloud cloud = load_cloud(file);
+  TileOptions tiles;
+  if (a.has("tile-points")) {
+    const long long t = a.get_int("tile-points", 0);
+    if (t < 1) throw UsageError("--tile-points must be at least 1");
+    tiles.max_tile_points = std::size_t(t);
+  }
+  const FeatureResult r = compute_features_tiled(cloud, p, method, nullptr, tiles);
+  if (a.has("out")) {
+    const std::string o = a.get("out");
+    if (fs::path(o).extension() == ".csv")
+      write_features_csv(o, cloud, r);
+    else
+      write_features_pcd(o, r);
+  }
+  if (a.has("csv")) write_features_csv(a.get("csv"), cloud, r);
+  if (a.flag("json")) {
+    print_json(out,
+               QJsonObject{{"file", QString::fromStdString(file)},
+                           {"method", QString::fromStdString(r.method)},
+                           {"descriptor", descriptor_name(r.descriptor)},
+                           {"bins", r.bins},
+                           {"neighbourhood", QString::fromStdString(p.neighbourhood.describe())},
+                           {"normals_neighbourhood",
+                            QString::fromStdString(p.normals.neighbourhood.describe())},
+                           {"points", double(cloud.size())},
+                           {"non_finite_points", double(r.non_finite_points)},
+                           {"nan_histograms", double(r.nan_histograms)},
+                           {"stages_ms", stages_json(r.stages)},
+                           {"total_ms", r.total_ms}});
+    return 0;
+  }
+  out << file << ": " << descriptor_name(r.descriptor) << " (" << r.bins << " bins) of "
+      << cloud.size() << " points with " << r.method << ", neighbourhood "
+      << p.neighbourhood.describe() << ", normals " << p.normals.neighbourhood.describe() << "\n";
+  if (r.non_finite_points)
+    out << "  left out " << r.non_finite_points << " non-finite points (their rows are NaN)\n";
+  print_time(out, r.total_ms, r.stages);
+  return 0;
 }
 
 }  // namespace cumulus::cli

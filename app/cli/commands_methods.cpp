@@ -39,6 +39,8 @@ void write_table(std::ostream& out, const char* title, const char* command, Meth
   out << '\n';
 }
 
+}  // namespace
+
 int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"markdown"}, {});
   a.expect_positionals(0, 0, "cumulus-cli methods [--markdown]");
@@ -54,17 +56,6 @@ int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
   write_table(out, "ICP registration", "register", IcpMethod{}, md);
   write_table(out, "Normals, PFH and FPFH", "features", FeatureMethod{}, md);
   return 0;
-}
-
-}  // namespace
-
-std::vector<Command> methods_commands() {
-  return {{"methods", "every algorithm's methods: name, device, origin, default",
-           "cumulus-cli methods [--markdown]\n"
-           "  Lists every algorithm's methods from the tables the whole program reads: name,\n"
-           "  device, origin (reference, paper, ours), which is the default, what it does.\n"
-           "  --markdown writes docs/methods.md.\n",
-           run_methods}};
 }
 
 }  // namespace cumulus::cli

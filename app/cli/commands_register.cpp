@@ -78,6 +78,8 @@ QJsonObject icp_json(const IcpResult& r) {
                      {"total_ms", r.total_ms}};
 }
 
+}  // namespace
+
 int run_register(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json", "fail-at-max-iterations"},
                {"method", "max-iterations", "max-distance", "transformation-epsilon",
@@ -123,35 +125,6 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
         << " target\n";
   print_time(out, r.total_ms, r.stages);
   return 0;
-}
-
-}  // namespace
-
-std::vector<Command> register_commands() {
-  static const std::string help =
-      "cumulus-cli register SOURCE TARGET [--method NAME] [--max-iterations N] [--max-distance "
-      "D]\n"
-      "                     [--transformation-epsilon E] [--rotation-epsilon C] "
-      "[--fitness-epsilon F]\n"
-      "                     [--fail-at-max-iterations] [--initial 4x4-or-file] [--out FILE]\n"
-      "                     [--transform-out FILE] [--json]\n"
-      "  Point-to-point ICP of SOURCE onto TARGET with PCL's IterativeClosestPoint semantics.\n" +
-      method_help(IcpMethod{}) +
-      "  --max-distance D            pairs farther apart than D are ignored (default 0.05)\n"
-      "  --max-iterations N          (default 50)\n"
-      "  --transformation-epsilon E  stop when the last step's translation SQUARED is <= E and\n"
-      "                              its rotation cosine >= 1 - E (default 1e-10)\n"
-      "  --rotation-epsilon C        use cosine C instead of 1 - E for the rotation test\n"
-      "  --fitness-epsilon F         stop when the mean squared pair distance changes by less\n"
-      "                              than F relative (default 1e-8; negative disables)\n"
-      "  --fail-at-max-iterations    reaching N iterations counts as not converged\n"
-      "  --initial M                 initial guess: 16 numbers (row-major) or a file holding them\n"
-      "  --out FILE                  the aligned source cloud\n"
-      "  --transform-out FILE        the final 4x4 transform as text\n"
-      "  --json                      transform, fitness, iterations, stop reason, error per\n"
-      "                              iteration, timings in ms\n";
-  return {{"register", "ICP registration of two clouds (PCL and GPU methods)", help.c_str(),
-           run_register}};
 }
 
 }  // namespace cumulus::cli

@@ -16,8 +16,7 @@ namespace {
 
 SegmentParams segment_params_from(const Args& a) {
   SegmentParams p;
-  if (!a.has("epsilon")) throw UsageError("segment needs --epsilon (metres)");
-  p.epsilon = float(a.get_double("epsilon", p.epsilon));
+  p.epsilon = float(a.required_double("epsilon", "segment", "metres"));
   const std::string d = a.get("distance", "vertical");
   if (d == "vertical")
     p.distance = SegmentDistance::Vertical;
@@ -29,6 +28,8 @@ SegmentParams segment_params_from(const Args& a) {
   p.median = int(a.get_int("median", 0));
   return p;
 }
+
+}  // namespace
 
 int run_segment(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json", "lidar"},
@@ -83,27 +84,6 @@ int run_segment(const std::vector<std::string>& argv, std::ostream& out) {
       << " m), recursion levels up to " << max_levels << ", " << std::fixed << std::setprecision(3)
       << r.total_ms << " ms\n";
   return 0;
-}
-
-}  // namespace
-
-std::vector<Command> segment_commands() {
-  static const std::string help =
-      "cumulus-cli segment DEPTH_IMAGE --epsilon E [--scale S] [--method NAME]\n"
-      "                    [--distance vertical|perpendicular] [--row-pitch M] [--median 0|3|5]\n"
-      "                    [--out FILE.csv] [--json]\n"
-      "  Cuts each column (a 1-D signal of depth per row) with Ramer-Douglas-Peucker: a segment "
-      "is\n"
-      "  split at its point farthest from the chord when that distance is greater than E metres.\n"
-      "  Invalid pixels (0, NaN) split a column into independent pieces.\n"
-      "  A point cloud instead of an image is first projected to a range image\n"
-      "  (--width 1800 --height 64 --fov-up 2 --fov-down -24.9).\n"
-      "  --out FILE.csv|FILE.json writes column, start row, end row, start depth and end depth "
-      "of\n"
-      "  every segment.\n" +
-      method_help(SegmentMethod{}) + "    (the CLI's default is cpu-mt, with or without a GPU)\n";
-  return {{"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)", help.c_str(),
-           run_segment}};
 }
 
 }  // namespace cumulus::cli

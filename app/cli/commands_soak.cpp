@@ -8,8 +8,6 @@
 
 namespace cumulus::cli {
 
-namespace {
-
 int run_soak(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json"}, {"runs", "only"});
   a.expect_positionals(0, 0, "cumulus-cli soak [--runs N] [--only TEXT] [--json]");
@@ -45,21 +43,6 @@ int run_soak(const std::vector<std::string>& argv, std::ostream& out) {
                                 {"methods", list},
                                 {"leaked", any_leak}});
   return any_leak ? 1 : 0;
-}
-
-}  // namespace
-
-std::vector<Command> soak_commands() {
-  static const std::string help =
-      "cumulus-cli soak [--runs N] [--only TEXT] [--json]\n"
-      "  Runs each GPU method (clustering, k-NN and radius search, ICP, normals, PFH, FPFH,\n"
-      "  segmentation) N times (default 1000, after one warm-up run) on small generated\n"
-      "  inputs, and compares the device's free memory and this process's resident memory\n"
-      "  after the warm-up with the same after the last run. Exit status 1 when the device\n"
-      "  lost any memory or the host grew by more than 8 MiB for a method. --only keeps the\n"
-      "  methods whose \"algorithm method\" label contains TEXT (e.g. --only icp).\n";
-  return {{"soak", "run every GPU method many times and check that no memory grows", help.c_str(),
-           run_soak}};
 }
 
 }  // namespace cumulus::cli

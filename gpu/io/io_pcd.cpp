@@ -135,29 +135,19 @@ PointCloud load_pcd(const std::string& path) {
 }
 
 void save_pcd(const std::string& path, const PointCloud& cloud, PcdEncoding encoding) {
-  cloud.validate();
-  if (cloud.empty()) throw IoError(path, "refusing to write an empty cloud (PCD needs points)");
-  quiet_pcl();
-  const auto raw = to_pcl(cloud);
-  pcl::PCDWriter writer;
-  int result = -1;
-  try {
+  write_with_pcl(path, cloud, "PCD", [&](const pcl::PCLPointCloud2& raw) {
+    pcl::PCDWriter writer;
     switch (encoding) {
       case PcdEncoding::Ascii:
-        result = writer.writeASCII(path, raw, Eigen::Vector4f::Zero(),
-                                   Eigen::Quaternionf::Identity(), 9);
-        break;
+        return writer.writeASCII(path, raw, Eigen::Vector4f::Zero(), Eigen::Quaternionf::Identity(),
+                                 9);
       case PcdEncoding::Binary:
-        result = writer.writeBinary(path, raw);
-        break;
+        return writer.writeBinary(path, raw);
       case PcdEncoding::BinaryCompressed:
-        result = writer.writeBinaryCompressed(path, raw);
-        break;
+        return writer.writeBinaryCompressed(path, raw);
     }
-  } catch (const std::exception& e) {
-    throw IoError(path, std::string("cannot write: ") + e.what());
-  }
-  if (result < 0) throw IoError(path, "cannot write (folder missing or not writable?)");
+    return -1;
+  });
 }
 
 }  // namespace cumulus

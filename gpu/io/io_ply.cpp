@@ -105,20 +105,12 @@ PointCloud load_ply(const std::string& path) {
 }
 
 void save_ply(const std::string& path, const PointCloud& cloud, bool binary) {
-  cloud.validate();
-  if (cloud.empty()) throw IoError(path, "refusing to write an empty cloud");
-  quiet_pcl();
-  const auto raw = to_pcl(cloud);
-  pcl::PLYWriter writer;
-  int result = -1;
-  try {
-    result = binary ? writer.writeBinary(path, raw)
-                    : writer.writeASCII(path, raw, Eigen::Vector4f::Zero(),
-                                        Eigen::Quaternionf::Identity(), 9);
-  } catch (const std::exception& e) {
-    throw IoError(path, std::string("cannot write: ") + e.what());
-  }
-  if (result < 0) throw IoError(path, "cannot write (folder missing or not writable?)");
+  write_with_pcl(path, cloud, "PLY", [&](const pcl::PCLPointCloud2& raw) {
+    pcl::PLYWriter writer;
+    return binary ? writer.writeBinary(path, raw)
+                  : writer.writeASCII(path, raw, Eigen::Vector4f::Zero(),
+                                      Eigen::Quaternionf::Identity(), 9);
+  });
 }
 
 }  // namespace cumulus

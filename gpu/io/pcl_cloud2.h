@@ -38,6 +38,25 @@ PointCloud read_with_pcl(const std::string& path, const std::string& format) {
   return from_pcl(path, raw);
 }
 
+// Writes `cloud` to `path` with `write(raw)`, a call of one of PCL's writers (its status, < 0 on
+// failure); refuses an empty cloud, which `format` cannot hold.
+template <class Write>
+void write_with_pcl(const std::string& path, const PointCloud& cloud, const std::string& format,
+                    Write write) {
+  cloud.validate();
+  if (cloud.empty())
+    throw IoError(path, "refusing to write an empty cloud (" + format + " needs points)");
+  quiet_pcl();
+  const pcl::PCLPointCloud2 raw = to_pcl(cloud);
+  int result = -1;
+  try {
+    result = write(raw);
+  } catch (const std::exception& e) {
+    throw IoError(path, std::string("cannot write: ") + e.what());
+  }
+  if (result < 0) throw IoError(path, "cannot write (folder missing or not writable?)");
+}
+
 // The words of a header line.
 inline std::vector<std::string> tokens(const std::string& line) {
   std::istringstream ss(line);
