@@ -1,8 +1,12 @@
+#include <csignal>
 #include <iostream>
 
 #include "commands.h"
 
 int main(int argc, char** argv) {
+  // Past a file size limit a write then fails with EFBIG, which the writers report, instead of
+  // the signal ending the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   return cumulus::cli::cli_main(args, std::cout, std::cerr);
 }

@@ -6,6 +6,7 @@
 #include <QSurfaceFormat>
 #include <QTimer>
 
+#include <csignal>
 #include <cstdio>
 
 #include "cluster_panel.h"
@@ -36,6 +37,9 @@ bool parse_size(const QString& text, int* w, int* h) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Past a file size limit a write fails with EFBIG and the export reports it, instead of the
+  // signal ending the application with everything open.
+  std::signal(SIGXFSZ, SIG_IGN);
   cumulus::ui::set_default_gl_format();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Cumulus");

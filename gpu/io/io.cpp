@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/io_detail.h"
 
 namespace cumulus {
@@ -168,8 +169,7 @@ PointCloud load_kitti_bin(const std::string& path) {
 }
 
 void save_kitti_bin(const std::string& path, const PointCloud& cloud) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw IoError(path, "cannot open for writing");
+  AtomicFile out(path);
   std::vector<float> raw(cloud.size() * 4);
   for (std::size_t i = 0; i < cloud.size(); ++i) {
     raw[4 * i] = float(cloud.origin[0] + cloud.points[i].x);
@@ -177,8 +177,8 @@ void save_kitti_bin(const std::string& path, const PointCloud& cloud) {
     raw[4 * i + 2] = float(cloud.origin[2] + cloud.points[i].z);
     raw[4 * i + 3] = cloud.has_intensity() ? cloud.intensity[i] : 0.0f;
   }
-  out.write(reinterpret_cast<const char*>(raw.data()), std::streamsize(raw.size() * 4));
-  if (!out) throw IoError(path, "write failed (disk full?)");
+  out.write(raw.data(), raw.size() * sizeof(float));
+  out.commit();
 }
 
 // ---- XYZ / TXT / CSV ------------------------------------------------------------------------
@@ -352,45 +352,53 @@ PointCloud load_xyz(const std::string& path) {
 }
 
 void save_xyz(const std::string& path, const PointCloud& cloud) {
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) throw IoError(path, "cannot open for writing");
-  out << "x y z";
-  if (cloud.has_intensity()) out << " intensity";
-  if (cloud.has_rgb()) out << " r g b";
-  if (cloud.has_normals()) out << " nx ny nz";
-  if (cloud.has_labels()) out << " label";
+  AtomicFile out(path);
+  std::string line = "x y z";
+  if (cloud.has_intensity()) line += " intensity";
+  if (cloud.has_rgb()) line += " r g b";
+  if (cloud.has_normals()) line += " nx ny nz";
+  if (cloud.has_labels()) line += " label";
   for (const auto& f : cloud.extra)
     for (int k = 0; k < f.count; ++k) {
-      out << ' ' << f.name;
-      if (f.count > 1) out << '_' << k;
+      line += ' ';
+      line += f.name;
+      if (f.count > 1) line.append("_").append(std::to_string(k));
     }
-  out << '\n';
-  char buf[64];
-  auto put = [&](double v) {
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out << ' ' << std::string_view(buf, std::size_t(end - buf));
+  line += '\n';
+  out.write(line);
+  // Numbers separated by spaces; reals as the shortest text that reads back as the same double.
+  const auto append = [&line](auto v) {
+    char buf[64];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    if (!line.empty()) line += ' ';
+    line.append(buf, std::size_t(end - buf));
   };
+  const auto put = [&](double v) { append(v); };
+  const auto put_int = [&](long long v) { append(v); };
   for (std::size_t i = 0; i < cloud.size(); ++i) {
-    auto [end, ec] =
-        std::to_chars(buf, buf + sizeof buf, cloud.origin[0] + double(cloud.points[i].x));
-    out << std::string_view(buf, std::size_t(end - buf));
+    line.clear();
+    put(cloud.origin[0] + double(cloud.points[i].x));
     put(cloud.origin[1] + double(cloud.points[i].y));
     put(cloud.origin[2] + double(cloud.points[i].z));
     if (cloud.has_intensity()) put(cloud.intensity[i]);
-    if (cloud.has_rgb())
-      out << ' ' << int(cloud.rgb[i].r) << ' ' << int(cloud.rgb[i].g) << ' ' << int(cloud.rgb[i].b);
+    if (cloud.has_rgb()) {
+      put_int(cloud.rgb[i].r);
+      put_int(cloud.rgb[i].g);
+      put_int(cloud.rgb[i].b);
+    }
     if (cloud.has_normals()) {
       put(cloud.normals[i].x);
       put(cloud.normals[i].y);
       put(cloud.normals[i].z);
     }
-    if (cloud.has_labels()) out << ' ' << cloud.labels[i];
+    if (cloud.has_labels()) put_int(cloud.labels[i]);
     for (const auto& f : cloud.extra)
       for (int k = 0; k < f.count; ++k)
         put(f.values[i * std::size_t(f.count) + std::size_t(k)]);
-    out << '\n';
+    line += '\n';
+    out.write(line);
   }
-  if (!out) throw IoError(path, "write failed (disk full?)");
+  out.commit();
 }
 
 }  // namespace cumulus

@@ -1,0 +1,37 @@
+#pragma once
+// Writing a file whole or not at all. The bytes go to a temporary file in the target's folder;
+// every write, the flush to disk and the close are checked, and only then does the temporary
+// file replace the target (a rename, atomic within one file system). Any failure leaves the
+// target as it was, removes the temporary file and throws IoError naming the target with the
+// system's reason (no space left, quota, permission, read-only file system, file too large).
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace cumulus {
+
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  // Without commit() (an exception on the way), the temporary file goes and the target stays.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(const void* data, std::size_t bytes);  // buffered; flushed by commit()
+  void write(std::string_view text) { write(text.data(), text.size()); }
+  // Writes what is buffered, syncs it to disk, closes and renames over the target.
+  void commit();
+
+ private:
+  void flush();
+  void discard() noexcept;
+  [[noreturn]] void fail(const std::string& step, int error);
+
+  std::string path_, temp_;
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+}  // namespace cumulus
