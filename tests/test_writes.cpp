@@ -11,10 +11,15 @@
 #include <csignal>
 #include <cstring>
 
+#include "cluster/cluster.h"
+#include "cluster/cluster_export.h"
 #include "core/error.h"
+#include "features/features.h"
 #include "generate/generate.h"
 #include "io/atomic_file.h"
 #include "io/io.h"
+#include "io/projection.h"
+#include "segment/segment.h"
 #include "test_support.h"
 
 using namespace cumulus;
@@ -54,29 +59,52 @@ PointCloud street() {
   return generate_street_scene(StreetSceneParams{});
 }
 
+// Writes the file `name` stands for (its kind by its name) to `path`.
+void write_kind(const std::string& path, const QString& name) {
+  const PointCloud cloud = street();
+  if (name.startsWith("scan")) return save_cloud(path, cloud);
+  if (name == "clusters.csv") {
+    ClusterParams p;
+    p.tolerance = 0.05f;  // thousands of small clusters
+    return save_cluster_csv(path, cloud, euclidean_cluster(cloud, p, ClusterMethod::Cpu));
+  }
+  if (name.startsWith("segments")) {
+    const DepthImage image = cloud_to_range_image(cloud, RangeImageModel{});
+    return save_segments(path, image, segment_columns(image, {}, SegmentMethod::Cpu),
+                         name.endsWith(".csv") ? SegmentFormat::Csv : SegmentFormat::Json);
+  }
+  FeatureParams p;
+  p.neighbourhood = Neighbourhood::nearest(8);
+  PointCloud part = cloud;
+  part.points.resize(3000);
+  part.intensity.clear();
+  return write_features_csv(path, part, compute_features(part, p, FeatureMethod::Cpu));
+}
+
 }  // namespace
 
 class TestWrites : public QObject {
   Q_OBJECT
 
  private slots:
+  // Every kind of file the library writes, each far larger than the 64 KiB the child may write.
   void failedWriteKeepsTheOldFile_data() {
-    QTest::addColumn<QString>("ext");
-    for (const char* e : {".bin", ".xyz"})
-      QTest::newRow(e) << QString(e);
+    QTest::addColumn<QString>("name");
+    for (const char* n :
+         {"scan.bin", "scan.xyz", "clusters.csv", "segments.csv", "segments.json", "fpfh.csv"})
+      QTest::newRow(n) << QString(n);
   }
   void failedWriteKeepsTheOldFile() {
-    QFETCH(QString, ext);
+    QFETCH(QString, name);
     QTemporaryDir dir;
-    const QString path = dir.path() + "/scan" + ext;
+    const QString path = dir.path() + "/" + name;
     const QByteArray old = "the file that was here\n";
     test::writeBytes(path, old);
-    const PointCloud cloud = street();  // far more than the 64 KiB the child may write
-    const int code =
-        write_with_file_limit(64 * 1024, [&] { save_cloud(path.toStdString(), cloud); });
+    const std::string p = path.toStdString();
+    const int code = write_with_file_limit(64 * 1024, [&] { write_kind(p, name); });
     QCOMPARE(code, int(kRefusedWithReason));
     QCOMPARE(test::readAll(path), old);
-    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{"scan" + ext});
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{name});
   }
 
   // The CLI under a 64 KiB file size limit: a clear error, exit status 1, the old file kept.

@@ -8,6 +8,7 @@
 #include "bench.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "io/atomic_file.h"
 
 namespace cumulus::cli {
 
@@ -58,8 +59,7 @@ std::string fmt(double v, int prec = 3) {
 }  // namespace
 
 void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) throw IoError(path, "cannot open for writing");
+  AtomicOstream f(path);
   f << "sweep,case,x,points,tolerance,method,median_ms,min_ms,max_ms,clusters,agreement,stages_"
        "ms\n";
   for (const auto& r : rows) {
@@ -71,7 +71,7 @@ void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows)
       << fmt(r.min_ms, 4) << ',' << fmt(r.max_ms, 4) << ',' << r.clusters << ','
       << csv_field(r.agreement) << ',' << csv_field(stages) << '\n';
   }
-  if (!f) throw IoError(path, "write failed");
+  f.commit();
 }
 
 std::vector<BenchRow> read_bench_csv(const std::string& path) {
@@ -184,8 +184,9 @@ int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir
                        const std::string& name, const std::string& title, const std::string& notes,
                        const std::string& command_line, std::ostream& out) {
   write_bench_csv(dir + "/" + name + ".csv", rows);
-  std::ofstream md(dir + "/" + name + ".md");
+  AtomicOstream md(dir + "/" + name + ".md");
   md << bench_markdown(rows, title, describe_host(), command_line) << notes;
+  md.commit();
   std::string why;
   const auto pngs = plot_bench(rows, dir, &why, name);
   out << "wrote " << dir << "/" << name << ".csv, " << dir << "/" << name << ".md";

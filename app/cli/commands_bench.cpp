@@ -18,6 +18,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "generate/generate.h"
+#include "io/atomic_file.h"
 #include "io/io.h"
 #include "segment/segment.h"
 
@@ -243,8 +244,7 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
     // A part not run (icp without --data) must not put the stream into a failed state.
     if (f && f.peek() != std::ifstream::traits_type::eof()) body << f.rdbuf() << "\n";
   }
-  std::ofstream report(dir + "/report.md", std::ios::trunc);
-  if (!report) throw IoError(dir + "/report.md", "cannot open for writing");
+  AtomicOstream report(dir + "/report.md");
   const DeviceInfo d = query_device();
   report << "# Cumulus performance report\n\n"
          << "- Machine: " << describe_host() << "\n"
@@ -262,6 +262,7 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
   std::string line;
   while (std::getline(body, line))
     report << (line.rfind("#", 0) == 0 ? "#" + line : line) << '\n';
+  report.commit();
   out << "wrote " << dir << "/report.md\n";
   return rc;
 }

@@ -16,6 +16,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "generate/generate.h"
+#include "io/atomic_file.h"
 #include "io/io.h"
 #include "io/projection.h"
 
@@ -57,11 +58,11 @@ PinholeIntrinsics pinhole_from(const Args& a) {
 }
 
 void write_pose(const std::string& path, const std::array<double, 16>& m) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) throw IoError(path, "cannot open for writing");
+  AtomicOstream f(path);
   f << std::setprecision(17);
   for (int r = 0; r < 4; ++r)
     f << m[4 * r] << ' ' << m[4 * r + 1] << ' ' << m[4 * r + 2] << ' ' << m[4 * r + 3] << '\n';
+  f.commit();
 }
 
 }  // namespace

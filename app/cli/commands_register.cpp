@@ -7,6 +7,7 @@
 #include "args.h"
 #include "commands.h"
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/io.h"
 #include "json.h"
 #include "registration/icp.h"
@@ -95,9 +96,9 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
   const IcpResult r = icp(source, target, params, method);
   if (a.has("out")) save_cloud(a.get("out"), transformed(source, r.transform));
   if (a.has("transform-out")) {
-    std::ofstream f(a.get("transform-out"));
-    if (!f) throw IoError(a.get("transform-out"), "cannot open for writing");
+    AtomicOstream f(a.get("transform-out"));
     f << format_matrix(r.transform);
+    f.commit();
   }
   if (a.flag("json")) {
     QJsonObject o = icp_json(r);

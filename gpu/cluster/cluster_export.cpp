@@ -6,6 +6,7 @@
 #include <iomanip>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/io.h"
 
 namespace cumulus {
@@ -46,8 +47,7 @@ PointCloud with_labels(const PointCloud& cloud, const ClusterResult& r) {
 }
 
 void save_cluster_csv(const std::string& path, const PointCloud& cloud, const ClusterResult& r) {
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) throw IoError(path, "cannot open for writing");
+  AtomicOstream f(path);
   f << "id,size,centroid_x,centroid_y,centroid_z,min_x,min_y,min_z,max_x,max_y,max_z\n"
     << std::setprecision(10);
   for (const auto& s : summarize_clusters(cloud, r)) {
@@ -60,7 +60,7 @@ void save_cluster_csv(const std::string& path, const PointCloud& cloud, const Cl
       f << ',' << v;
     f << '\n';
   }
-  if (!f) throw IoError(path, "write failed");
+  f.commit();
 }
 
 void save_cluster_files(const std::string& dir, const PointCloud& cloud, const ClusterResult& r,

@@ -17,6 +17,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "features/cuda/features_gpu.h"
+#include "io/atomic_file.h"
 #include "nns/nns.h"
 #include "tiles/tiles.h"
 
@@ -411,8 +412,7 @@ void write_features_csv(const std::string& path, const PointCloud& cloud,
                         const FeatureResult& features) {
   if (features.size() != cloud.size())
     throw InvalidArgument("the features were computed for a different cloud");
-  std::ofstream out(path);
-  if (!out) throw IoError(path, "cannot open for writing");
+  AtomicOstream out(path);
   out << "index,x,y,z";
   for (int b = 0; b < features.bins; ++b)
     out << ',' << descriptor_name(features.descriptor) << b;
@@ -427,7 +427,7 @@ void write_features_csv(const std::string& path, const PointCloud& cloud,
       out << ',' << h[b];
     out << '\n';
   }
-  if (!out) throw IoError(path, "write failed");
+  out.commit();
 }
 
 }  // namespace cumulus

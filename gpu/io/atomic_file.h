@@ -5,6 +5,8 @@
 // target as it was, removes the temporary file and throws IoError naming the target with the
 // system's reason (no space left, quota, permission, read-only file system, file too large).
 #include <cstddef>
+#include <ostream>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +34,46 @@ class AtomicFile {
   std::string path_, temp_;
   int fd_ = -1;
   std::string buffer_;
+};
+
+// An std::ostream onto an AtomicFile, for writers that format with <<: a failed write throws
+// the AtomicFile's IoError out of the << that met it; commit() puts the file in place.
+class AtomicOstream : public std::ostream {
+ public:
+  explicit AtomicOstream(std::string path)
+      : std::ostream(nullptr), file_(std::move(path)), to_file_(file_) {
+    rdbuf(&to_file_);
+    exceptions(std::ios::badbit);
+  }
+  void commit() {
+    flush();
+    file_.commit();
+  }
+
+ private:
+  class ToFile : public std::streambuf {
+   public:
+    explicit ToFile(AtomicFile& file) : file_(file) {}
+
+   protected:
+    int_type overflow(int_type c) override {
+      if (!traits_type::eq_int_type(c, traits_type::eof())) {
+        const char ch = traits_type::to_char_type(c);
+        file_.write(&ch, 1);
+      }
+      return traits_type::not_eof(c);
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      file_.write(s, std::size_t(n));
+      return n;
+    }
+
+   private:
+    AtomicFile& file_;
+  };
+
+  AtomicFile file_;
+  ToFile to_file_;
 };
 
 }  // namespace cumulus

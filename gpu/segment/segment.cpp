@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "segment/cuda/segment_gpu.h"
 #include "segment/segment_math.h"
 
@@ -182,8 +183,7 @@ std::vector<Segment> list_segments(const DepthImage& img, const SegmentResult& r
 void save_segments(const std::string& path, const DepthImage& img, const SegmentResult& r,
                    SegmentFormat format) {
   const auto segments = list_segments(img, r);
-  std::ofstream f(path, std::ios::trunc);
-  if (!f) throw IoError(path, "cannot open for writing");
+  AtomicOstream f(path);
   f << std::setprecision(9);
   if (format == SegmentFormat::Csv) {
     f << "column,start_row,end_row,start_depth,end_depth\n";
@@ -201,7 +201,7 @@ void save_segments(const std::string& path, const DepthImage& img, const Segment
     }
     f << "\n]}\n";
   }
-  if (!f) throw IoError(path, "write failed");
+  f.commit();
 }
 
 SegmentResult segment_columns(const DepthImage& image, const SegmentParams& params,
