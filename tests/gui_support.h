@@ -1,13 +1,24 @@
 #pragma once
 // What the GUI test programs share: waiting with events, counting colours in a grab, a labelled
 // test cloud, the sample data, and a main() with the OpenGL format the 3D view needs.
+#include <sys/resource.h>
+
+#include <QAbstractButton>
+#include <QAction>
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QImage>
+#include <QMessageBox>
 #include <QSettings>
 #include <QSurfaceFormat>
+#include <QTimer>
+#include <QtTest>
 
+#include <csignal>
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "colormap.h"
 #include "core/point_cloud.h"
@@ -51,11 +62,98 @@ inline QString sample(const char* name) {
   return sampleDir() + "/" + name;
 }
 
+// Answers, in order, the modal dialogs that the code under test opens (the file dialog, message
+// boxes): each step gets the dialog that is on top and acts on it. Polls the event loop that the
+// dialog runs, so the code under test can be called as a user's click would call it.
+class ModalScript : public QObject {
+ public:
+  using Step = std::function<void(QWidget* dialog)>;
+  explicit ModalScript(std::vector<Step> steps) : steps_(std::move(steps)) {
+    timer_.setInterval(20);
+    idle_.start();
+    connect(&timer_, &QTimer::timeout, this, [this] {
+      QWidget* top = QApplication::activeModalWidget();
+      // A dialog the script did not expect (or one that never closes) is rejected after 20 s,
+      // so that the test fails on its counts instead of hanging.
+      if (top && idle_.elapsed() > 20000) {
+        if (auto* dialog = qobject_cast<QDialog*>(top))
+          QMetaObject::invokeMethod(dialog, "reject", Qt::QueuedConnection);
+        idle_.restart();
+        return;
+      }
+      // A dialog answered once may still be on top until its event loop returns.
+      if (!top || top->property("cumulus_answered").toBool() || answered_ >= steps_.size()) return;
+      top->setProperty("cumulus_answered", true);
+      idle_.restart();
+      steps_[answered_++](top);
+    });
+    timer_.start();
+  }
+  std::size_t answered() const { return answered_; }
+
+ private:
+  std::vector<Step> steps_;
+  std::size_t answered_ = 0;
+  QTimer timer_;
+  QElapsedTimer idle_;
+};
+
+// Steps: pick `path` in a file dialog (or cancel it with an empty path); click the button whose
+// text (without mnemonics) is `text` in a message box.
+inline ModalScript::Step choose_file(const QString& path) {
+  return [path](QWidget* dialog) {
+    auto* files = qobject_cast<QFileDialog*>(dialog);
+    QVERIFY2(files, qPrintable(dialog->metaObject()->className()));
+    if (path.isEmpty()) return files->reject();
+    files->selectFile(path);
+    // Queued: accepting may open a question (replace the file?) with its own event loop, and
+    // the script's timer does not fire again until this step returns.
+    QMetaObject::invokeMethod(files, "accept", Qt::QueuedConnection);
+  };
+}
+inline void press(QWidget* dialog, const QString& text) {
+  auto* box = qobject_cast<QMessageBox*>(dialog);
+  QVERIFY2(box, qPrintable(dialog->metaObject()->className()));
+  for (QAbstractButton* b : box->buttons())
+    if (b->text().remove('&') == text)
+      return void(QMetaObject::invokeMethod(b, "click", Qt::QueuedConnection));
+  QFAIL(qPrintable("no button '" + text + "' in: " + box->text()));
+}
+inline ModalScript::Step press(const QString& text) {
+  return [text](QWidget* dialog) { press(dialog, text); };
+}
+
+// The action of `window`'s menus whose text (without mnemonics and dots) starts with `text`.
+inline QAction* menu_action(QWidget& window, const QString& text) {
+  for (QAction* a : window.findChildren<QAction*>())
+    if (a->text().remove('&').startsWith(text)) return a;
+  return nullptr;
+}
+
+// Files may not grow past `bytes` while it lives (SIGXFSZ ignored: a write past it fails with
+// EFBIG, as on a full disk, without killing the test).
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit r{bytes, saved_.rlim_max};
+    ::setrlimit(RLIMIT_FSIZE, &r);
+  }
+  ~FileSizeLimit() { lift(); }
+  void lift() { ::setrlimit(RLIMIT_FSIZE, &saved_); }
+
+ private:
+  rlimit saved_{};
+};
+
 // Runs a Qt Test object in a QApplication set up as the GUI's main() sets it up.
 template <class Tests>
 int run_gui_tests(int argc, char** argv) {
   ui::set_default_gl_format();
   QApplication app(argc, argv);
+  // Qt's own dialogs, which the tests can answer (ModalScript), whatever the desktop offers.
+  QApplication::setAttribute(Qt::AA_DontUseNativeDialogs);
   QApplication::setOrganizationName("CumulusTest");
   QApplication::setApplicationName("CumulusTest");
   Tests t;

@@ -385,6 +385,41 @@ class TestCluster : public QObject {
     QCOMPARE(seen, std::size_t(2));
   }
 
+  // A tolerance beyond the cloud's extent answers at once: one cluster of the finite points, or
+  // none by the size filter; just past the diagonal it is PCL's own answer.
+  void toleranceBeyondTheExtentIsOneCluster() {
+    const PointCloud c = random_blobs(3, 300, true);
+    ClusterParams p{1e30f};
+    const ClusterResult r = euclidean_cluster(c, p, ClusterMethod::Cpu);
+    QVERIFY(r.non_finite > 0);
+    QCOMPARE(r.sizes, std::vector<std::size_t>{c.size() - r.non_finite});
+    QCOMPARE(r.stages.front().first, std::string("tolerance beyond extent: one cluster"));
+    const Bounds b = c.local_bounds();
+    p.tolerance = 1.02f * std::hypot(b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z);
+    const ClusterResult pcl =
+        euclidean_cluster_call(c.points.data(), c.size(), p, ClusterMethod::Cpu);
+    QCOMPARE(euclidean_cluster(c, p, ClusterMethod::Cpu).labels, pcl.labels);
+    p.min_size = c.size();
+    const ClusterResult none = euclidean_cluster(c, p, ClusterMethod::Cpu);
+    QVERIFY(none.sizes.empty());
+    QCOMPARE(none.dropped_clusters, std::size_t(1));
+  }
+
+  void cpuRunReportsProgressAndStops() {
+    const PointCloud c = random_blobs(5, 5000, false);
+    std::size_t calls = 0, last = 0, total = 0;
+    euclidean_cluster(c, {0.5f}, ClusterMethod::Cpu, [&](std::size_t done, std::size_t all) {
+      ++calls, last = done, total = all;
+      return true;
+    });
+    QVERIFY(calls > 0);
+    QCOMPARE(total, c.size());
+    QVERIFY(last <= total);
+    QVERIFY_THROWS_EXCEPTION(Cancelled,
+                             euclidean_cluster(c, {0.5f}, ClusterMethod::Cpu,
+                                               [](std::size_t, std::size_t) { return false; }));
+  }
+
   void tilingRefusesWhatSlabsCannotSplit() {
     PointCloud c;
     c.points.assign(1000, Point3f{1, 2, 3});  // one spot: no slab can be smaller than the cloud

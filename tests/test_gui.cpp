@@ -1,6 +1,7 @@
 // The GUI under a real X server (Xvfb): the 3D view draws, the window opens and keeps data on
 // errors, scripted screenshots work, and the running GUI maps no Qt 5 library.
 #include <QApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
@@ -28,6 +29,7 @@
 #include "histogram_chart.h"
 #include "history_window.h"
 #include "icp_panel.h"
+#include "io/io.h"
 #include "main_window.h"
 #include "nns/nns.h"
 #include "registration/icp.h"
@@ -181,6 +183,79 @@ class TestGui : public QObject {
     QVERIFY(err.contains("/nonexistent-dir/x.png"));
     QVERIFY(w.saveCurrentDataset(dir.path() + "/copy.ply", &err));
     QVERIFY(QFileInfo(dir.path() + "/copy.ply").size() > 1000);
+  }
+
+  // Save As onto a "full disk" (a 16 KiB file size limit): Qt asks before replacing the old
+  // file; the failed write leaves its bytes and no temporary file, says why, and offers another
+  // place, where the save then succeeds; the window keeps its dataset throughout.
+  void saveToAFullDiskKeepsTheOldFileAndOffersAnotherPlace() {
+    app::MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    QTemporaryDir dir;
+    const QString old = dir.path() + "/scan.pcd", other = dir.path() + "/other.pcd";
+    const QByteArray old_bytes = "the file that was here\n";
+    writeBytes(old, old_bytes);
+    QAction* save_as = menu_action(w, "Save Dataset As");
+    QVERIFY(save_as);
+    QString reason;
+    {
+      FileSizeLimit limit(16 * 1024);
+      ModalScript script({choose_file(old), press("Yes"),
+                          [&](QWidget* box) {
+                            reason = qobject_cast<QMessageBox*>(box)->informativeText();
+                            limit.lift();
+                            press(box, "Choose Another Place…");
+                          },
+                          choose_file(other)});
+      save_as->trigger();
+      QCOMPARE(script.answered(), std::size_t(4));
+    }
+    QVERIFY2(reason.contains("File too large") && reason.contains("unchanged"), qPrintable(reason));
+    QCOMPARE(readAll(old), old_bytes);
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden),
+             (QStringList{"other.pcd", "scan.pcd"}));
+    QCOMPARE(w.document()->count(), 1);
+    QCOMPARE(load_cloud(other.toStdString()).size(), w.document()->at(0).cloud->size());
+  }
+
+  // A cloud in UTM coordinates saved as KITTI .bin: the GUI says how far float32 moves points
+  // and writes only when the user says so; choosing another format writes nothing.
+  void savingAsALossyFormatAsksFirst() {
+    QTemporaryDir dir;
+    PointCloud utm;
+    utm.origin = {500000.0, 4000000.0, 100.0};
+    for (int i = 0; i < 100; ++i)
+      utm.points.push_back({float(i % 10) + 0.123f, float(i / 10) + 0.071f, 0.5f});
+    utm.width = 100;
+    save_cloud((dir.path() + "/utm.pcd").toStdString(), utm);
+    app::MainWindow w;
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openFilesNow({dir.path() + "/utm.pcd"}).isEmpty());
+    const QString bin = dir.path() + "/utm.bin";
+    QString said;
+    const auto read_and_press = [&](const QString& button) {
+      return [&said, button](QWidget* box) {
+        said = qobject_cast<QMessageBox*>(box)->informativeText();
+        press(box, button);
+      };
+    };
+    {
+      ModalScript script(
+          {choose_file(bin), read_and_press("Choose Another Format…"), choose_file("")});
+      menu_action(w, "Save Dataset As")->trigger();
+      QCOMPARE(script.answered(), std::size_t(3));
+    }
+    QVERIFY2(said.contains("float32") && said.contains(" m"), qPrintable(said));
+    QVERIFY(!QFile::exists(bin));
+    {
+      ModalScript script({choose_file(bin), read_and_press("Write Anyway")});
+      menu_action(w, "Save Dataset As")->trigger();
+      QCOMPARE(script.answered(), std::size_t(2));
+    }
+    QCOMPARE(load_cloud(bin.toStdString()).size(), utm.size());
   }
 
   void screenshotCommandWritesTheView() {

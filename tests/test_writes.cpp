@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include <QDir>
+#include <QFileInfo>
 #include <QProcess>
+#include <QStandardPaths>
 
+#include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include "cluster/cluster.h"
@@ -42,9 +46,9 @@ int write_with_file_limit(rlim_t limit, Write write) {
     try {
       write();
     } catch (const IoError& e) {
-      code = std::strstr(e.what(), "File too large") && std::strstr(e.what(), "unchanged")
-                 ? kRefusedWithReason
-                 : kWrongMessage;
+      const bool reason = std::strstr(e.what(), "File too large");
+      code = reason && std::strstr(e.what(), "unchanged") ? kRefusedWithReason : kWrongMessage;
+      if (code == kWrongMessage) std::fprintf(stderr, "message: %s\n", e.what());
     } catch (...) {
       code = kOtherError;
     }
@@ -55,6 +59,27 @@ int write_with_file_limit(rlim_t limit, Write write) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
+// 100 points a metre apart around a UTM position (easting 500 km, northing 4,000 km), where
+// float32 steps are 3 and 25 cm.
+PointCloud utm_cloud() {
+  PointCloud c;
+  c.origin = {500000.0, 4000000.0, 100.0};
+  for (int i = 0; i < 100; ++i)
+    c.points.push_back({float(i % 10) + 0.123f, float(i / 10) + 0.071f, 0.5f});
+  c.width = std::uint32_t(c.size());
+  return c;
+}
+
+template <class Call>
+QString message_of(Call call) {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    return QString::fromUtf8(e.what());
+  }
+  return "(no error)";
+}
+
 PointCloud street() {
   return generate_street_scene(StreetSceneParams{});
 }
@@ -62,12 +87,21 @@ PointCloud street() {
 // Writes the file `name` stands for (its kind by its name) to `path`.
 void write_kind(const std::string& path, const QString& name) {
   const PointCloud cloud = street();
-  if (name.startsWith("scan")) return save_cloud(path, cloud);
+  if (name.startsWith("scan")) {
+    SaveOptions o;
+    o.pcd = name.contains("ascii")        ? PcdEncoding::Ascii
+            : name.contains("compressed") ? PcdEncoding::BinaryCompressed
+                                          : PcdEncoding::Binary;
+    o.ply_binary = !name.contains("ascii");
+    return save_cloud(path, cloud, o);
+  }
   if (name == "clusters.csv") {
     ClusterParams p;
     p.tolerance = 0.05f;  // thousands of small clusters
     return save_cluster_csv(path, cloud, euclidean_cluster(cloud, p, ClusterMethod::Cpu));
   }
+  if (name == "depth.png")
+    return save_depth_png(path, cloud_to_range_image(cloud, RangeImageModel{}), 1.0 / 500.0);
   if (name.startsWith("segments")) {
     const DepthImage image = cloud_to_range_image(cloud, RangeImageModel{});
     return save_segments(path, image, segment_columns(image, {}, SegmentMethod::Cpu),
@@ -78,7 +112,9 @@ void write_kind(const std::string& path, const QString& name) {
   PointCloud part = cloud;
   part.points.resize(3000);
   part.intensity.clear();
-  return write_features_csv(path, part, compute_features(part, p, FeatureMethod::Cpu));
+  const FeatureResult f = compute_features(part, p, FeatureMethod::Cpu);
+  if (name.endsWith(".pcd")) return write_features_pcd(path, f);
+  return write_features_csv(path, part, f);
 }
 
 }  // namespace
@@ -87,11 +123,12 @@ class TestWrites : public QObject {
   Q_OBJECT
 
  private slots:
-  // Every kind of file the library writes, each far larger than the 64 KiB the child may write.
+  // Every kind of file the library writes, each far larger than the 16 KiB the child may write.
   void failedWriteKeepsTheOldFile_data() {
     QTest::addColumn<QString>("name");
-    for (const char* n :
-         {"scan.bin", "scan.xyz", "clusters.csv", "segments.csv", "segments.json", "fpfh.csv"})
+    for (const char* n : {"scan.bin", "scan.xyz", "scan.pcd", "scan_ascii.pcd",
+                          "scan_compressed.pcd", "scan.ply", "scan_ascii.ply", "depth.png",
+                          "clusters.csv", "segments.csv", "segments.json", "fpfh.csv", "fpfh.pcd"})
       QTest::newRow(n) << QString(n);
   }
   void failedWriteKeepsTheOldFile() {
@@ -101,7 +138,7 @@ class TestWrites : public QObject {
     const QByteArray old = "the file that was here\n";
     test::writeBytes(path, old);
     const std::string p = path.toStdString();
-    const int code = write_with_file_limit(64 * 1024, [&] { write_kind(p, name); });
+    const int code = write_with_file_limit(16 * 1024, [&] { write_kind(p, name); });
     QCOMPARE(code, int(kRefusedWithReason));
     QCOMPARE(test::readAll(path), old);
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{name});
@@ -122,6 +159,159 @@ class TestWrites : public QObject {
     QVERIFY2(err.contains(out) && err.contains("File too large"), qPrintable(err));
     QCOMPARE(test::readAll(out), QByteArray("old"));
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{"street.bin"});
+  }
+
+  // A UTM-like cloud: float32 rounding moves points by centimetres, so .bin refuses before
+  // writing (the old file stays) unless told to allow it; PCD keeps the full coordinates.
+  void floatFormatRefusesToMovePoints() {
+    QTemporaryDir dir;
+    const std::string bin = (dir.path() + "/utm.bin").toStdString();
+    test::writeBytes(dir.path() + "/utm.bin", "old");
+    const PointCloud cloud = utm_cloud();
+    try {
+      save_cloud(bin, cloud);
+      QFAIL("a .bin that moves points by centimetres was written without being allowed");
+    } catch (const PrecisionLossError& e) {
+      QVERIFY2(e.max_rounding_m() > 0.01 && e.max_rounding_m() < 0.5, e.what());
+      QVERIFY2(std::strstr(e.what(), "--allow-precision-loss"), e.what());
+    }
+    QCOMPARE(test::readAll(dir.path() + "/utm.bin"), QByteArray("old"));
+    SaveOptions allow;
+    allow.allow_precision_loss = true;
+    save_cloud(bin, cloud, allow);
+    QCOMPARE(load_cloud(bin).size(), cloud.size());
+    const std::string pcd = (dir.path() + "/utm.pcd").toStdString();
+    save_cloud(pcd, cloud);
+    const PointCloud back = load_cloud(pcd);
+    for (std::size_t i = 0; i < cloud.size(); ++i)
+      for (int k = 0; k < 3; ++k) {
+        const double before = cloud.origin[k] + double((&cloud.points[i].x)[k]);
+        const double after = back.origin[k] + double((&back.points[i].x)[k]);
+        QVERIFY(std::abs(before - after) < 1e-3);
+      }
+  }
+
+  void droppedFieldsAreNamed() {
+    PointCloud c = utm_cloud();
+    c.origin = {0, 0, 0};
+    c.rgb.assign(c.size(), Rgb8{1, 2, 3});
+    c.labels.assign(c.size(), 7);
+    c.extra.push_back({"ring", 1, std::vector<float>(c.size(), 3.0f)});
+    const SaveLoss bin = save_loss("x.bin", c);
+    QCOMPARE(bin.max_rounding_m, 0.0);
+    QCOMPARE(bin.dropped_fields, (std::vector<std::string>{"rgb", "label", "ring"}));
+    QVERIFY(save_loss("x.pcd", c).dropped_fields.empty());
+    QVERIFY(save_loss("x.xyz", c).dropped_fields.empty());
+    c.width = 10;
+    c.height = std::uint32_t(c.size() / 10);
+    QCOMPARE(save_loss("x.xyz", c).dropped_fields,
+             (std::vector<std::string>{"organized layout (10 x 10)"}));
+  }
+
+  // The CLI refuses the lossy .bin with the flag's name, writes it with the flag, and names the
+  // fields it drops.
+  void cliRefusesPrecisionLossUnlessAllowed() {
+    QTemporaryDir dir;
+    const QString in = dir.path() + "/utm.pcd", out = dir.path() + "/utm.bin";
+    PointCloud c = utm_cloud();
+    c.rgb.assign(c.size(), Rgb8{1, 2, 3});
+    save_cloud(in.toStdString(), c);
+    QProcess cli;
+    cli.start(CUMULUS_CLI_BINARY, {"convert", in, out});
+    QVERIFY(cli.waitForFinished(60000));
+    QString err = QString::fromUtf8(cli.readAllStandardError());
+    QCOMPARE(cli.exitCode(), 1);
+    QVERIFY2(err.contains("--allow-precision-loss") && err.contains(out), qPrintable(err));
+    QVERIFY(!QFile::exists(out));
+    cli.start(CUMULUS_CLI_BINARY, {"convert", in, out, "--allow-precision-loss"});
+    QVERIFY(cli.waitForFinished(60000));
+    err = QString::fromUtf8(cli.readAllStandardError());
+    QCOMPARE(cli.exitCode(), 0);
+    QVERIFY2(err.contains("warning") && err.contains("rgb"), qPrintable(err));
+    QCOMPARE(load_cloud(out.toStdString()).size(), c.size());
+  }
+
+  void pathMessagesSayWhatIsWrong() {
+    QTemporaryDir dir;
+    const QString loop = dir.path() + "/loop.pcd";
+    QVERIFY(QFile::link(loop, loop));
+    QVERIFY(message_of([&] { load_cloud(loop.toStdString()); }).contains("symbolic link loop"));
+    QVERIFY(message_of([&] {
+              save_cloud(loop.toStdString(), utm_cloud());
+            }).contains("symbolic link loop"));
+    const std::string long_name = dir.path().toStdString() + "/" + std::string(300, 'a') + ".pcd";
+    QVERIFY(message_of([&] { load_cloud(long_name); }).contains("too long"));
+    QVERIFY(message_of([&] { save_cloud(long_name, utm_cloud()); }).contains("too long"));
+    const std::string latin1 = dir.path().toStdString() + "/caf\xE9.pcd";
+    const QString said = message_of([&] { load_cloud(latin1); });
+    QVERIFY2(said.contains("caf\\xE9.pcd") && said.contains("not valid UTF-8") &&
+                 said.contains("no such file"),
+             qPrintable(said));
+  }
+
+  // A write to a symbolic link replaces the file it points to and keeps the link.
+  void writingThroughALinkKeepsTheLink() {
+    QTemporaryDir dir;
+    const QString real = dir.path() + "/real.xyz", link = dir.path() + "/link.xyz";
+    test::writeBytes(real, "old");
+    QVERIFY(QFile::link(real, link));
+    save_cloud(link.toStdString(), utm_cloud());
+    QVERIFY(QFileInfo(link).isSymLink());
+    QCOMPARE(load_cloud(real.toStdString()).size(), utm_cloud().size());
+  }
+
+  // Ctrl-C during a long CPU clustering: the run stops between two searches, the command says so
+  // and exits with 130, and its --out file is never written.
+  void ctrlCStopsALongRunAndWritesNothing() {
+    const QString in = test::sampleDir() + "/street_scene.pcd";
+    const Bounds b = load_cloud(in.toStdString()).local_bounds();
+    // A third of the street's diagonal: every search returns a large part of the cloud, so the
+    // run takes far longer than the second the test waits.
+    const double third = std::hypot(b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z) / 3;
+    QTemporaryDir dir;
+    const QString out = dir.path() + "/labels.pcd";
+    QProcess cli;
+    cli.start(CUMULUS_CLI_BINARY, {"cluster", in, "--method", "cpu", "--tolerance",
+                                   QString::number(third), "--out", out});
+    QVERIFY(cli.waitForStarted());
+    QTest::qWait(1000);
+    QCOMPARE(cli.state(), QProcess::Running);
+    ::kill(pid_t(cli.processId()), SIGINT);
+    QVERIFY(cli.waitForFinished(20000));
+    const QString err = QString::fromUtf8(cli.readAllStandardError());
+    QCOMPARE(cli.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(cli.exitCode(), 130);
+    QVERIFY2(err.contains("interrupted"), qPrintable(err));
+    QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).isEmpty());
+  }
+
+  // On a terminal (a pseudo-terminal from script(1)) the same long run shows its progress, and
+  // Ctrl-C, here from timeout(1) after 3 s, stops it.
+  void longRunShowsProgressOnATerminal() {
+    if (QStandardPaths::findExecutable("script").isEmpty())
+      QSKIP("script(1) (util-linux) is not installed: no pseudo-terminal to run the CLI on");
+    const QString in = test::sampleDir() + "/street_scene.pcd";
+    const Bounds b = load_cloud(in.toStdString()).local_bounds();
+    const double third = std::hypot(b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z) / 3;
+    QProcess term;
+    term.start("script", {"-qefc",
+                          QString("timeout -s INT 3 '%1' cluster '%2' --method cpu --tolerance %3")
+                              .arg(CUMULUS_CLI_BINARY, in, QString::number(third)),
+                          "/dev/null"});
+    QVERIFY(term.waitForFinished(30000));
+    const QString seen = QString::fromUtf8(term.readAllStandardOutput());
+    QVERIFY2(
+        seen.contains("cluster (cpu): ") && seen.contains(" %, ") && seen.contains("interrupted"),
+        qPrintable(seen));
+  }
+
+  // What the Ctrl-C handler calls before it ends the program: writes under way leave nothing.
+  void unfinishedWritesCanBeRemovedAtOnce() {
+    QTemporaryDir dir;
+    AtomicFile f((dir.path() + "/half.bin").toStdString());
+    f.write("half");
+    remove_unfinished_writes();
+    QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).isEmpty());
   }
 
   void writeReplacesTheFileWhole() {

@@ -1,10 +1,12 @@
 #include "commands.h"
 
+#include <csignal>
 #include <iomanip>
 
 #include "args.h"
 #include "cluster/cluster.h"
 #include "core/device.h"
+#include "core/error.h"
 #include "features/features.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
@@ -79,6 +81,9 @@ int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     } catch (const UsageError& e) {
       err << "cumulus-cli " << c.name << ": " << e.what() << '\n';
       return 2;
+    } catch (const Cancelled&) {
+      err << "cumulus-cli " << c.name << ": interrupted (Ctrl-C); no file was left half written\n";
+      return 128 + SIGINT;
     } catch (const std::exception& e) {
       err << "cumulus-cli " << c.name << ": error: " << e.what() << '\n';
       return 1;

@@ -1,12 +1,15 @@
 // cumulus-cli cluster: Euclidean cluster extraction with any method.
+#include <functional>
 #include <iomanip>
 
 #include "args.h"
 #include "cluster/cluster.h"
 #include "cluster/cluster_export.h"
 #include "commands.h"
+#include "interrupt.h"
 #include "io/io.h"
 #include "json.h"
+#include "write_cloud.h"
 
 namespace cumulus::cli {
 
@@ -26,7 +29,7 @@ ClusterParams params_from(const Args& a) {
 }  // namespace
 
 int run_cluster(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json"},
+  const Args a(argv, {"json", "allow-precision-loss"},
                {"method", "tolerance", "min", "max", "out", "csv", "split", "split-format"});
   a.expect_positionals(1, 1,
                        "cumulus-cli cluster FILE --method NAME --tolerance T [--min N] [--max N] "
@@ -35,10 +38,12 @@ int run_cluster(const std::vector<std::string>& argv, std::ostream& out) {
   const ClusterParams params = params_from(a);
   const std::string path = a.positionals()[0];
   const PointCloud cloud = load_cloud(path);
-  const ClusterResult r = euclidean_cluster(cloud, params, method);
-  if (a.has("out")) save_cloud(a.get("out"), with_labels(cloud, r));
+  RunProgress progress(std::string("cluster (") + method_name(method) + ")");
+  const ClusterResult r = euclidean_cluster(cloud, params, method, std::ref(progress));
+  if (a.has("out")) write_cloud(a, a.get("out"), with_labels(cloud, r));
   if (a.has("csv")) save_cluster_csv(a.get("csv"), cloud, r);
-  if (a.has("split")) save_cluster_files(a.get("split"), cloud, r, a.get("split-format", "pcd"));
+  if (a.has("split"))
+    save_cluster_files(a.get("split"), cloud, r, a.get("split-format", "pcd"), save_options(a));
   if (a.flag("json")) {
     QJsonArray sizes;
     for (auto s : r.sizes)

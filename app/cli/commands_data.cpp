@@ -19,6 +19,7 @@
 #include "io/atomic_file.h"
 #include "io/io.h"
 #include "io/projection.h"
+#include "write_cloud.h"
 
 namespace cumulus::cli {
 
@@ -134,7 +135,7 @@ int run_info(const std::vector<std::string>& argv, std::ostream& out) {
 
 int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(
-      argv, {"pinhole", "lidar", "ascii"},
+      argv, {"pinhole", "lidar", "ascii", "allow-precision-loss"},
       {"scale", "fx", "fy", "cx", "cy", "fov-up", "fov-down", "width", "height", "pcd-encoding"});
   a.expect_positionals(2, 2, "cumulus-cli convert IN OUT [options]");
   const std::string in = a.positionals()[0], dst = a.positionals()[1];
@@ -163,7 +164,7 @@ int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
           "--lidar [--fov-up --fov-down]");
     const PointCloud c = a.flag("lidar") ? range_image_to_cloud(img, range_model_from(a))
                                          : depth_to_cloud(img, pinhole_from(a));
-    save_cloud(dst, c, opts);
+    write_cloud(a, dst, c, opts);
     out << "wrote " << dst << ": " << c.size() - c.count_non_finite() << " valid points of "
         << c.size() << '\n';
     return 0;
@@ -176,7 +177,7 @@ int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
         << img.count_valid() << " valid pixels\n";
     return 0;
   }
-  save_cloud(dst, c, opts);
+  write_cloud(a, dst, c, opts);
   out << "wrote " << dst << ": " << c.size() << " points\n";
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "io/io.h"
 #include "json.h"
 #include "registration/icp.h"
+#include "write_cloud.h"
 
 namespace cumulus::cli {
 
@@ -82,7 +83,7 @@ QJsonObject icp_json(const IcpResult& r) {
 }  // namespace
 
 int run_register(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json", "fail-at-max-iterations"},
+  const Args a(argv, {"json", "fail-at-max-iterations", "allow-precision-loss"},
                {"method", "max-iterations", "max-distance", "transformation-epsilon",
                 "rotation-epsilon", "fitness-epsilon", "initial", "out", "transform-out"});
   a.expect_positionals(2, 2,
@@ -94,7 +95,7 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
   const PointCloud source = load_cloud(a.positionals()[0]);
   const PointCloud target = load_cloud(a.positionals()[1]);
   const IcpResult r = icp(source, target, params, method);
-  if (a.has("out")) save_cloud(a.get("out"), transformed(source, r.transform));
+  if (a.has("out")) write_cloud(a, a.get("out"), transformed(source, r.transform));
   if (a.has("transform-out")) {
     AtomicOstream f(a.get("transform-out"));
     f << format_matrix(r.transform);

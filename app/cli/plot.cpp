@@ -1,6 +1,7 @@
 #include <algorithm>
 // PNG plots of benchmark results with QPainter on a QImage (needs Qt Gui, so only in the
 // desktop build; plot_none.cpp stands in for headless builds).
+#include <QBuffer>
 #include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
@@ -10,6 +11,7 @@
 #include <memory>
 
 #include "bench.h"
+#include "io/atomic_file.h"
 
 namespace cumulus::cli {
 
@@ -121,9 +123,16 @@ std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std
     }
     p.end();
     const std::string path = dir + "/" + prefix + "_" + sweep + ".png";
-    if (img.save(QString::fromStdString(path))) written.push_back(path);
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    if (!img.save(&buffer, "PNG")) continue;
+    AtomicFile file(path);  // a failed write throws, naming the file and the reason
+    file.write(png.constData(), std::size_t(png.size()));
+    file.commit();
+    written.push_back(path);
   }
-  if (written.empty() && why) *why = "no rows with times to plot, or the folder is not writable";
+  if (written.empty() && why) *why = "no rows with times to plot";
   return written;
 }
 

@@ -1,7 +1,9 @@
 #include "cluster_controller.h"
 
 #include <QDateTime>
+#include <QDir>
 #include <QFileDialog>
+#include <QMessageBox>
 #include <QTimer>
 
 #include "cluster_panel.h"
@@ -20,16 +22,12 @@ struct ClusterOutcome {
   std::vector<ClusterSummary> summary;
 };
 
-// A cloud beyond one GPU call is clustered in slabs, which report progress and stop between
-// slabs when the job is superseded or cancelled.
+// The CPU method (points searched) and a cloud beyond one GPU call (slabs) report progress and
+// stop when the job is superseded or cancelled.
 ClusterOutcome cluster_job(std::shared_ptr<const PointCloud> cloud, const ClusterParams& params,
                            ClusterMethod method, const JobControl& control) {
-  const std::size_t n = cloud->size();
-  const bool slabs = is_gpu_method(method) && n > cluster_call_capacity(method, n);
   auto result = std::make_shared<ClusterResult>(
-      slabs
-          ? euclidean_cluster_tiled(cloud->points.data(), n, params, method, 0, control.callback())
-          : euclidean_cluster(*cloud, params, method));
+      euclidean_cluster(*cloud, params, method, control.callback()));
   auto summary = summarize_clusters(*cloud, *result);
   return {std::move(cloud), std::move(result), std::move(summary)};
 }
@@ -146,50 +144,59 @@ void ClusterController::selectCluster(int id) {
 void ClusterController::exportLabels() {
   const int row = bench_.current_row();
   if (row < 0 || !bench_.document->at(row).clusters) return;
-  const QString path = QFileDialog::getSaveFileName(
-      bench_.window, tr("Save cloud with cluster labels"), bench_.last_dir() + "/clusters.pcd",
-      tr("PCD (*.pcd);;PLY (*.ply);;Text (*.xyz *.csv)"));
-  if (path.isEmpty()) return;
-  try {
-    const Dataset& d = bench_.document->at(row);
-    save_cloud(path.toStdString(), with_labels(*d.cloud, *d.clusters));
-    bench_.status->showMessage(tr("Wrote %1").arg(path), 5000);
-  } catch (const std::exception& e) {
-    bench_.report_error(QString::fromStdString(e.what()));
-  }
+  const Dataset& d = bench_.document->at(row);
+  const PointCloud labelled = with_labels(*d.cloud, *d.clusters);
+  bench_.save(
+      {tr("Save cloud with cluster labels"), bench_.last_dir() + "/clusters.pcd",
+       tr("PCD (*.pcd);;PLY (*.ply);;Text (*.xyz *.csv)")},
+      [&](const QString& path) { return save_cloud_asking(bench_.window, path, labelled); });
 }
 
 void ClusterController::exportFiles() {
   const int row = bench_.current_row();
   if (row < 0 || !bench_.document->at(row).clusters) return;
-  const QString dir = QFileDialog::getExistingDirectory(
-      bench_.window, tr("Folder for one file per cluster"), bench_.last_dir());
-  if (dir.isEmpty()) return;
-  try {
-    const Dataset& d = bench_.document->at(row);
-    save_cluster_files(dir.toStdString(), *d.cloud, *d.clusters, "pcd");
-    bench_.status->showMessage(
-        tr("Wrote %L1 cluster files to %2").arg(qulonglong(d.clusters->sizes.size())).arg(dir),
-        5000);
-  } catch (const std::exception& e) {
-    bench_.report_error(QString::fromStdString(e.what()));
+  const auto cloud = bench_.document->at(row).cloud;
+  const auto clusters = bench_.document->at(row).clusters;
+  QString start = bench_.last_dir();
+  for (;;) {
+    const QString dir = QFileDialog::getExistingDirectory(
+        bench_.window, tr("Folder for one file per cluster"), start);
+    if (dir.isEmpty()) return;
+    start = dir;
+    const QStringList existing = QDir(dir).entryList({"cluster_*.pcd"}, QDir::Files);
+    if (!existing.isEmpty() &&
+        QMessageBox::question(bench_.window, tr("Save one file per cluster"),
+                              tr("%1 already holds %L2 cluster files. Replace them?")
+                                  .arg(dir)
+                                  .arg(existing.size())) != QMessageBox::Yes)
+      continue;
+    try {
+      save_cluster_files(dir.toStdString(), *cloud, *clusters, "pcd");
+      bench_.status->showMessage(
+          tr("Wrote %L1 cluster files to %2").arg(qulonglong(clusters->sizes.size())).arg(dir),
+          5000);
+      return;
+    } catch (const std::exception& e) {
+      // Files written before the failure are whole; the one that failed kept its old bytes.
+      if (QMessageBox::warning(bench_.window, tr("Save one file per cluster"),
+                               QString::fromUtf8(e.what()) + tr("\n\nChoose another folder?"),
+                               QMessageBox::Yes | QMessageBox::Cancel) != QMessageBox::Yes)
+        return;
+    }
   }
 }
 
 void ClusterController::exportCsv() {
   const int row = bench_.current_row();
   if (row < 0 || !bench_.document->at(row).clusters) return;
-  const QString path =
-      QFileDialog::getSaveFileName(bench_.window, tr("Save cluster summary"),
-                                   bench_.last_dir() + "/clusters.csv", tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  try {
-    const Dataset& d = bench_.document->at(row);
-    save_cluster_csv(path.toStdString(), *d.cloud, *d.clusters);
-    bench_.status->showMessage(tr("Wrote %1").arg(path), 5000);
-  } catch (const std::exception& e) {
-    bench_.report_error(QString::fromStdString(e.what()));
-  }
+  const Dataset& d = bench_.document->at(row);
+  const auto cloud = d.cloud;
+  const auto clusters = d.clusters;
+  bench_.save({tr("Save cluster summary"), bench_.last_dir() + "/clusters.csv", tr("CSV (*.csv)")},
+              [&](const QString& path) {
+                save_cluster_csv(path.toStdString(), *cloud, *clusters);
+                return true;
+              });
 }
 
 }  // namespace cumulus::app

@@ -17,6 +17,7 @@
 #include "feature_panel.h"
 #include "job_runner.h"
 #include "panel_jobs.h"
+#include "save_file.h"
 #include "tiles/tiles.h"
 #include "tool_layout.h"
 #include "vtk_cloud_view.h"
@@ -98,9 +99,11 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
       QMessageBox::information(this, title, tr("Compute the features first."));
       return;
     }
-    const QString path = QFileDialog::getSaveFileName(this, title, name, filter);
-    QString error;
-    if (!path.isEmpty() && !exportFeatures(path, &error)) QMessageBox::warning(this, title, error);
+    save_with_dialog(this, {title, name, filter}, [this](const QString& path) {
+      QString error;
+      if (!exportFeatures(path, &error)) throw Error(error.toStdString());
+      return true;
+    });
   };
   connect(panel_, &ui::FeaturePanel::exportPcdRequested, this,
           [export_as] { export_as(tr("Export descriptors"), "features.pcd", tr("PCD (*.pcd)")); });

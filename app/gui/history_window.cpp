@@ -1,14 +1,13 @@
 #include "history_window.h"
 
-#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QMessageBox>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
 #include "run_history.h"
+#include "save_file.h"
 #include "stage_table.h"
 #include "timing_chart.h"
 
@@ -57,18 +56,16 @@ void HistoryWindow::refresh() {
 }
 
 void HistoryWindow::exportAs(bool json) {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export timing history"),
-                                                    json ? "timings.json" : "timings.csv",
-                                                    json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  try {
-    if (json)
-      RunHistory::instance().writeJson(path);
-    else
-      RunHistory::instance().writeCsv(path);
-  } catch (const std::exception& e) {
-    QMessageBox::warning(this, tr("Cumulus"), QString::fromStdString(e.what()));
-  }
+  save_with_dialog(this,
+                   {tr("Export timing history"), json ? "timings.json" : "timings.csv",
+                    json ? tr("JSON (*.json)") : tr("CSV (*.csv)")},
+                   [json](const QString& path) {
+                     if (json)
+                       RunHistory::instance().writeJson(path);
+                     else
+                       RunHistory::instance().writeCsv(path);
+                     return true;
+                   });
 }
 
 }  // namespace cumulus::app

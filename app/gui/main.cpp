@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "gl_format.h"
 #include "main_window.h"
+#include "save_file.h"
 #include "segment_panel.h"
 #include "vtk_cloud_view.h"
 
@@ -178,8 +179,10 @@ int main(int argc, char** argv) {
       while (settle.elapsed() < 800)
         app.processEvents(QEventLoop::AllEvents, 50);
       const QString out = whole_path(parser, shot_window, shot);
-      if (!cmp->grab().save(out)) {
-        std::fprintf(stderr, "cumulus: cannot write %s\n", qPrintable(out));
+      try {
+        cumulus::app::write_png(out, cmp->grab().toImage());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "cumulus: %s\n", e.what());
         return 1;
       }
       std::printf("wrote %s\n", qPrintable(out));

@@ -1,8 +1,10 @@
 #pragma once
 #include <QMainWindow>
 #include <QStringList>
+#include <functional>
 
 #include "document.h"
+#include "save_file.h"
 
 class QAction;
 class QComboBox;
@@ -105,8 +107,11 @@ class MainWindow : public QMainWindow {
   void buildDocks();
   void showDataset(int row);
   void reportError(const QString& message);
-  // "Wrote PATH" in the status bar, or the error where nothing was written.
-  void reportWrite(const QString& path, bool written, const QString& error);
+  // Runs `write`; false with what it threw in `error`.
+  static bool writeOrExplain(const std::function<void()>& write, QString* error);
+  // save_with_dialog, then "Wrote PATH" in the status bar.
+  void saveDialog(const SaveRequest& request,
+                  const std::function<bool(const QString& path)>& write);
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void onPointPicked(qint64 index);

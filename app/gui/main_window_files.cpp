@@ -9,11 +9,13 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 
+#include "core/error.h"
 #include "dataset_loader.h"
 #include "depth_view.h"
 #include "dialogs.h"
 #include "io/io.h"
 #include "main_window.h"
+#include "save_file.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -85,20 +87,12 @@ bool MainWindow::exportViewImage(const QString& path, int width, int height, QSt
   } else {
     img = cloud_view_->renderImage(width, height);
   }
-  if (img.isNull() || !img.save(path, "PNG")) {
-    if (error)
-      *error = tr("%1: cannot write the image (bad size or folder not writable)").arg(path);
-    return false;
-  }
-  return true;
+  return writeOrExplain([&] { write_png(path, img); }, error);
 }
 
 bool MainWindow::saveWindowScreenshot(const QString& path, QString* error) {
-  if (!grab().toImage().save(path, "PNG")) {
-    if (error) *error = tr("%1: cannot write the screenshot").arg(path);
-    return false;
-  }
-  return true;
+  const QImage img = grab().toImage();
+  return writeOrExplain([&] { write_png(path, img); }, error);
 }
 
 bool MainWindow::saveCurrentDataset(const QString& path, QString* error) {
@@ -107,49 +101,73 @@ bool MainWindow::saveCurrentDataset(const QString& path, QString* error) {
     if (error) *error = tr("No dataset is selected");
     return false;
   }
+  const Dataset& d = document_->at(row);
+  return writeOrExplain(
+      [&] {
+        if (d.isCloud())
+          save_cloud(path.toStdString(), *d.cloud);
+        else
+          save_depth_png(path.toStdString(), *d.depth, d.depth->source_scale);
+      },
+      error);
+}
+
+bool MainWindow::writeOrExplain(const std::function<void()>& write, QString* error) {
   try {
-    const Dataset& d = document_->at(row);
-    if (d.isCloud())
-      save_cloud(path.toStdString(), *d.cloud);
-    else
-      save_depth_png(path.toStdString(), *d.depth, d.depth->source_scale);
+    write();
+    return true;
   } catch (const std::exception& e) {
-    if (error) *error = QString::fromStdString(e.what());
+    if (error) *error = QString::fromUtf8(e.what());
     return false;
   }
-  return true;
+}
+
+void MainWindow::saveDialog(const SaveRequest& request,
+                            const std::function<bool(const QString& path)>& write) {
+  const QString written = save_with_dialog(this, request, write);
+  if (written.isEmpty()) return;
+  last_dir_ = QFileInfo(written).absolutePath();
+  statusBar()->showMessage(tr("Wrote %1").arg(written), 5000);
 }
 
 void MainWindow::exportViewDialog() {
   const auto size =
       ask_image_size(this, std::max(16, stack_->width() * 2), std::max(16, stack_->height() * 2));
   if (!size) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export view image"),
-                                                    last_dir_ + "/view.png", tr("PNG (*.png)"));
-  if (path.isEmpty()) return;
-  QString err;
-  reportWrite(path, exportViewImage(path, size->first, size->second, &err), err);
+  saveDialog({tr("Export view image"), last_dir_ + "/view.png", tr("PNG (*.png)")},
+             [&](const QString& path) {
+               QString err;
+               if (!exportViewImage(path, size->first, size->second, &err))
+                 throw Error(err.toStdString());
+               return true;
+             });
 }
 
 void MainWindow::screenshotDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save window screenshot"),
-                                                    last_dir_ + "/cumulus.png", tr("PNG (*.png)"));
-  if (path.isEmpty()) return;
-  QString err;
-  reportWrite(path, saveWindowScreenshot(path, &err), err);
+  // Grabbed before the dialogs open, so that they are not in the picture.
+  const QImage img = grab().toImage();
+  saveDialog({tr("Save window screenshot"), last_dir_ + "/cumulus.png", tr("PNG (*.png)")},
+             [&](const QString& path) {
+               write_png(path, img);
+               return true;
+             });
 }
 
 void MainWindow::saveAsDialog() {
   const int row = currentRow();
   if (row < 0) return reportError(tr("No dataset is selected"));
-  const bool cloud = document_->at(row).isCloud();
+  const Dataset& d = document_->at(row);
   const QString filter =
-      cloud ? tr("PCD (*.pcd);;PLY (*.ply);;KITTI bin (*.bin);;Text (*.xyz *.txt *.csv)")
-            : tr("16-bit PNG (*.png)");
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save dataset as"), last_dir_, filter);
-  if (path.isEmpty()) return;
-  QString err;
-  reportWrite(path, saveCurrentDataset(path, &err), err);
+      d.isCloud() ? tr("PCD (*.pcd);;PLY (*.ply);;KITTI bin (*.bin);;Text (*.xyz *.txt *.csv)")
+                  : tr("16-bit PNG (*.png)");
+  // The dataset is held for the whole dialog: closing it meanwhile cannot pull it away.
+  const auto cloud = d.cloud;
+  const auto depth = d.depth;
+  saveDialog({tr("Save dataset as"), last_dir_, filter}, [&](const QString& path) {
+    if (cloud) return save_cloud_asking(this, path, *cloud);
+    save_depth_png(path.toStdString(), *depth, depth->source_scale);
+    return true;
+  });
 }
 
 void MainWindow::closeCurrent() {
@@ -206,13 +224,6 @@ void MainWindow::rebuildRecentMenu() {
     recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { openFiles({path}); })
         ->setToolTip(path);
   recent_menu_->setEnabled(!recent_menu_->isEmpty());
-}
-
-void MainWindow::reportWrite(const QString& path, bool written, const QString& error) {
-  if (written)
-    statusBar()->showMessage(tr("Wrote %1").arg(path), 5000);
-  else
-    reportError(error);
 }
 
 }  // namespace cumulus::app

@@ -5,13 +5,10 @@
 #include "tool_layout.h"
 
 #include <QComboBox>
-#include <QFile>
-#include <QFileDialog>
 #include <QFormLayout>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
-#include <QMessageBox>
 #include <QStatusBar>
 #include <QTimer>
 
@@ -19,6 +16,7 @@
 #include "document.h"
 #include "icp_panel.h"
 #include "io/io.h"
+#include "save_file.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -56,24 +54,21 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
   connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::IcpPanel::timeAllRequested, this, &RegistrationWindow::timeAll);
   connect(panel_, &ui::IcpPanel::exportTransformRequested, this, [this] {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export transform"), "transform.txt",
-                                                      tr("Text (*.txt);;JSON (*.json)"));
-    QString error;
-    if (!path.isEmpty() && !exportTransform(path, &error))
-      QMessageBox::warning(this, tr("Export transform"), error);
+    save_with_dialog(this,
+                     {tr("Export transform"), "transform.txt", tr("Text (*.txt);;JSON (*.json)")},
+                     [this](const QString& path) {
+                       QString error;
+                       if (!exportTransform(path, &error)) throw Error(error.toStdString());
+                       return true;
+                     });
   });
   connect(panel_, &ui::IcpPanel::exportCloudRequested, this, [this] {
     const auto cloud = alignedSource();
     if (!cloud) return;
-    const QString path =
-        QFileDialog::getSaveFileName(this, tr("Export aligned cloud"), "aligned.pcd",
-                                     tr("Point clouds (*.pcd *.ply *.bin *.xyz)"));
-    if (path.isEmpty()) return;
-    try {
-      save_cloud(path.toStdString(), *cloud);
-    } catch (const std::exception& e) {
-      QMessageBox::warning(this, tr("Export aligned cloud"), QString::fromUtf8(e.what()));
-    }
+    save_with_dialog(
+        this,
+        {tr("Export aligned cloud"), "aligned.pcd", tr("Point clouds (*.pcd *.ply *.bin *.xyz)")},
+        [this, cloud](const QString& path) { return save_cloud_asking(this, path, *cloud); });
   });
   auto refill = [this] { refillCombos(); };
   connect(document_, &QAbstractItemModel::rowsInserted, this, refill);
@@ -168,11 +163,7 @@ bool RegistrationWindow::exportTransform(const QString& path, QString* error) co
     if (error) *error = tr("Nothing aligned yet.");
     return false;
   }
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-    if (error) *error = tr("Cannot write %1: %2").arg(path, f.errorString());
-    return false;
-  }
+  QByteArray bytes;
   if (path.endsWith(".json", Qt::CaseInsensitive)) {
     QJsonArray rows;
     for (int r = 0; r < 4; ++r) {
@@ -184,7 +175,7 @@ bool RegistrationWindow::exportTransform(const QString& path, QString* error) co
     QJsonArray mse;
     for (const auto& h : last_->history)
       mse.append(h.mse);
-    f.write(QJsonDocument(QJsonObject{{"method", QString::fromStdString(last_->method)},
+    bytes = QJsonDocument(QJsonObject{{"method", QString::fromStdString(last_->method)},
                                       {"transform", rows},
                                       {"fitness", last_->fitness},
                                       {"iterations", last_->iterations},
@@ -192,9 +183,15 @@ bool RegistrationWindow::exportTransform(const QString& path, QString* error) co
                                       {"stop_reason", stop_name(last_->stop)},
                                       {"mse_per_iteration", mse},
                                       {"total_ms", last_->total_ms}})
-                .toJson());
+                .toJson();
   } else {
-    f.write(QByteArray::fromStdString(format_matrix(last_->transform)));
+    bytes = QByteArray::fromStdString(format_matrix(last_->transform));
+  }
+  try {
+    write_file(path, bytes);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
   }
   return true;
 }

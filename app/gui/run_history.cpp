@@ -1,6 +1,5 @@
 #include "run_history.h"
 
-#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -8,6 +7,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "save_file.h"
 
 namespace cumulus::app {
 
@@ -43,10 +43,8 @@ QString stages_text(const StageTimes& st) {
 }  // namespace
 
 void RunHistory::writeCsv(const QString& path) const {
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text))
-    throw IoError(path.toStdString(), "cannot open for writing");
-  QTextStream out(&f);
+  QByteArray bytes;
+  QTextStream out(&bytes);
   const QString host = QString::fromStdString(describe_host());
   out << "time,host,algorithm,method,parameters,input,points,total_ms,stages_ms,verdict\n";
   for (const auto& r : records_)
@@ -54,7 +52,8 @@ void RunHistory::writeCsv(const QString& path) const {
         << r.method << ',' << csv(r.parameters) << ',' << csv(r.input) << ',' << r.points << ','
         << QString::number(r.total_ms, 'f', 4) << ',' << csv(stages_text(r.stages)) << ','
         << csv(r.verdict) << '\n';
-  if (out.status() != QTextStream::Ok) throw IoError(path.toStdString(), "write failed");
+  out.flush();
+  write_file(path, bytes);
 }
 
 void RunHistory::writeJson(const QString& path) const {
@@ -77,10 +76,7 @@ void RunHistory::writeJson(const QString& path) const {
   const QJsonObject doc{{"host", QString::fromStdString(describe_host())},
                         {"gpu", d.available ? QString::fromStdString(d.name) : QString()},
                         {"runs", runs}};
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
-    throw IoError(path.toStdString(), "cannot open for writing");
-  if (f.write(QJsonDocument(doc).toJson()) < 0) throw IoError(path.toStdString(), "write failed");
+  write_file(path, QJsonDocument(doc).toJson());
 }
 
 }  // namespace cumulus::app

@@ -1,7 +1,6 @@
 #include "segment_controller.h"
 
 #include <QDateTime>
-#include <QFileDialog>
 #include <QTimer>
 
 #include "depth_view.h"
@@ -118,19 +117,16 @@ void SegmentController::timeAllMethods() {
 void SegmentController::exportSegments(bool json) {
   const int row = bench_.current_row();
   if (row < 0 || !bench_.document->at(row).segments) return;
-  const QString path =
-      QFileDialog::getSaveFileName(bench_.window, tr("Export segments"),
-                                   bench_.last_dir() + (json ? "/segments.json" : "/segments.csv"),
-                                   json ? tr("JSON (*.json)") : tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  try {
-    const Dataset& d = bench_.document->at(row);
-    save_segments(path.toStdString(), *d.depth, *d.segments,
-                  json ? SegmentFormat::Json : SegmentFormat::Csv);
-    bench_.status->showMessage(tr("Wrote %1").arg(path), 5000);
-  } catch (const std::exception& e) {
-    bench_.report_error(QString::fromStdString(e.what()));
-  }
+  const auto depth = bench_.document->at(row).depth;
+  const auto segments = bench_.document->at(row).segments;
+  bench_.save(
+      {tr("Export segments"), bench_.last_dir() + (json ? "/segments.json" : "/segments.csv"),
+       json ? tr("JSON (*.json)") : tr("CSV (*.csv)")},
+      [&](const QString& path) {
+        save_segments(path.toStdString(), *depth, *segments,
+                      json ? SegmentFormat::Json : SegmentFormat::Csv);
+        return true;
+      });
 }
 
 }  // namespace cumulus::app

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "document.h"
+#include "save_file.h"
 
 namespace cumulus::ui {
 class VtkCloudView;
@@ -26,6 +27,13 @@ struct Workbench {
   std::function<int()> current_row;
   std::function<void(const QString&)> report_error;
   std::function<QString()> last_dir;  // where file dialogs start
+
+  // save_with_dialog over the window, then "Wrote PATH" in the status bar.
+  void save(const SaveRequest& request,
+            const std::function<bool(const QString& path)>& write) const {
+    const QString written = save_with_dialog(window, request, write);
+    if (!written.isEmpty()) status->showMessage(QObject::tr("Wrote %1").arg(written), 5000);
+  }
 };
 
 }  // namespace cumulus::app

@@ -20,6 +20,10 @@
 
 namespace cumulus {
 
+// Called as a long run goes with (work done, total work); returning false stops the run, which
+// then throws Cancelled.
+using ClusterProgress = std::function<bool(std::size_t done, std::size_t total)>;
+
 struct ClusterParams {
   float tolerance = 0.5f;  // metres
   std::size_t min_size = 1;
@@ -45,18 +49,20 @@ void validate(const ClusterParams& params);
 
 // Runs one method. GPU methods throw GpuError when no GPU can be used, or when the matrix
 // methods' adjacency matrix would not fit in GPU memory.
+// `progress` reaches the CPU method (points searched) and the tiled layer (slabs done).
 ClusterResult euclidean_cluster(const PointCloud& cloud, const ClusterParams& params,
-                                ClusterMethod method);
+                                ClusterMethod method, const ClusterProgress& progress = {});
 
 // The same for raw points. With `points` in page-locked memory (allocate_pinned_points) the
 // upload is a direct DMA, as for frames that a sensor driver writes into such buffers.
 ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
-                                ClusterMethod method);
+                                ClusterMethod method, const ClusterProgress& progress = {});
 
 // One call of `method`, never tiled: the building block of the tiled layer below. The entries
 // above are this call when the cloud fits one, euclidean_cluster_tiled otherwise.
 ClusterResult euclidean_cluster_call(const Point3f* points, std::size_t n,
-                                     const ClusterParams& params, ClusterMethod method);
+                                     const ClusterParams& params, ClusterMethod method,
+                                     const ClusterProgress& progress = {});
 
 // Clouds beyond one call: the finite points in slabs along the cloud's longest axis, each slab
 // with a halo of the tolerance on both sides, clustered one slab at a time by `method` and
@@ -65,10 +71,10 @@ ClusterResult euclidean_cluster_call(const Point3f* points, std::size_t n,
 // `max_tile_points` points (0: cluster_call_capacity(method)). `progress(done, total)` is
 // called after each slab and may return false to stop: Cancelled is thrown. InvalidArgument
 // when the cloud is too dense along that axis for slabs of that size.
-ClusterResult euclidean_cluster_tiled(
-    const Point3f* points, std::size_t n, const ClusterParams& params, ClusterMethod method,
-    std::size_t max_tile_points = 0,
-    const std::function<bool(std::size_t, std::size_t)>& progress = {});
+ClusterResult euclidean_cluster_tiled(const Point3f* points, std::size_t n,
+                                      const ClusterParams& params, ClusterMethod method,
+                                      std::size_t max_tile_points = 0,
+                                      const ClusterProgress& progress = {});
 
 // Points one call of `method` takes: for `gpu`, 2^26 points, and no more than its memory per
 // point fits in the cap of set_gpu_memory_limit (or, for large clouds without a cap, in the

@@ -64,7 +64,7 @@ void save_cluster_csv(const std::string& path, const PointCloud& cloud, const Cl
 }
 
 void save_cluster_files(const std::string& dir, const PointCloud& cloud, const ClusterResult& r,
-                        const std::string& extension) {
+                        const std::string& extension, const SaveOptions& options) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw IoError(dir, "cannot create folder: " + ec.message());
@@ -84,7 +84,7 @@ void save_cluster_files(const std::string& dir, const PointCloud& cloud, const C
     parts[c].width = std::uint32_t(parts[c].size());
     char name[64];
     std::snprintf(name, sizeof name, "/cluster_%04zu.", c);
-    save_cloud(dir + name + extension, parts[c]);
+    save_cloud(dir + name + extension, parts[c], options);
   }
 }
 

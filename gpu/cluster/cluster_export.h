@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cluster/cluster.h"
+#include "io/io.h"
 
 namespace cumulus {
 
@@ -22,6 +23,7 @@ void save_cluster_csv(const std::string& path, const PointCloud& cloud,
                       const ClusterResult& result);
 // Writes DIR/cluster_0000.EXT ... one per kept cluster; EXT is pcd, ply, bin or xyz.
 void save_cluster_files(const std::string& dir, const PointCloud& cloud,
-                        const ClusterResult& result, const std::string& extension = "pcd");
+                        const ClusterResult& result, const std::string& extension = "pcd",
+                        const SaveOptions& options = {});
 
 }  // namespace cumulus

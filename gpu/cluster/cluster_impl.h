@@ -5,6 +5,8 @@
 namespace cumulus {
 
 // PCL's EuclideanClusterExtraction over the finite points, mapped back (cluster_pcl.cpp).
-ClusterResult cluster_pcl(const PointCloud& cloud, const ClusterParams& params);
+// `progress(points searched, finite points)` is called as it goes; false stops it (Cancelled).
+ClusterResult cluster_pcl(const PointCloud& cloud, const ClusterParams& params,
+                          const ClusterProgress& progress = {});
 
 }  // namespace cumulus

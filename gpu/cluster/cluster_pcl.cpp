@@ -10,7 +10,33 @@
 
 namespace cumulus {
 
-ClusterResult cluster_pcl(const PointCloud& cloud, const ClusterParams& params) {
+namespace {
+
+// PCL's kd-tree, counting the searches EuclideanClusterExtraction makes: one per point, each
+// point once, so the count is the progress. Between two searches it may stop the extraction
+// (Cancelled), which PCL's code unwinds from cleanly (it holds only standard containers).
+class CountingKdTree : public pcl::search::KdTree<pcl::PointXYZ> {
+ public:
+  CountingKdTree(std::size_t total, const ClusterProgress& progress)
+      : total_(total), progress_(progress) {}
+  using pcl::search::KdTree<pcl::PointXYZ>::radiusSearch;
+  int radiusSearch(const pcl::PointXYZ& point, double radius, pcl::Indices& indices,
+                   std::vector<float>& distances, unsigned int max_nn = 0) const override {
+    // Every 64 searches: cheap against the searches themselves, often enough for Ctrl-C.
+    if ((++done_ & 63) == 0 && !progress_(done_, total_)) throw Cancelled("clustering cancelled");
+    return KdTree::radiusSearch(point, radius, indices, distances, max_nn);
+  }
+
+ private:
+  std::size_t total_;
+  const ClusterProgress& progress_;
+  mutable std::size_t done_ = 0;
+};
+
+}  // namespace
+
+ClusterResult cluster_pcl(const PointCloud& cloud, const ClusterParams& params,
+                          const ClusterProgress& progress) {
   ClusterResult r;
   WallTimer total;
   WallTimer t;
@@ -29,7 +55,11 @@ ClusterResult cluster_pcl(const PointCloud& cloud, const ClusterParams& params) 
   std::vector<std::int32_t> component(cloud.size(), -1);
   if (!pc->empty()) {
     t.reset();
-    auto tree = std::make_shared<pcl::search::KdTree<pcl::PointXYZ>>();
+    std::shared_ptr<pcl::search::KdTree<pcl::PointXYZ>> tree;
+    if (progress)
+      tree = std::make_shared<CountingKdTree>(pc->size(), progress);
+    else
+      tree = std::make_shared<pcl::search::KdTree<pcl::PointXYZ>>();
     tree->setInputCloud(pc);
     r.stages.emplace_back("kd-tree", t.ms());
     t.reset();

@@ -66,9 +66,10 @@ std::size_t cluster_call_capacity(ClusterMethod method, std::size_t n) {
   return gpu_call_capacity(kGpuBytesPerPoint, n, kGpuMaxCallPoints);
 }
 
-ClusterResult euclidean_cluster_tiled(
-    const Point3f* points, std::size_t n, const ClusterParams& params, ClusterMethod method,
-    std::size_t max_tile_points, const std::function<bool(std::size_t, std::size_t)>& progress) {
+ClusterResult euclidean_cluster_tiled(const Point3f* points, std::size_t n,
+                                      const ClusterParams& params, ClusterMethod method,
+                                      std::size_t max_tile_points,
+                                      const ClusterProgress& progress) {
   validate(params);
   if (n >= std::size_t(std::numeric_limits<std::int32_t>::max()))
     throw InvalidArgument("clouds of 2^31 points or more are not supported");

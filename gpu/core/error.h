@@ -11,11 +11,19 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// `path` as text that can be shown anywhere: bytes that are not UTF-8 become \xNN, followed by
+// a note saying so (a name in another encoding would otherwise print as garbage or break JSON).
+std::string printable_path(const std::string& path);
+
+// What the system's `error` (an errno value) means for `path`, in words: a symbolic link loop,
+// a path or name too long for the system, a missing folder on the way, permission, ...
+std::string path_error(const std::string& path, int error);
+
 // A file could not be read or written; the message names the file and the problem.
 class IoError : public Error {
  public:
   IoError(const std::string& path, const std::string& problem)
-      : Error(path + ": " + problem), path_(path), problem_(problem) {}
+      : Error(printable_path(path) + ": " + problem), path_(path), problem_(problem) {}
   const std::string& path() const { return path_; }
   const std::string& problem() const { return problem_; }
 

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "features/cuda/features_gpu.h"
 #include "io/atomic_file.h"
+#include "io/pcl_cloud2.h"
 #include "nns/nns.h"
 #include "tiles/tiles.h"
 
@@ -391,13 +392,10 @@ void save_signatures(const std::string& path, const FeatureResult& f) {
   c.resize(f.size());
   for (std::size_t i = 0; i < f.size(); ++i)
     std::copy_n(f.row(i), f.bins, c[i].histogram);
-  int rc = -1;
-  try {
-    rc = pcl::io::savePCDFileBinary(path, c);
-  } catch (const std::exception& e) {  // PCL throws when it cannot open the file
-    throw IoError(path, std::string("could not write the PCD file: ") + e.what());
-  }
-  if (rc != 0) throw IoError(path, "could not write the PCD file");
+  // Binary PCD: at least the histograms' bytes.
+  detail::write_through_scratch(
+      path, "PCD", c.size() * sizeof(float) * f.bins,
+      [&](const std::string& scratch) { return pcl::io::savePCDFileBinary(scratch, c); });
 }
 }  // namespace
 

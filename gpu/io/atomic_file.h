@@ -31,10 +31,17 @@ class AtomicFile {
   void discard() noexcept;
   [[noreturn]] void fail(const std::string& step, int error);
 
-  std::string path_, temp_;
+  std::string path_;    // as given, for messages
+  std::string target_;  // the file replaced: path_, or where the symbolic link path_ points
+  std::string temp_;
+  int slot_ = -1;  // in the list that remove_unfinished_writes() reads
   int fd_ = -1;
   std::string buffer_;
 };
+
+// Removes the temporary files of writes still under way. Async-signal-safe: for a handler of
+// SIGINT or SIGTERM that ends the process, so that an interrupted write leaves nothing behind.
+void remove_unfinished_writes() noexcept;
 
 // An std::ostream onto an AtomicFile, for writers that format with <<: a failed write throws
 // the AtomicFile's IoError out of the << that met it; commit() puts the file in place.

@@ -1,7 +1,12 @@
 // Format dispatch and the loaders that need no third-party parser (KITTI bin, XYZ text).
 #include "io/io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -51,15 +56,15 @@ bool is_cloud_path(const std::string& path) {
 namespace detail {
 
 std::uintmax_t require_readable_file(const std::string& path) {
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) throw IoError(path, "no such file");
-  if (fs::is_directory(status)) throw IoError(path, "is a directory, not a file");
-  const auto size = fs::file_size(path, ec);
-  if (ec) throw IoError(path, "cannot read its size: " + ec.message());
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw IoError(path, path_error(path, errno));
+  if (S_ISDIR(st.st_mode)) throw IoError(path, "is a directory, not a file");
+  if (!S_ISREG(st.st_mode)) throw IoError(path, "is not a regular file (a device, pipe or socket)");
+  const auto size = std::uintmax_t(st.st_size);
   if (size == 0) throw IoError(path, "the file is empty");
-  std::ifstream probe(path, std::ios::binary);
-  if (!probe) throw IoError(path, "cannot open for reading (permissions?)");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError(path, "cannot open for reading: " + path_error(path, errno));
+  ::close(fd);
   return size;
 }
 
@@ -129,6 +134,10 @@ PointCloud load_cloud(const std::string& path) {
 
 void save_cloud(const std::string& path, const PointCloud& cloud, const SaveOptions& options) {
   cloud.validate();
+  if (!options.allow_precision_loss) {
+    const double moved = save_loss(path, cloud).max_rounding_m;
+    if (moved > kMaxSilentRoundingM) throw PrecisionLossError(path, moved);
+  }
   switch (cloud_format_for(path)) {
     case CloudFormat::Pcd:
       return save_pcd(path, cloud, options.pcd);

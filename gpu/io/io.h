@@ -2,8 +2,10 @@
 // Reading and writing clouds and depth images. Every function throws IoError naming the file
 // and the problem; none of them aborts on malformed input.
 #include <string>
+#include <vector>
 
 #include "core/depth_image.h"
+#include "core/error.h"
 #include "core/point_cloud.h"
 
 namespace cumulus {
@@ -26,8 +28,33 @@ PointCloud load_xyz(const std::string& path);
 struct SaveOptions {
   PcdEncoding pcd = PcdEncoding::Binary;
   bool ply_binary = true;
+  // Write even when the format's float32 coordinates move points by more than 1 mm.
+  bool allow_precision_loss = false;
 };
-// Writes by extension: .pcd, .ply, .bin (x y z intensity), .xyz/.txt/.csv.
+
+// What writing `cloud` to `path` would lose: how far float32 coordinates move its farthest-moved
+// point (0 where the format keeps the world coordinates: PCD and PLY store doubles when the cloud
+// has an origin, text keeps every digit), and the fields the format has no place for.
+struct SaveLoss {
+  double max_rounding_m = 0;
+  std::vector<std::string> dropped_fields;
+};
+SaveLoss save_loss(const std::string& path, const PointCloud& cloud);
+constexpr double kMaxSilentRoundingM = 1e-3;
+
+// The refusal to move points: thrown by save_cloud before anything is written.
+class PrecisionLossError : public IoError {
+ public:
+  PrecisionLossError(const std::string& path, double max_rounding_m);
+  double max_rounding_m() const { return max_rounding_m_; }
+
+ private:
+  double max_rounding_m_;
+};
+
+// Writes by extension: .pcd, .ply, .bin (x y z intensity), .xyz/.txt/.csv. Refuses, with
+// PrecisionLossError, a cloud whose float32 rounding would exceed kMaxSilentRoundingM unless
+// `allow_precision_loss`; dropped fields are the caller's to report (save_loss).
 void save_cloud(const std::string& path, const PointCloud& cloud, const SaveOptions& = {});
 void save_pcd(const std::string& path, const PointCloud& cloud, PcdEncoding encoding);
 void save_ply(const std::string& path, const PointCloud& cloud, bool binary);

@@ -8,8 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <vector>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/io.h"
 #include "io/io_detail.h"
 
@@ -183,8 +186,9 @@ void save_depth_png(const std::string& path, const DepthImage& image, double met
     const double v = DepthImage::is_valid(d) ? std::round(d / metres_per_unit) : 0.0;
     raw[i] = v >= 1 && v <= 65535 ? std::uint16_t(v) : 0;
   }
-  std::unique_ptr<std::FILE, FileCloser> fp(std::fopen(path.c_str(), "wb"));
-  if (!fp) throw IoError(path, "cannot open for writing");
+  // libpng encodes into memory (its write callback cannot report a failed write without a
+  // longjmp past our objects); AtomicFile then puts the bytes on disk, checked.
+  std::vector<unsigned char> encoded;
   PngError err;
   png_structp png =
       png_create_write_struct(PNG_LIBPNG_VER_STRING, &err, png_error_fn, png_warning_fn);
@@ -194,7 +198,17 @@ void save_depth_png(const std::string& path, const DepthImage& image, double met
     png_destroy_write_struct(&png, &info);
     throw IoError(path, std::string("cannot write PNG: ") + err.message);
   }
-  png_init_io(png, fp.get());
+  png_set_write_fn(
+      png, &encoded,
+      [](png_structp p, png_bytep data, png_size_t n) {
+        auto* out = static_cast<std::vector<unsigned char>*>(png_get_io_ptr(p));
+        try {
+          out->insert(out->end(), data, data + n);
+        } catch (const std::bad_alloc&) {
+          png_error(p, "out of memory");  // no exception may cross libpng's C frames
+        }
+      },
+      [](png_structp) {});
   png_set_IHDR(png, info, image.width, image.height, 16, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
@@ -203,6 +217,9 @@ void save_depth_png(const std::string& path, const DepthImage& image, double met
     png_write_row(png, reinterpret_cast<png_const_bytep>(&raw[std::size_t(r) * image.width]));
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
+  AtomicFile out(path);
+  out.write(encoded.data(), encoded.size());
+  out.commit();
 }
 
 }  // namespace cumulus

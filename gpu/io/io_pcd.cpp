@@ -135,19 +135,20 @@ PointCloud load_pcd(const std::string& path) {
 }
 
 void save_pcd(const std::string& path, const PointCloud& cloud, PcdEncoding encoding) {
-  write_with_pcl(path, cloud, "PCD", [&](const pcl::PCLPointCloud2& raw) {
-    pcl::PCDWriter writer;
-    switch (encoding) {
-      case PcdEncoding::Ascii:
-        return writer.writeASCII(path, raw, Eigen::Vector4f::Zero(), Eigen::Quaternionf::Identity(),
-                                 9);
-      case PcdEncoding::Binary:
-        return writer.writeBinary(path, raw);
-      case PcdEncoding::BinaryCompressed:
-        return writer.writeBinaryCompressed(path, raw);
-    }
-    return -1;
-  });
+  write_with_pcl(path, cloud, "PCD", encoding == PcdEncoding::Binary,
+                 [&](const std::string& scratch, const pcl::PCLPointCloud2& raw) {
+                   pcl::PCDWriter writer;
+                   switch (encoding) {
+                     case PcdEncoding::Ascii:
+                       return writer.writeASCII(scratch, raw, Eigen::Vector4f::Zero(),
+                                                Eigen::Quaternionf::Identity(), 9);
+                     case PcdEncoding::Binary:
+                       return writer.writeBinary(scratch, raw);
+                     case PcdEncoding::BinaryCompressed:
+                       return writer.writeBinaryCompressed(scratch, raw);
+                   }
+                   return -1;
+                 });
 }
 
 }  // namespace cumulus

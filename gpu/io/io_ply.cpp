@@ -105,12 +105,13 @@ PointCloud load_ply(const std::string& path) {
 }
 
 void save_ply(const std::string& path, const PointCloud& cloud, bool binary) {
-  write_with_pcl(path, cloud, "PLY", [&](const pcl::PCLPointCloud2& raw) {
-    pcl::PLYWriter writer;
-    return binary ? writer.writeBinary(path, raw)
-                  : writer.writeASCII(path, raw, Eigen::Vector4f::Zero(),
-                                      Eigen::Quaternionf::Identity(), 9);
-  });
+  write_with_pcl(path, cloud, "PLY", false,
+                 [&](const std::string& scratch, const pcl::PCLPointCloud2& raw) {
+                   pcl::PLYWriter writer;
+                   return binary ? writer.writeBinary(scratch, raw)
+                                 : writer.writeASCII(scratch, raw, Eigen::Vector4f::Zero(),
+                                                     Eigen::Quaternionf::Identity(), 9);
+                 });
 }
 
 }  // namespace cumulus

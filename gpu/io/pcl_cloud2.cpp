@@ -3,8 +3,13 @@
 #include <pcl/console/print.h>
 #include <pcl/io/pcd_io.h>
 #include <pcl/io/ply_io.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -13,6 +18,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/atomic_file.h"
 #include "io/io.h"
 #include "io/io_detail.h"
 #include "io/pcl_cloud2.h"
@@ -206,6 +212,57 @@ pcl::PCLPointCloud2 to_pcl(const PointCloud& cloud) {
     }
   }
   return out;
+}
+
+void write_through_scratch(const std::string& path, const std::string& format, std::size_t at_least,
+                           const std::function<int(const std::string& scratch)>& write) {
+  struct Scratch {
+    int fd = ::memfd_create("cumulus-pcl-writer", MFD_CLOEXEC);
+    ~Scratch() {
+      if (fd >= 0) ::close(fd);
+    }
+  } scratch;
+  if (scratch.fd < 0)
+    throw IoError(path, std::string("not written: no memory file for the ") + format +
+                            " writer: " + std::strerror(errno));
+  const std::string unchanged = "; the file that was there, if any, is unchanged";
+  rlimit limit{};
+  const bool limited = ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+  const auto beyond_limit = [&](std::size_t bytes) { return limited && bytes >= limit.rlim_cur; };
+  if (beyond_limit(at_least + 1))
+    throw IoError(path, "not written: " + std::string(std::strerror(EFBIG)) + " (" +
+                            path_error(path, EFBIG) + ")" + unchanged);
+  int result = -1;
+  std::string why;
+  errno = 0;
+  try {
+    result = write("/proc/self/fd/" + std::to_string(scratch.fd));
+  } catch (const std::exception& e) {
+    why = std::string(": ") + e.what();
+  }
+  // PCL's messages leave out the system's reason; errno, right after, is the best guess of it.
+  if (errno == ENOSPC || errno == EFBIG || errno == ENOMEM || errno == EDQUOT || errno == EIO)
+    why += std::string(" (") + std::strerror(errno) + ")";
+  struct stat st {};
+  if (::fstat(scratch.fd, &st) != 0) st.st_size = 0;
+  const auto bytes = std::size_t(std::max<off_t>(st.st_size, 0));
+  if (beyond_limit(bytes))
+    throw IoError(path, "not written: " + std::string(std::strerror(EFBIG)) + " (" +
+                            path_error(path, EFBIG) + ")" + unchanged);
+  if (result < 0 || !why.empty() || bytes == 0 || bytes < at_least)
+    throw IoError(path, "not written: PCL's " + format + " writer failed" + why + unchanged);
+  AtomicFile out(path);
+  std::vector<char> chunk(std::size_t(1) << 20);
+  for (off_t at = 0; at < st.st_size;) {
+    const ssize_t n = ::pread(scratch.fd, chunk.data(), chunk.size(), at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw IoError(path, std::string("not written: reading PCL's output back failed: ") +
+                              std::strerror(n < 0 ? errno : EIO));
+    out.write(chunk.data(), std::size_t(n));
+    at += n;
+  }
+  out.commit();
 }
 
 }  // namespace cumulus::detail

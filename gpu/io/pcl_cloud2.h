@@ -4,7 +4,9 @@
 // (io_pcd.cpp and io_ply.cpp check them first). Private to io/.
 #include <pcl/PCLPointCloud2.h>
 
+#include <charconv>
 #include <cstddef>
+#include <functional>
 #include <istream>
 #include <string>
 #include <vector>
@@ -38,23 +40,29 @@ PointCloud read_with_pcl(const std::string& path, const std::string& format) {
   return from_pcl(path, raw);
 }
 
-// Writes `cloud` to `path` with `write(raw)`, a call of one of PCL's writers (its status, < 0 on
-// failure); refuses an empty cloud, which `format` cannot hold.
+// Lets `write(scratch)` (a call of one of PCL's writers, returning its status) write a file in
+// memory, then puts its bytes in `path` with AtomicFile. PCL's writers check little (the binary
+// PCD writer maps the file, which on a full disk is a bus error; the text writers never look at
+// their stream, so a failed write leaves a cut file and reports success), so none of them ever
+// writes to the disk itself. The memory file obeys the process's file size limit as a disk
+// file does, and PCL would cut the file there without a word: a file that reaches the limit,
+// or whose size known in advance (`at_least` bytes, 0 if unknown) would, is refused with that
+// reason before anything reaches the disk.
+void write_through_scratch(const std::string& path, const std::string& format, std::size_t at_least,
+                           const std::function<int(const std::string& scratch)>& write);
+
+// `cloud` to `path` by `write(scratch, raw)`; refuses an empty cloud, which `format` cannot hold.
+// `raw_bytes_written`: the format writes at least the raw point bytes (binary PCD).
 template <class Write>
 void write_with_pcl(const std::string& path, const PointCloud& cloud, const std::string& format,
-                    Write write) {
+                    bool raw_bytes_written, Write write) {
   cloud.validate();
   if (cloud.empty())
     throw IoError(path, "refusing to write an empty cloud (" + format + " needs points)");
   quiet_pcl();
   const pcl::PCLPointCloud2 raw = to_pcl(cloud);
-  int result = -1;
-  try {
-    result = write(raw);
-  } catch (const std::exception& e) {
-    throw IoError(path, std::string("cannot write: ") + e.what());
-  }
-  if (result < 0) throw IoError(path, "cannot write (folder missing or not writable?)");
+  write_through_scratch(path, format, raw_bytes_written ? raw.data.size() : 0,
+                        [&](const std::string& scratch) { return write(scratch, raw); });
 }
 
 // The words of a header line.
