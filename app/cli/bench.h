@@ -43,6 +43,8 @@ class Args;
 int run_bench_segment(const Args& a, std::ostream& out, const std::string& command_line);
 // bench icp (commands_bench_icp.cpp).
 int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_line);
+// bench filter (commands_bench_filter.cpp).
+int run_bench_filter(const Args& a, std::ostream& out, const std::string& command_line);
 // bench features (commands_features.cpp).
 int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line);
 

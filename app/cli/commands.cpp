@@ -8,6 +8,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "features/features.h"
+#include "filter/filter.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -36,6 +37,8 @@ const std::vector<Command>& commands() {
        run_generate},
       {"cluster", "Euclidean cluster extraction (PCL and GPU methods)",
        help_for("cluster", method_help(ClusterMethod{})), run_cluster},
+      {"filter", "crop box and voxel grid filters (PCL and GPU methods)",
+       help_for("filter", method_help(FilterMethod{})), run_filter},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},
       {"register", "ICP registration of two clouds (PCL and GPU methods)",

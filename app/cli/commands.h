@@ -31,6 +31,7 @@ int run_info(const std::vector<std::string>& args, std::ostream& out);
 int run_convert(const std::vector<std::string>& args, std::ostream& out);
 int run_generate(const std::vector<std::string>& args, std::ostream& out);
 int run_cluster(const std::vector<std::string>& args, std::ostream& out);
+int run_filter(const std::vector<std::string>& args, std::ostream& out);
 int run_segment(const std::vector<std::string>& args, std::ostream& out);
 int run_register(const std::vector<std::string>& args, std::ostream& out);
 int run_features(const std::vector<std::string>& args, std::ostream& out);

@@ -237,27 +237,30 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
   if (!a.get("data", "").empty()) {
     rc = std::max(rc, run_bench_icp(a, out, command_line));
     rc = std::max(rc, run_bench_features(a, out, command_line));
+    rc = std::max(rc, run_bench_filter(a, out, command_line));
   }
   std::stringstream body;
-  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/features.md"}) {
+  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/features.md", "/filter.md"}) {
     std::ifstream f(dir + part);
     // A part not run (icp without --data) must not put the stream into a failed state.
     if (f && f.peek() != std::ifstream::traits_type::eof()) body << f.rdbuf() << "\n";
   }
   AtomicOstream report(dir + "/report.md");
   const DeviceInfo d = query_device();
-  report << "# Cumulus performance report\n\n"
-         << "- Machine: " << describe_host() << "\n"
-         << "- GPU: " << (d.available ? describe(d) : "none (" + d.reason + ")") << "\n"
-         << "- Versions: Cumulus " << CUMULUS_VERSION << ", PCL " << PCL_VERSION_PRETTY << ", Qt "
-         << qVersion() << ", CUDA runtime " << d.runtime_version / 1000 << '.'
-         << (d.runtime_version % 1000) / 10 << "\n"
-         << "- Command: `" << command_line << "`\n"
-         << "- Method: one warm-up run, then the median, min and max of the repeats; GPU stage "
-            "times from CUDA "
-            "events, totals as wall time of the whole call with upload and download.\n\n"
-         << "Algorithms measured: Euclidean clustering, RDP segmentation, ICP (with k-NN "
-            "search) and normals with PFH/FPFH (ICP and features need --data).\n\n";
+  report
+      << "# Cumulus performance report\n\n"
+      << "- Machine: " << describe_host() << "\n"
+      << "- GPU: " << (d.available ? describe(d) : "none (" + d.reason + ")") << "\n"
+      << "- Versions: Cumulus " << CUMULUS_VERSION << ", PCL " << PCL_VERSION_PRETTY << ", Qt "
+      << qVersion() << ", CUDA runtime " << d.runtime_version / 1000 << '.'
+      << (d.runtime_version % 1000) / 10 << "\n"
+      << "- Command: `" << command_line << "`\n"
+      << "- Method: one warm-up run, then the median, min and max of the repeats; GPU stage "
+         "times from CUDA "
+         "events, totals as wall time of the whole call with upload and download.\n\n"
+      << "Algorithms measured: Euclidean clustering, RDP segmentation, ICP (with k-NN "
+         "search), normals with PFH/FPFH, crop box and voxel grid (ICP, features and filters need "
+         "--data).\n\n";
   // The clustering report, one heading level down.
   std::string line;
   while (std::getline(body, line))
@@ -322,8 +325,8 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
                {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
                 "tolerance", "csv", "max-points", "batch", "cases", "pcl-max-pairs", "points",
                 "tile-points", "icp-lanes", "grid-points-per-cell", "fine-points-per-cell"});
-  a.expect_positionals(1, 1,
-                       "cumulus-cli bench cluster|segment|icp|features|tiled|all|plot [options]");
+  a.expect_positionals(
+      1, 1, "cumulus-cli bench cluster|segment|icp|features|filter|tiled|all|plot [options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
     command_line += " " + s;
@@ -333,6 +336,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "segment") return run_bench_segment(a, out, command_line);
   if (what == "icp") return run_bench_icp(a, out, command_line);
   if (what == "features") return run_bench_features(a, out, command_line);
+  if (what == "filter") return run_bench_filter(a, out, command_line);
   if (what == "tiled") return run_bench_tiled(a, out);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
@@ -348,7 +352,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
     return 0;
   }
   throw UsageError("bench: unknown benchmark '" + what +
-                   "' (cluster, segment, icp, features, tiled, all, plot)");
+                   "' (cluster, segment, icp, features, filter, tiled, all, plot)");
 }
 
 }  // namespace cumulus::cli

@@ -7,6 +7,7 @@
 #include "cluster/cluster.h"
 #include "commands.h"
 #include "features/features.h"
+#include "filter/filter.h"
 #include "nns/nns.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
@@ -55,6 +56,7 @@ int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
   write_table(out, "Nearest-neighbour search", "bench icp", NnsMethod{}, md);
   write_table(out, "ICP registration", "register", IcpMethod{}, md);
   write_table(out, "Normals, PFH and FPFH", "features", FeatureMethod{}, md);
+  write_table(out, "Filters: crop box and voxel grid", "filter", FilterMethod{}, md);
   return 0;
 }
 

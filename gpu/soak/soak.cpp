@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/timing.h"
 #include "features/features.h"
+#include "filter/filter.h"
 #include "generate/generate.h"
 #include "nns/nns.h"
 #include "registration/icp.h"
@@ -97,6 +98,13 @@ std::vector<Job> soak_jobs() {
                         compute_features(in.scan_target, p, m);
                       }});
     }
+  }
+  for (FilterMethod m : all_methods<FilterMethod>()) {
+    if (!is_gpu_method(m)) continue;
+    jobs.push_back({"voxel grid", method_name(m), [m] { voxel_grid(in.street, {}, m); }});
+    jobs.push_back({"crop box", method_name(m), [m] {
+                      crop_box(in.street, {{-10, -10, -2}, {10, 10, 2}, false}, m);
+                    }});
   }
   jobs.push_back(
       {"segment", "gpu", [] { segment_columns(in.depth, SegmentParams{}, SegmentMethod::Gpu); }});

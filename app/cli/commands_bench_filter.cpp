@@ -1,0 +1,127 @@
+// cumulus-cli bench filter: crop box and voxel grid on the real scans (and the sample street),
+// PCL's CropBox and VoxelGrid against the GPU in one process, with the agreement of each run.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "args.h"
+#include "bench.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "filter/filter.h"
+#include "io/io.h"
+
+namespace cumulus::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct FilterCase {
+  std::string label;
+  PointCloud cloud;
+};
+
+// The middle half of the finite points' extent in x and y, all of z: a typical region of
+// interest around a sensor.
+CropBoxParams middle_box(const PointCloud& c) {
+  const Bounds b = c.local_bounds();
+  CropBoxParams p;
+  const float lo[3] = {b.min.x, b.min.y, b.min.z}, hi[3] = {b.max.x, b.max.y, b.max.z};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const double quarter = k < 2 ? (hi[k] - lo[k]) / 4.0 : 0.0;
+    p.min[k] = c.origin[k] + lo[k] + quarter;
+    p.max[k] = c.origin[k] + hi[k] - quarter;
+  }
+  return p;
+}
+
+std::string agreement(const FilterResult& r, const FilterResult& ref, bool voxels) {
+  if (!voxels) return r.kept == ref.kept ? "identical" : "DIFFERENT";
+  if (r.cloud.size() != ref.cloud.size())
+    return "DIFFERENT: " + std::to_string(r.cloud.size()) + " voxels, PCL " +
+           std::to_string(ref.cloud.size());
+  double d = 0;
+  for (std::size_t i = 0; i < r.cloud.size(); ++i) {
+    const Point3f &a = r.cloud.points[i], &b = ref.cloud.points[i];
+    d = std::max(
+        {d, std::abs(double(a.x) - b.x), std::abs(double(a.y) - b.y), std::abs(double(a.z) - b.z)});
+  }
+  std::ostringstream s;
+  s << (d < 1e-3 ? "same voxels" : "DIFFERENT centroids") << ", centroids within "
+    << std::setprecision(2) << d << " m";
+  return s.str();
+}
+
+}  // namespace
+
+int run_bench_filter(const Args& a, std::ostream& out, const std::string& command_line) {
+  const std::string dir = a.get("out", "bench-filter");
+  fs::create_directories(dir);
+  const int repeat = int(a.get_int("repeat", 20)), warmup = int(a.get_int("warmup", 2));
+  const bool gpu = query_device().available;
+  std::vector<FilterCase> cases;
+  const std::string data = a.get("data", ""), sample = a.get("sample", "");
+  const auto add = [&](const std::string& path, const std::string& label) {
+    if (!path.empty() && fs::exists(path)) cases.push_back({label, load_cloud(path)});
+  };
+  if (!data.empty())
+    for (const char* f : {"kitti/000000.bin", "kitti/000001.bin", "lidar-pair/251370668.pcd",
+                          "cupcl/sample.pcd", "pcl/table_scene_mug_stereo_textured.pcd"})
+      add(data + "/" + f, f);
+  if (!sample.empty()) add(sample + "/street_scene.pcd", "street_scene.pcd");
+  if (cases.empty()) throw UsageError("bench filter needs --data DIR or --sample DIR");
+  std::vector<BenchRow> rows;
+  for (const auto& c : cases) {
+    for (const double leaf : {0.0, 0.05, 0.1, 0.2}) {  // 0: the crop box
+      const bool voxels = leaf > 0;
+      FilterResult ref;
+      if (voxels) {
+        try {
+          validate(VoxelGridParams{{float(leaf), float(leaf), float(leaf)}, 0}, c.cloud);
+        } catch (const InvalidArgument& e) {
+          out << "voxel  " << c.label << " leaf " << leaf << ": refused (" << e.what() << ")\n";
+          continue;
+        }
+      }
+      for (const FilterMethod m : all_methods<FilterMethod>()) {
+        if (is_gpu_method(m) && !gpu) continue;
+        std::vector<double> t;
+        FilterResult last;
+        const int reps = m == FilterMethod::Cpu ? std::max(1, repeat / 4) : repeat;
+        for (int i = 0; i < warmup + reps; ++i) {
+          last = voxels ? voxel_grid(c.cloud, {{float(leaf), float(leaf), float(leaf)}, 0}, m)
+                        : crop_box(c.cloud, middle_box(c.cloud), m);
+          if (i >= warmup) t.push_back(last.total_ms);
+        }
+        std::sort(t.begin(), t.end());
+        BenchRow row{
+            voxels ? "voxel" : "crop", c.label, leaf, c.cloud.size(), leaf, method_name(m)};
+        row.median_ms = t[t.size() / 2];
+        row.min_ms = t.front();
+        row.max_ms = t.back();
+        row.clusters = last.cloud.size();
+        row.stages = last.stages;
+        row.agreement = m == FilterMethod::Cpu ? "reference" : agreement(last, ref, voxels);
+        if (m == FilterMethod::Cpu) ref = std::move(last);
+        out << std::left << std::setw(7) << row.sweep << std::setw(42) << c.label << std::setw(6)
+            << leaf << ' ' << std::setw(5) << row.method << std::right << std::fixed
+            << std::setprecision(4) << std::setw(10) << row.median_ms << " ms  " << row.agreement
+            << '\n'
+            << std::flush;
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+  return write_bench_report(
+      rows, dir, "filter", "Filters: crop box and voxel grid",
+      "Crop box: the middle half of each cloud's x and y extent. Voxel grid: cubic leaves of "
+      "0.05, 0.1 and 0.2 m (the x column). `cpu` is PCL's CropBox and VoxelGrid; times are wall "
+      "times of the whole call, upload, download and gathering the kept points' fields "
+      "included. The clusters column holds the points kept.\n",
+      command_line, out);
+}
+
+}  // namespace cumulus::cli

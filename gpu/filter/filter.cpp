@@ -1,0 +1,147 @@
+// Filters: argument checks, the voxel lattice every method shares, and dispatch to PCL
+// (filter_pcl.cpp) or the GPU (cuda/).
+#include "filter/filter.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "core/error.h"
+#include "filter/cuda/filter_gpu.h"
+#include "filter/filter_impl.h"
+
+namespace cumulus {
+
+void validate(const CropBoxParams& p) {
+  for (int k = 0; k < 3; ++k) {
+    if (!std::isfinite(p.min[k]) || !std::isfinite(p.max[k]))
+      throw InvalidArgument("crop box corners must be finite numbers");
+    if (p.min[k] > p.max[k])
+      throw InvalidArgument("crop box minimum is larger than its maximum along " +
+                            std::string(1, "xyz"[k]) + " (" + std::to_string(p.min[k]) + " > " +
+                            std::to_string(p.max[k]) + ")");
+  }
+}
+
+void validate(const VoxelGridParams& p) {
+  for (const float leaf : p.leaf)
+    if (!(leaf > 0) || !std::isfinite(leaf))
+      throw InvalidArgument("voxel leaf size must be a positive number of metres, got " +
+                            std::to_string(leaf));
+}
+
+VoxelLattice voxel_lattice(const Point3f& lo, const Point3f& hi, const VoxelGridParams& params) {
+  VoxelLattice l;
+  const float low[3] = {lo.x, lo.y, lo.z}, high[3] = {hi.x, hi.y, hi.z};
+  std::int64_t extent[3];
+  std::uint64_t voxels = 1;
+  for (int k = 0; k < 3; ++k) {
+    l.inverse[std::size_t(k)] = 1.0f / params.leaf[std::size_t(k)];
+    const float inv = l.inverse[std::size_t(k)];
+    extent[k] = std::int64_t((high[k] - low[k]) * inv) + 1;
+    l.min_b[std::size_t(k)] = int(std::floor(low[k] * inv));
+    const auto div =
+        std::uint64_t(std::int64_t(std::floor(high[k] * inv)) - l.min_b[std::size_t(k)] + 1);
+    l.mul[std::size_t(k)] = std::uint32_t(voxels);
+    voxels *= div;
+  }
+  // PCL's own test, and one past it: the lattice's index must fit 32 bits for every method.
+  const double pcl_count = double(extent[0]) * double(extent[1]) * double(extent[2]);
+  if (pcl_count > double(std::numeric_limits<std::int32_t>::max()) ||
+      voxels > std::uint64_t(std::numeric_limits<std::uint32_t>::max())) {
+    const double volume =
+        double(high[0] - low[0]) * double(high[1] - low[1]) * double(high[2] - low[2]);
+    char text[300];
+    std::snprintf(text, sizeof text,
+                  "voxel leaf %g x %g x %g m is too small for this cloud: %.3g voxels over its "
+                  "%.4g x %.4g x %.4g m extent, where voxel indices hold at most 2^31 - 1 (PCL "
+                  "would warn and return the cloud unfiltered); a cubic leaf of at least %.3g m "
+                  "fits",
+                  double(params.leaf[0]), double(params.leaf[1]), double(params.leaf[2]), pcl_count,
+                  double(high[0] - low[0]), double(high[1] - low[1]), double(high[2] - low[2]),
+                  std::cbrt(volume / double(std::numeric_limits<std::int32_t>::max())) * 1.01);
+    throw InvalidArgument(text);
+  }
+  l.voxels = voxels;
+  return l;
+}
+
+void validate(const VoxelGridParams& params, const PointCloud& cloud) {
+  validate(params);
+  const Bounds b = cloud.local_bounds();
+  if (b.valid) voxel_lattice(b.min, b.max, params);
+}
+
+LocalBox local_box(const PointCloud& cloud, const CropBoxParams& p) {
+  const auto local = [&](const std::array<double, 3>& w) {
+    return Point3f{float(w[0] - cloud.origin[0]), float(w[1] - cloud.origin[1]),
+                   float(w[2] - cloud.origin[2])};
+  };
+  return {local(p.min), local(p.max)};
+}
+
+PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t>& kept) {
+  PointCloud out;
+  out.origin = cloud.origin;
+  const auto gather = [&](const auto& from, auto& to) {
+    if (from.empty()) return;
+    to.reserve(kept.size());
+    for (const std::int32_t i : kept)
+      to.push_back(from[std::size_t(i)]);
+  };
+  gather(cloud.points, out.points);
+  gather(cloud.intensity, out.intensity);
+  gather(cloud.rgb, out.rgb);
+  gather(cloud.normals, out.normals);
+  gather(cloud.labels, out.labels);
+  for (const auto& f : cloud.extra) {
+    ExtraField g{f.name, f.count, {}};
+    g.values.reserve(kept.size() * std::size_t(f.count));
+    for (const std::int32_t i : kept)
+      for (int k = 0; k < f.count; ++k)
+        g.values.push_back(f.values[std::size_t(i) * std::size_t(f.count) + std::size_t(k)]);
+    out.extra.push_back(std::move(g));
+  }
+  out.width = std::uint32_t(out.points.size());
+  out.height = 1;
+  return out;
+}
+
+FilterResult crop_box(const PointCloud& cloud, const CropBoxParams& params, FilterMethod method) {
+  validate(params);
+  WallTimer total;
+  FilterResult r;
+  const LocalBox box = local_box(cloud, params);
+  r.kept = method == FilterMethod::Cpu ? crop_box_pcl(cloud, box, params.negative)
+                                       : crop_box_gpu(cloud, box, params.negative, r.stages);
+  r.non_finite = cloud.count_non_finite();
+  WallTimer t;
+  r.cloud = gather_points(cloud, r.kept);
+  r.stages.emplace_back("gather fields", t.ms());
+  r.method = method_name(method);
+  r.total_ms = total.ms();
+  return r;
+}
+
+FilterResult voxel_grid(const PointCloud& cloud, const VoxelGridParams& params,
+                        FilterMethod method) {
+  validate(params);
+  WallTimer total;
+  FilterResult r;
+  r.cloud.origin = cloud.origin;
+  if (method == FilterMethod::Cpu) {
+    WallTimer t;
+    voxel_grid_pcl(cloud, params, r.cloud);
+    r.stages.emplace_back("PCL VoxelGrid", t.ms());
+  } else {
+    voxel_grid_gpu(cloud, params, r.cloud, r.stages);
+  }
+  r.cloud.width = std::uint32_t(r.cloud.size());
+  r.cloud.height = 1;
+  r.non_finite = cloud.count_non_finite();
+  r.method = method_name(method);
+  r.total_ms = total.ms();
+  return r;
+}
+
+}  // namespace cumulus

@@ -1,0 +1,59 @@
+#pragma once
+// Point-cloud filters with PCL's semantics, the first stages from a raw scan to objects.
+// - Crop box (PCL CropBox, axis-aligned): keeps the finite points with min <= p <= max on every
+//   axis (or, negative, the finite points outside); the kept points keep all their fields.
+// - Voxel grid (PCL VoxelGrid): the finite points binned in voxels of the leaf size on the
+//   lattice anchored at floor(min / leaf); one point per voxel holding at least
+//   min_points_per_voxel points, their centroid (intensity averaged too), voxels in PCL's order.
+// Coordinates are the cloud's local (float) ones; world boxes are converted first. Every
+// method keeps the same points; voxel centroids agree to PCL's own float summation error (PCL
+// sums a voxel in the unspecified order of its unstable sort; the GPU sums in double).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/point_cloud.h"
+#include "core/timing.h"
+
+#define CUMULUS_METHOD_ENUM FilterMethod
+#define CUMULUS_METHOD_ROWS "filter/filter_methods.def"
+#include "core/method_enum.h"
+
+namespace cumulus {
+
+struct CropBoxParams {
+  std::array<double, 3> min{0, 0, 0};  // world coordinates, metres
+  std::array<double, 3> max{0, 0, 0};
+  bool negative = false;  // keep what lies outside instead
+};
+
+struct VoxelGridParams {
+  std::array<float, 3> leaf{0.1f, 0.1f, 0.1f};  // metres along x, y, z
+  std::size_t min_points_per_voxel = 0;         // PCL's default: every occupied voxel
+};
+
+struct FilterResult {
+  PointCloud cloud;                // the output, with the input's origin
+  std::vector<std::int32_t> kept;  // crop box: input indices kept, ascending; voxel grid: empty
+  std::size_t non_finite = 0;      // input points skipped as not finite
+  std::string method;
+  StageTimes stages;
+  double total_ms = 0;
+};
+
+// InvalidArgument for a box with min > max or non-finite corners, a leaf that is not a positive
+// finite number, or (voxel grid) a leaf so small that voxel indices would overflow 32 bits,
+// where PCL warns and returns the input unfiltered: the message gives the smallest leaf that
+// works for the cloud.
+void validate(const CropBoxParams& params);
+void validate(const VoxelGridParams& params);
+// The same for a leaf on this cloud, overflow included (what voxel_grid would throw).
+void validate(const VoxelGridParams& params, const PointCloud& cloud);
+
+FilterResult crop_box(const PointCloud& cloud, const CropBoxParams& params, FilterMethod method);
+FilterResult voxel_grid(const PointCloud& cloud, const VoxelGridParams& params,
+                        FilterMethod method);
+
+}  // namespace cumulus

@@ -1,0 +1,248 @@
+// Filters: PCL's CropBox and VoxelGrid are what the documented definitions say, and the GPU
+// keeps PCL's points on real scans (KITTI, the LiDAR pair, cuPCL's sample and PCL's organized
+// table scene with its NaNs); bad parameters are refused with the reason.
+#include <QtTest>
+
+#include <cmath>
+#include <map>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "filter/filter.h"
+#include "io/io.h"
+#include "test_support.h"
+
+using namespace cumulus;
+
+namespace {
+
+const char* const kScans[] = {"kitti/000000.bin", "lidar-pair/251370668.pcd", "cupcl/sample.pcd",
+                              "pcl/table_scene_mug_stereo_textured.pcd"};
+
+// The middle half of the cloud's extent in x and y, all of z, in world coordinates.
+CropBoxParams middle_box(const PointCloud& c, bool negative) {
+  const Bounds b = c.local_bounds();
+  CropBoxParams p;
+  const float lo[3] = {b.min.x, b.min.y, b.min.z}, hi[3] = {b.max.x, b.max.y, b.max.z};
+  for (int k = 0; k < 3; ++k) {
+    const double quarter = k < 2 ? (hi[k] - lo[k]) / 4.0 : 0.0;
+    p.min[std::size_t(k)] = c.origin[std::size_t(k)] + lo[k] + quarter;
+    p.max[std::size_t(k)] = c.origin[std::size_t(k)] + hi[k] - quarter;
+  }
+  p.negative = negative;
+  return p;
+}
+
+// VoxelGrid as documented: PCL's float binning, voxels in key order, centroids in double.
+std::vector<Point3f> voxel_definition(const PointCloud& c, const VoxelGridParams& params) {
+  const Bounds b = c.local_bounds();
+  std::map<std::uint32_t, std::pair<std::size_t, std::array<double, 3>>> voxels;
+  float inv[3], min_b[3];
+  std::uint32_t mul[3];
+  std::uint64_t m = 1;
+  const float lo[3] = {b.min.x, b.min.y, b.min.z}, hi[3] = {b.max.x, b.max.y, b.max.z};
+  for (int k = 0; k < 3; ++k) {
+    inv[k] = 1.0f / params.leaf[std::size_t(k)];
+    min_b[k] = float(int(std::floor(lo[k] * inv[k])));
+    mul[k] = std::uint32_t(m);
+    m *= std::uint64_t(int(std::floor(hi[k] * inv[k])) - int(min_b[k]) + 1);
+  }
+  for (const auto& p : c.points) {
+    if (!is_finite(p)) continue;
+    const float v[3] = {p.x, p.y, p.z};
+    std::uint32_t key = 0;
+    for (int k = 0; k < 3; ++k) {
+      volatile float scaled = v[k] * inv[k];  // rounded on its own, as PCL's
+      volatile float shifted = std::floor(scaled) - min_b[k];
+      key += std::uint32_t(int(shifted)) * mul[k];
+    }
+    auto& [count, sum] = voxels[key];
+    ++count;
+    for (int k = 0; k < 3; ++k)
+      sum[std::size_t(k)] += v[k];
+  }
+  std::vector<Point3f> out;
+  for (const auto& [key, voxel] : voxels) {
+    const auto& [count, sum] = voxel;
+    if (count < params.min_points_per_voxel) continue;
+    out.push_back({float(sum[0] / double(count)), float(sum[1] / double(count)),
+                   float(sum[2] / double(count))});
+  }
+  return out;
+}
+
+// Largest coordinate difference of two point lists of one length.
+double max_difference(const std::vector<Point3f>& a, const std::vector<Point3f>& b) {
+  double d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    d = std::max({d, std::abs(double(a[i].x) - b[i].x), std::abs(double(a[i].y) - b[i].y),
+                  std::abs(double(a[i].z) - b[i].z)});
+  return d;
+}
+
+void add_scan_rows() {
+  QTest::addColumn<QString>("scan");
+  for (const char* s : kScans)
+    QTest::newRow(s) << QString(s);
+}
+
+}  // namespace
+
+class TestFilter : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void pclCropBoxIsTheDefinition_data() { add_scan_rows(); }
+  void pclCropBoxIsTheDefinition() {
+    QFETCH(QString, scan);
+    CUMULUS_REQUIRE_DATA(path, scan);
+    const PointCloud c = load_cloud(path.toStdString());
+    for (const bool negative : {false, true}) {
+      const CropBoxParams p = middle_box(c, negative);
+      const FilterResult r = crop_box(c, p, FilterMethod::Cpu);
+      // The box in the cloud's local float coordinates, bounds included.
+      float lo[3], hi[3];
+      for (int k = 0; k < 3; ++k) {
+        lo[k] = float(p.min[std::size_t(k)] - c.origin[std::size_t(k)]);
+        hi[k] = float(p.max[std::size_t(k)] - c.origin[std::size_t(k)]);
+      }
+      std::vector<std::int32_t> expected;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        const Point3f& q = c.points[i];
+        if (!is_finite(q)) continue;
+        const bool inside = q.x >= lo[0] && q.y >= lo[1] && q.z >= lo[2] && q.x <= hi[0] &&
+                            q.y <= hi[1] && q.z <= hi[2];
+        if (inside != negative) expected.push_back(std::int32_t(i));
+      }
+      QCOMPARE(r.kept, expected);
+      QVERIFY(!r.kept.empty());
+      QCOMPARE(r.cloud.size(), r.kept.size());
+    }
+  }
+
+  void pclVoxelGridIsTheDefinition_data() { add_scan_rows(); }
+  void pclVoxelGridIsTheDefinition() {
+    QFETCH(QString, scan);
+    CUMULUS_REQUIRE_DATA(path, scan);
+    const PointCloud c = load_cloud(path.toStdString());
+    for (const std::size_t min_points : {std::size_t(0), std::size_t(3)}) {
+      const VoxelGridParams p{{0.1f, 0.1f, 0.1f}, min_points};
+      const FilterResult r = voxel_grid(c, p, FilterMethod::Cpu);
+      const std::vector<Point3f> expected = voxel_definition(c, p);
+      QCOMPARE(r.cloud.size(), expected.size());
+      // PCL sums each voxel in float, in its sort's order: a few float steps of a coordinate.
+      QVERIFY2(max_difference(r.cloud.points, expected) < 1e-3,
+               qPrintable(QString::number(max_difference(r.cloud.points, expected))));
+    }
+  }
+
+  void gpuCropBoxKeepsPclsPoints_data() { add_scan_rows(); }
+  void gpuCropBoxKeepsPclsPoints() {
+    CUMULUS_REQUIRE_GPU();
+    QFETCH(QString, scan);
+    CUMULUS_REQUIRE_DATA(path, scan);
+    const PointCloud c = load_cloud(path.toStdString());
+    for (const bool negative : {false, true}) {
+      const CropBoxParams p = middle_box(c, negative);
+      const FilterResult gpu = crop_box(c, p, FilterMethod::Gpu);
+      QCOMPARE(gpu.kept, crop_box(c, p, FilterMethod::Cpu).kept);
+    }
+  }
+
+  void gpuVoxelGridKeepsPclsVoxels_data() {
+    QTest::addColumn<QString>("scan");
+    QTest::addColumn<float>("leaf");
+    QTest::addColumn<int>("min_points");
+    for (const char* s : kScans)
+      for (const float leaf : {0.05f, 0.1f, 0.3f})
+        for (const int min_points : {0, 3})
+          QTest::addRow("%s leaf %g min %d", s, double(leaf), min_points)
+              << QString(s) << leaf << min_points;
+  }
+  void gpuVoxelGridKeepsPclsVoxels() {
+    CUMULUS_REQUIRE_GPU();
+    QFETCH(QString, scan);
+    QFETCH(float, leaf);
+    QFETCH(int, min_points);
+    CUMULUS_REQUIRE_DATA(path, scan);
+    const PointCloud c = load_cloud(path.toStdString());
+    const VoxelGridParams p{{leaf, leaf, leaf}, std::size_t(min_points)};
+    const FilterResult gpu = voxel_grid(c, p, FilterMethod::Gpu);
+    const FilterResult pcl = voxel_grid(c, p, FilterMethod::Cpu);
+    QCOMPARE(gpu.cloud.size(), pcl.cloud.size());
+    QCOMPARE(gpu.cloud.intensity.size(), pcl.cloud.intensity.size());
+    // The same voxels in the same order; centroids to PCL's float summation error.
+    const double d = max_difference(gpu.cloud.points, pcl.cloud.points);
+    QVERIFY2(d < 1e-3, qPrintable(QString::number(d)));
+    // And the definition's double centroids, which the GPU computes the same way, exactly.
+    QCOMPARE(max_difference(gpu.cloud.points, voxel_definition(c, p)), 0.0);
+    for (std::size_t i = 0; i < gpu.cloud.intensity.size(); ++i)
+      QVERIFY(std::abs(gpu.cloud.intensity[i] - pcl.cloud.intensity[i]) <=
+              1e-4f * (1 + std::abs(pcl.cloud.intensity[i])));
+  }
+
+  void croppedPointsKeepTheirFields() {
+    PointCloud c;
+    for (int i = 0; i < 10; ++i) {
+      c.points.push_back({float(i), 0, 0});
+      c.intensity.push_back(float(i) * 10);
+      c.labels.push_back(i);
+    }
+    c.points[3].y = NAN;
+    c.width = 10;
+    const FilterResult r = crop_box(c, {{1.5, -1, -1}, {6, 1, 1}, false}, FilterMethod::Cpu);
+    QCOMPARE(r.kept, (std::vector<std::int32_t>{2, 4, 5, 6}));
+    QCOMPARE(r.cloud.intensity, (std::vector<float>{20, 40, 50, 60}));
+    QCOMPARE(r.cloud.labels, (std::vector<std::int32_t>{2, 4, 5, 6}));
+    QCOMPARE(r.non_finite, std::size_t(1));
+  }
+
+  void absurdParametersAreRefusedWithTheReason() {
+    PointCloud c;
+    c.points = {{0, 0, 0}, {100, 100, 10}};
+    c.width = 2;
+    try {
+      voxel_grid(c, {{1e-4f, 1e-4f, 1e-4f}, 0}, FilterMethod::Cpu);
+      QFAIL("a leaf that overflows PCL's voxel index was accepted");
+    } catch (const InvalidArgument& e) {
+      QVERIFY2(QString(e.what()).contains("too small") && QString(e.what()).contains("fits"),
+               e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             voxel_grid(c, {{0.0f, 0.1f, 0.1f}, 0}, FilterMethod::Cpu));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             crop_box(c, {{1, 0, 0}, {0, 1, 1}, false}, FilterMethod::Cpu));
+  }
+
+  void emptyAndAllNaNClouds() {
+    for (const FilterMethod m : all_methods<FilterMethod>()) {
+      if (is_gpu_method(m) && !query_device().available) continue;
+      PointCloud empty;
+      QVERIFY(voxel_grid(empty, {}, m).cloud.empty());
+      QVERIFY(crop_box(empty, {{0, 0, 0}, {1, 1, 1}, false}, m).kept.empty());
+      PointCloud nans;
+      nans.points.assign(5, Point3f{NAN, 0, 0});
+      nans.width = 5;
+      const FilterResult r = voxel_grid(nans, {}, m);
+      QVERIFY(r.cloud.empty());
+      QCOMPARE(r.non_finite, std::size_t(5));
+    }
+  }
+
+  void gpuMethodsExplainWhenNoGpu() {
+    if (query_device().available) QSKIP("this machine has a GPU");
+    PointCloud c;
+    c.points = {{0, 0, 0}};
+    c.width = 1;
+    try {
+      voxel_grid(c, {}, FilterMethod::Gpu);
+      QFAIL("expected GpuError");
+    } catch (const GpuError& e) {
+      QVERIFY2(QString(e.what()).contains("needs a GPU"), e.what());
+    }
+    QCOMPARE(default_method<FilterMethod>(), FilterMethod::Cpu);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestFilter)
+#include "test_filter.moc"
