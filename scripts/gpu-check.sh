@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 what=${1:-all}
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features; do
+  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
 fi
