@@ -24,6 +24,9 @@
 #include "feature_panel.h"
 #include "features/features.h"
 #include "features_window.h"
+#include "filter/filter.h"
+#include "filter_controller.h"
+#include "filter_panel.h"
 #include "generate/generate.h"
 #include "gui_support.h"
 #include "histogram_chart.h"
@@ -349,6 +352,47 @@ class TestGui : public QObject {
     const QString message = released.at(0).at(0).toString();
     QVERIFY2(message.contains(query_device().available ? "free device memory" : "No GPU"),
              qPrintable(message));
+  }
+
+  // The filters panel on the sample street: the voxel grid's result (PCL's) is shown in the
+  // view, an edit of the leaf re-runs by itself, the crop box joins in, and the filtered cloud
+  // becomes a dataset on request.
+  void filtersPanelRunsLiveAndAddsADataset() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    const auto source = w.document()->at(0).cloud;
+    QSignalSpy done(w.filters(), &app::FilterController::finished);
+    w.filterPanel()->setMethod(FilterMethod::Cpu);
+    w.filters()->run();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 30000);
+    QVERIFY(done.at(0).at(0).toBool());
+    const FilterResult direct = voxel_grid(*source, {}, FilterMethod::Cpu);
+    QCOMPARE(w.filters()->filtered()->size(), direct.cloud.size());
+    QCOMPARE(w.cloudView()->cloud().get(), w.filters()->filtered().get());
+    QDoubleSpinBox* leaf = nullptr;
+    for (auto* s : w.filterPanel()->findChildren<QDoubleSpinBox*>())
+      if (s->toolTip().startsWith("Voxel edge")) leaf = s;
+    QVERIFY(leaf);
+    leaf->setValue(0.5);
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 30000);
+    QVERIFY(w.filters()->filtered()->size() < direct.cloud.size());
+    ui::FilterSettings s = w.filterPanel()->settings();
+    CropBoxParams box{{source->origin[0] - 10, source->origin[1] - 10, source->origin[2] - 5},
+                      {source->origin[0] + 10, source->origin[1] + 10, source->origin[2] + 5}};
+    s.crop = box;
+    w.filterPanel()->setSettings(s);
+    w.filters()->run();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 3, 30000);
+    const FilterResult cropped = crop_box(*source, box, FilterMethod::Cpu);
+    QCOMPARE(w.filters()->filtered()->size(),
+             voxel_grid(cropped.cloud, *s.voxel, FilterMethod::Cpu).cloud.size());
+    emit w.filterPanel()->addAsDatasetRequested();
+    QCOMPARE(w.document()->count(), 2);
+    QCOMPARE(w.document()->at(1).cloud->size(), w.filters()->filtered()->size());
+    QVERIFY(w.document()->at(1).name.contains("filtered"));
+    QCOMPARE(w.document()->at(0).cloud->size(), source->size());  // the input is untouched
   }
 
   void segmentationPanelRunsLiveAndInspects() {

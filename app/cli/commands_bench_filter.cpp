@@ -58,12 +58,10 @@ std::string agreement(const FilterResult& r, const FilterResult& ref, bool voxel
 }  // namespace
 
 int run_bench_filter(const Args& a, std::ostream& out, const std::string& command_line) {
-  const std::string dir = a.get("out", "bench-filter");
-  fs::create_directories(dir);
-  const int repeat = int(a.get_int("repeat", 20)), warmup = int(a.get_int("warmup", 2));
   const bool gpu = query_device().available;
-  std::vector<FilterCase> cases;
   const std::string data = a.get("data", ""), sample = a.get("sample", "");
+  const int repeat = int(a.get_int("repeat", 20)), warmup = int(a.get_int("warmup", 2));
+  std::vector<FilterCase> cases;
   const auto add = [&](const std::string& path, const std::string& label) {
     if (!path.empty() && fs::exists(path)) cases.push_back({label, load_cloud(path)});
   };
@@ -73,6 +71,8 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
       add(data + "/" + f, f);
   if (!sample.empty()) add(sample + "/street_scene.pcd", "street_scene.pcd");
   if (cases.empty()) throw UsageError("bench filter needs --data DIR or --sample DIR");
+  const std::string dir = a.get("out", "bench-filter");
+  fs::create_directories(dir);
   std::vector<BenchRow> rows;
   for (const auto& c : cases) {
     for (const double leaf : {0.0, 0.05, 0.1, 0.2}) {  // 0: the crop box

@@ -18,11 +18,11 @@ class RunProgress {
  public:
   explicit RunProgress(std::string what);
   ~RunProgress();
-  RunProgress(const RunProgress&) = delete;
-  RunProgress& operator=(const RunProgress&) = delete;
   bool operator()(std::size_t done, std::size_t total);
 
  private:
+  RunProgress(const RunProgress&) = delete;  // one per run: it counts runs with progress
+  RunProgress& operator=(const RunProgress&) = delete;
   using Clock = std::chrono::steady_clock;
   std::string what_;
   bool terminal_ = false, shown_ = false;

@@ -36,6 +36,8 @@
 #include "dataset_loader.h"
 #include "depth_view.h"
 #include "dialogs.h"
+#include "filter_controller.h"
+#include "filter_panel.h"
 #include "history_window.h"
 #include "io/io.h"
 #include "job_runner.h"
@@ -164,23 +166,28 @@ void MainWindow::buildDocks() {
                         [this] { return currentRow(); },
                         [this](const QString& m) { reportError(m); },
                         [this] { return last_dir_; }};
+  // The algorithm panels share the right dock area as tabs, clustering in front.
+  const auto panel_dock = [this](QWidget* panel, const QString& title, const char* name) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(name);
+    dock->setWidget(panel);
+    addDockWidget(Qt::RightDockWidgetArea, dock);
+    return dock;
+  };
   cluster_panel_ = new ui::ClusterPanel(this);
-  auto* cluster_dock = new QDockWidget(tr("Euclidean Clustering"), this);
-  cluster_dock->setObjectName("clustering");
-  cluster_dock->setWidget(cluster_panel_);
-  addDockWidget(Qt::RightDockWidgetArea, cluster_dock);
+  auto* cluster_dock = panel_dock(cluster_panel_, tr("Euclidean Clustering"), "clustering");
   clustering_ = new ClusterController(bench, cluster_panel_, this);
   connect(clustering_, &ClusterController::finished, this, &MainWindow::clusteringFinished);
   connect(clustering_, &ClusterController::clusterColoursWanted, this,
           &MainWindow::showClusterColours);
 
   segment_panel_ = new ui::SegmentPanel(this);
-  auto* segment_dock = new QDockWidget(tr("RDP Segmentation"), this);
-  segment_dock->setObjectName("segmentation");
-  segment_dock->setWidget(segment_panel_);
-  addDockWidget(Qt::RightDockWidgetArea, segment_dock);
-  tabifyDockWidget(cluster_dock, segment_dock);
+  tabifyDockWidget(cluster_dock,
+                   panel_dock(segment_panel_, tr("RDP Segmentation"), "segmentation"));
+  filter_panel_ = new ui::FilterPanel(this);
+  tabifyDockWidget(cluster_dock, panel_dock(filter_panel_, tr("Filters"), "filters"));
   cluster_dock->raise();
+  filters_ = new FilterController(bench, filter_panel_, this);
   segmentation_ = new SegmentController(bench, segment_panel_, this);
   connect(segmentation_, &SegmentController::finished, this, &MainWindow::segmentationFinished);
   connect(segmentation_, &SegmentController::timingFinished, this,
@@ -317,6 +324,7 @@ void MainWindow::showDataset(int row) {
     setWindowTitle(tr("Cumulus"));
     return;
   }
+  filters_->datasetShown(row);
   const Dataset& d = document_->at(row);
   info_label_->setText(d.summaryHtml());
   setWindowTitle(tr("%1 — Cumulus").arg(d.name));

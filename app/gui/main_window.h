@@ -21,12 +21,14 @@ class VtkCloudView;
 class DepthView;
 class ClusterPanel;
 class SegmentPanel;
+class FilterPanel;
 }  // namespace cumulus::ui
 
 namespace cumulus::app {
 
 class ClusterController;
 class SegmentController;
+class FilterController;
 class DatasetLoader;
 class JobRunner;
 
@@ -42,6 +44,8 @@ class MainWindow : public QMainWindow {
   ui::DepthView* depthView() const { return depth_view_; }
   ui::ClusterPanel* clusterPanel() const { return cluster_panel_; }
   ui::SegmentPanel* segmentPanel() const { return segment_panel_; }
+  ui::FilterPanel* filterPanel() const { return filter_panel_; }
+  FilterController* filters() const { return filters_; }
   // Segments the current depth image with the segment panel's parameters, off the UI thread.
   void runSegmentation();
   // Runs every segmentation method on the current image and shows their times side by side.
@@ -146,10 +150,12 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_ = nullptr;
   ui::ClusterPanel* cluster_panel_ = nullptr;
   ui::SegmentPanel* segment_panel_ = nullptr;
+  ui::FilterPanel* filter_panel_ = nullptr;
   class HistoryWindow* history_ = nullptr;
   DatasetLoader* loader_ = nullptr;
   ClusterController* clustering_ = nullptr;
   SegmentController* segmentation_ = nullptr;
+  FilterController* filters_ = nullptr;
   JobRunner* release_runner_ = nullptr;
   QString last_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");

@@ -1,0 +1,111 @@
+#include "filter_controller.h"
+
+#include <QDateTime>
+
+#include "filter_panel.h"
+#include "run_history.h"
+#include "vtk_cloud_view.h"
+
+namespace cumulus::app {
+
+namespace {
+
+struct FilterOutcome {
+  std::shared_ptr<const PointCloud> cloud;
+  std::size_t after_crop = 0;
+  double total_ms = 0;
+  StageTimes stages;
+  std::string method;
+};
+
+// The crop box, then the voxel grid, each where it is switched on.
+FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, FilterMethod method) {
+  FilterOutcome out;
+  PointCloud cloud = in;
+  out.method = method_name(method);
+  const auto take = [&](FilterResult r, const char* stage) {
+    out.total_ms += r.total_ms;
+    for (auto& [name, ms] : r.stages)
+      out.stages.emplace_back(std::string(stage) + ": " + name, ms);
+    cloud = std::move(r.cloud);
+  };
+  if (s.crop) take(crop_box(cloud, *s.crop, method), "crop");
+  out.after_crop = cloud.size();
+  if (s.voxel && !cloud.empty()) take(voxel_grid(cloud, *s.voxel, method), "voxel");
+  out.cloud = std::make_shared<const PointCloud>(std::move(cloud));
+  return out;
+}
+
+}  // namespace
+
+FilterController::FilterController(const Workbench& bench, ui::FilterPanel* panel, QObject* parent)
+    : QObject(parent), bench_(bench), panel_(panel), runner_(new JobRunner(this)) {
+  jobs_ = new PanelJobs(
+      panel_, runner_, 150, [this] { run(); }, this);
+  connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
+  connect(panel_, &ui::FilterPanel::addAsDatasetRequested, this, &FilterController::addAsDataset);
+}
+
+void FilterController::datasetShown(int row) {
+  filtered_.reset();
+  panel_->clearResult();
+  if (row < 0 || !bench_.document->at(row).isCloud()) return;
+  const PointCloud& c = *bench_.document->at(row).cloud;
+  const Bounds b = c.local_bounds();
+  if (!b.valid) return;
+  panel_->setCloudBounds({c.origin[0] + b.min.x, c.origin[1] + b.min.y, c.origin[2] + b.min.z},
+                         {c.origin[0] + b.max.x, c.origin[1] + b.max.y, c.origin[2] + b.max.z});
+}
+
+void FilterController::run() {
+  jobs_->started();
+  const ui::FilterSettings settings = panel_->settings();
+  const int row = bench_.current_row();
+  const auto cloud = row >= 0 ? bench_.document->at(row).cloud : nullptr;
+  if (!cloud) return panel_->setError(tr("Select a point cloud to filter."));
+  if (!settings.crop && !settings.voxel)
+    return panel_->setError(tr("Switch on the crop box, the voxel grid or both."));
+  panel_->setBusy(true);
+  runner_->start([cloud, settings, method = panel_->method()](
+                     const JobControl&) { return filter_job(*cloud, settings, method); },
+                 [this, cloud](FilterOutcome r) {
+                   const int at = bench_.document->findCloud(cloud.get());
+                   if (at >= 0) {
+                     RunHistory::instance().add({QDateTime::currentDateTime(),
+                                                 "filter",
+                                                 QString::fromStdString(r.method),
+                                                 {},
+                                                 bench_.document->at(at).name,
+                                                 cloud->size(),
+                                                 r.total_ms,
+                                                 r.stages,
+                                                 QString()});
+                   }
+                   if (at >= 0 && at == bench_.current_row()) {
+                     source_ = cloud;
+                     filtered_ = r.cloud;
+                     bench_.cloud_view->setCloud(r.cloud, false);
+                     panel_->setResult(cloud->size(), r.after_crop, r.cloud->size(), r.total_ms,
+                                       QString::fromStdString(r.method));
+                   }
+                   emit finished(true);
+                 },
+                 [this](const QString& error) {
+                   panel_->setError(error);
+                   emit finished(false);
+                 });
+}
+
+void FilterController::addAsDataset() {
+  if (!filtered_ || filtered_->empty()) return;
+  const int from = bench_.document->findCloud(source_.get());
+  Dataset d;
+  d.name = (from >= 0 ? bench_.document->at(from).name : tr("cloud")) + tr(" (filtered)");
+  d.cloud = filtered_;
+  bench_.document->add(std::move(d));
+  bench_.status->showMessage(tr("Added the filtered cloud, %L1 points, to the datasets")
+                                 .arg(qulonglong(filtered_->size())),
+                             5000);
+}
+
+}  // namespace cumulus::app
