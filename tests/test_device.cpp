@@ -90,7 +90,7 @@ class TestDevice : public QObject {
                                                    .arg(r.host_growth_bytes)));
     }
     QCOMPARE(algorithms, (std::set<std::string>{"cluster", "knn", "radius", "icp", "normals", "pfh",
-                                                "fpfh", "segment"}));
+                                                "fpfh", "voxel grid", "crop box", "segment"}));
   }
 
   // Clustering in slabs stopped after its second slab, 50 times: no device or host memory kept.
