@@ -37,8 +37,14 @@ void validate_pcd(const std::string& path, std::uintmax_t file_size) {
     return header_number(w, what, fail);
   };
   while (data_kind.empty()) {
-    if (!header_line(in, line, line_no, fail)) fail("the header ends before its DATA line");
+    bool empty = false;
+    if (!header_line(in, line, line_no, fail, &empty)) fail("the header ends before its DATA line");
     const auto t = tokens(line);
+    // PCL skips only empty lines: one of white space alone (a CRLF file's blank line too) ends
+    // its header there, and it then reads the data as a cloud without fields (found by fuzzing:
+    // a crash).
+    if (t.empty() && !empty)
+      fail("line " + std::to_string(line_no) + " holds only white space inside the header");
     if (t.empty() || t[0][0] == '#') continue;
     const std::string& key = t[0];
     if (key == "VERSION" || key == "VIEWPOINT") continue;
@@ -85,8 +91,10 @@ void validate_pcd(const std::string& path, std::uintmax_t file_size) {
   {
     // PCL's header parser reads one line past DATA and takes a header keyword there as part of
     // the header (found by fuzzing: binary data starting "COLUMNS" made it read garbage).
+    // Empty lines are skipped there too, so the first line that is not empty is the one.
     std::string next;
-    std::getline(in, next);
+    while (std::getline(in, next) && next.empty()) {
+    }
     const auto t = tokens(next);
     static const char* kKeys[] = {"VERSION", "FIELDS", "COLUMNS", "SIZE",      "TYPE", "COUNT",
                                   "WIDTH",   "HEIGHT", "POINTS",  "VIEWPOINT", "DATA"};

@@ -86,6 +86,10 @@ void validate_ply(const std::string& path, std::uintmax_t file_size) {
   std::uintmax_t need = 0;
   for (const Element& e : elements) {
     const std::uintmax_t each = ascii ? 2 * e.values : e.bytes;
+    // PCL walks every instance, holding data or not (found by fuzzing: 2^64 - 1 instances of an
+    // element without properties never ended).
+    if (each == 0 && e.count > 0)
+      fail("an element declares " + std::to_string(e.count) + " instances but no properties");
     if (each != 0 && e.count > (std::uintmax_t(1) << 40) / each)
       fail("the header declares an impossible number of elements (" + std::to_string(e.count) +
            ")");

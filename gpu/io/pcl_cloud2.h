@@ -77,11 +77,13 @@ inline std::vector<std::string> tokens(const std::string& line) {
 // Reads the next header line of a PCD or PLY file into `line` (without a trailing CR); false at
 // the end of the file. Fails on binary bytes and on headers that never end.
 template <class Fail>
-bool header_line(std::istream& in, std::string& line, std::size_t& line_no, const Fail& fail) {
+bool header_line(std::istream& in, std::string& line, std::size_t& line_no, const Fail& fail,
+                 bool* was_empty = nullptr) {
   if (!std::getline(in, line)) return false;
   ++line_no;
   if (line_no > 1000 || line.size() > 100000)
     fail("the header does not end in its first 1000 lines");
+  if (was_empty) *was_empty = line.empty();  // before the '\r' of a CRLF line goes
   if (!line.empty() && line.back() == '\r') line.pop_back();
   for (unsigned char c : line)
     if (c < 9 || (c > 13 && c < 32) || c > 126)
