@@ -7,6 +7,7 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <new>
 #include <vector>
@@ -19,6 +20,9 @@
 namespace cumulus {
 
 namespace {
+
+// 16384 x 16384: beyond any depth camera or range image.
+constexpr std::uint64_t kMaxDepthPixels = std::uint64_t(1) << 28;
 
 struct PngError {
   std::jmp_buf jump;
@@ -138,6 +142,21 @@ DepthImage load_tiff_depth(const std::string& path, double scale) {
   const tmsize_t line = TIFFScanlineSize(tif.get());
   if (line < tmsize_t(w) * (bits / 8))
     throw IoError(path, "TIFF scanline is shorter than its width");
+  // The image is allocated before its rows are read: a header declaring billions of pixels
+  // must not get that far (found by fuzzing: a 9 GB allocation).
+  if (std::uint64_t(w) * h > kMaxDepthPixels)
+    throw IoError(path, "TIFF declares " + std::to_string(w) + " x " + std::to_string(h) +
+                            " pixels, more than a depth image holds (at most " +
+                            std::to_string(kMaxDepthPixels) + ")");
+  std::uint16_t compression = COMPRESSION_NONE;
+  TIFFGetFieldDefaulted(tif.get(), TIFFTAG_COMPRESSION, &compression);
+  std::error_code size_error;
+  const auto file_size = std::filesystem::file_size(path, size_error);
+  if (compression == COMPRESSION_NONE && !size_error &&
+      std::uint64_t(line) * h > std::uint64_t(file_size))
+    throw IoError(path, "TIFF data is truncated: " + std::to_string(h) + " rows of " +
+                            std::to_string(line) + " bytes do not fit in its " +
+                            std::to_string(file_size) + " bytes");
   DepthImage img;
   img.width = w;
   img.height = h;

@@ -50,6 +50,12 @@ void validate_ply(const std::string& path, std::uintmax_t file_size) {
   bool ended = false;
   while (!ended) {
     if (!header_line(in, line, line_no, fail)) fail("the header has no end_header line");
+    // PCL's parser takes a keyword only at the start of a line and splits on spaces alone: a
+    // stray carriage return, form feed or leading blank makes it misread the line (found by
+    // fuzzing: "\robj_info" failed an assertion inside PCL, which aborts the program).
+    if (line.find_first_of("\r\f\v") != std::string::npos ||
+        (!line.empty() && (line[0] == ' ' || line[0] == '\t')))
+      fail("line " + std::to_string(line_no) + " of the header holds stray white space");
     const auto t = tokens(line);
     if (t.empty() || t[0] == "comment" || t[0] == "obj_info") continue;
     if (t[0] == "format" && t.size() == 3) {
