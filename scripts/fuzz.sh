@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the loader fuzzers (clang, ASan + UBSan, CPU only) in build-fuzz/ and runs each for a
-# fixed time, starting from the committed seeds in fuzz/seeds/EXT. Inputs that crash are copied
+# fixed time, starting from the committed seeds in fuzz/seeds/EXT and the committed minimized
+# corpus in fuzz/corpus/EXT (what earlier runs found, merged with -merge=1; test_io loads every
+# one of those inputs too, which must load or fail with a clear error). Inputs that crash are copied
 # to fuzz/regressions/EXT/, where test_io loads every one of them on each test run.
 #   scripts/fuzz.sh [SECONDS_PER_LOADER] [EXT...]     (default 60 s; pcd ply bin xyz png tif)
 set -uo pipefail
@@ -22,6 +24,7 @@ for e in "${exts[@]}"; do
   mkdir -p "$work" "$found" "fuzz/regressions/$e"
   seeds=()
   [ -d "fuzz/seeds/$e" ] && seeds+=("fuzz/seeds/$e")
+  [ -d "fuzz/corpus/$e" ] && seeds+=("fuzz/corpus/$e")
   echo "== fuzz_$e for ${seconds}s"
   # Leak reports are PCL's and libtiff's global caches at exit, not per-input leaks.
   ASAN_OPTIONS=detect_leaks=0 build-fuzz/fuzz/fuzz_$e "$work" "${seeds[@]}" \
