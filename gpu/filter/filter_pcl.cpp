@@ -30,11 +30,12 @@ typename pcl::PointCloud<P>::Ptr to_pcl_points(const PointCloud& cloud) {
 
 template <class P>
 void run_voxel_grid(const PointCloud& cloud, const VoxelGridParams& params, PointCloud& out) {
-  const auto pc = to_pcl_points<P>(cloud);
-  // The same lattice check as every method (PCL would only warn and return the input).
+  // The same lattice check as every method (PCL would only warn and return the input), before
+  // the cloud is copied for PCL.
   const Bounds b = cloud.local_bounds();
   if (!b.valid) return;
   voxel_lattice(b.min, b.max, params);
+  const auto pc = to_pcl_points<P>(cloud);
   pcl::VoxelGrid<P> grid;
   grid.setInputCloud(pc);
   grid.setLeafSize(params.leaf[0], params.leaf[1], params.leaf[2]);
