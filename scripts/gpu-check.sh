@@ -3,7 +3,7 @@
 #   .gpu/bin.tar.xz (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
 #   they need), .gpu/data (a copy of ../shared/data). Writes logs and benchmark output to $OUT.
 #   scripts/gpu-pack.sh makes .gpu/ on this machine; then, on the GPU machine:
-#   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|features|features-bench|all
+#   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|features|features-bench|filters|all
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/out}
@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 what=${1:-all}
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter; do
+  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter test_outliers; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
 fi
@@ -71,6 +71,28 @@ if [ "$what" = features ]; then
       echo "rc=$? $(grep -E 'ERROR SUMMARY' /tmp/san.log | tr '\n' ' ')"
     done
   done
+fi
+
+if [ "$what" = filters ]; then
+  # Filters: their tests, every kernel under the sanitizers (a KITTI frame, and a small cloud
+  # with NaNs, duplicates and a far point), then the benchmark.
+  for t in test_filter test_outliers; do
+    "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
+  done
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  { printf 'x y z\n'; for k in $(seq 0 99); do echo "0.$k 0.$((k % 7)) 0.0$((k % 5))"; echo "0.$k 0.$((k % 7)) 0.0$((k % 5))"; done; echo "900 0 0"; echo "nan 0 0"; echo "3 inf 1"; } > /tmp/hard.xyz
+  for input in "$CUMULUS_DATA/kitti/000000.bin" /tmp/hard.xyz; do
+    for f in "--crop -20,-20,-3,20,20,3" "--voxel 0.2" "--voxel 0.2 --min-points 3" "--sor 50,1" "--sor 8,-0.5 --keep-outliers" "--ror 0.5,2" "--ror 1,20 --keep-outliers"; do
+      for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+        printf '%-8s %-30s %-10s ' "$(basename $input)" "$f" "$tool"
+        "$cs" --tool $tool --error-exitcode 9 "$bin/cumulus-cli" filter "$input" $f --method gpu > /tmp/san.log 2>&1
+        rc=$?
+        cat /tmp/san.log >> "$out/sanitize.log"
+        echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|points,' /tmp/san.log | tr '\n' ' ' | cut -c1-120)"
+      done
+    done
+  done
+  "$bin/cumulus-cli" bench filter --data "$CUMULUS_DATA" --sample "$root/sample_data" --out "$out/bench" --repeat ${REPEAT:-20} 2>&1 | tee "$out/bench-filter.log"
 fi
 
 if [ "$what" = features-bench ]; then

@@ -11,7 +11,7 @@ cd "$root"
 cmake -S . -B build-headless -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUMULUS_HEADLESS=ON -DCUMULUS_BUILD_TESTS=ON
 cmake --build build-headless -j "$(nproc)"
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib .gpu/data
-cp build-headless/app/cli/cumulus-cli build-headless/tests/test_{cluster,segment,io,device,data,nns,icp,features,tiles,filter} .gpu/bin/
+cp build-headless/app/cli/cumulus-cli build-headless/tests/test_{cluster,segment,io,device,data,nns,icp,features,tiles,filter,outliers} .gpu/bin/
 strip .gpu/bin/*
 for b in .gpu/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
   grep -vE 'lib(c|m|stdc\+\+|gcc_s|pthread|dl|rt)\.so|ld-linux' | xargs -r -I{} cp -L {} .gpu/lib/
@@ -21,5 +21,7 @@ tar -C .gpu -cf - bin | xz -T0 -6 > .gpu/bin.tar.xz
 rm -rf .gpu/lib .gpu/bin
 for d in kitti cupcl lidar-pair depth; do [ -d "$data/$d" ] && cp -r "$data/$d" .gpu/data/; done
 mkdir -p .gpu/data/bunny
+mkdir -p .gpu/data/pcl
+[ -f "$data/pcl/table_scene_mug_stereo_textured.pcd" ] && cp "$data/pcl/table_scene_mug_stereo_textured.pcd" .gpu/data/pcl/
 for f in bun.conf bun000.ply bun045.ply bun_zipper.ply; do [ -f "$data/bunny/$f" ] && cp "$data/bunny/$f" .gpu/data/bunny/; done
 du -sh .gpu

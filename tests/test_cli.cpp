@@ -10,6 +10,8 @@
 #include "commands.h"
 
 #include "cluster/cluster.h"
+#include "filter/filter.h"
+#include "io/io.h"
 #include "registration/icp.h"
 #include "test_support.h"
 
@@ -175,6 +177,44 @@ class TestCli : public QObject {
     QCOMPARE(cli({"segment", png, "--epsilon", "-1"}).code, 1);
     QCOMPARE(cli({"segment", png}).code, 2);
     QCOMPARE(cli({"segment", png, "--epsilon", "0.1", "--method", "quantum"}).code, 2);
+  }
+
+  // The four filters in their order on the sample street, as the library runs them; an empty
+  // stage ends the chain with a message, and bad values are refused.
+  void filterChainWithJson() {
+    using cumulus::FilterMethod;
+    using cumulus::load_cloud;
+    using cumulus::PointCloud;
+    QTemporaryDir dir;
+    const std::string street = (cumulus::test::sampleDir() + "/street_scene.pcd").toStdString();
+    const std::string out = (dir.path() + "/kept.pcd").toStdString();
+    const Run r = cli({"filter", street, "--voxel", "0.2", "--sor", "8,1", "--ror", "1,2",
+                       "--method", "cpu", "--json", "--out", out});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    const QJsonArray stages = j["stages"].toArray();
+    QCOMPARE(stages.size(), 3);
+    QCOMPARE(stages[1].toObject()["stage"].toString(), QString("statistical outliers"));
+    QCOMPARE(stages[2].toObject()["stage"].toString(), QString("radius outliers"));
+    const PointCloud voxels =
+        cumulus::voxel_grid(load_cloud(street), {{0.2f, 0.2f, 0.2f}, 0}, FilterMethod::Cpu).cloud;
+    const PointCloud sor =
+        cumulus::remove_statistical_outliers(voxels, {8, 1.0, false}, FilterMethod::Cpu).cloud;
+    const PointCloud ror =
+        cumulus::remove_radius_outliers(sor, {1.0, 2, false}, FilterMethod::Cpu).cloud;
+    QCOMPARE(stages[1].toObject()["points_out"].toDouble(), double(sor.size()));
+    QCOMPARE(j["points_out"].toDouble(), double(ror.size()));
+    QCOMPARE(load_cloud(out).size(), ror.size());
+    // Every point an outlier at a radius of a millimetre: said, and nothing is written.
+    const Run none = cli({"filter", street, "--ror", "0.001,2", "--out", out + ".none.pcd"});
+    QCOMPARE(none.code, 1);
+    QVERIFY2(none.err.find("radius outliers stage kept no point") != std::string::npos,
+             none.err.c_str());
+    QVERIFY(!QFileInfo::exists(QString::fromStdString(out + ".none.pcd")));
+    QCOMPARE(cli({"filter", street, "--sor", "0,1"}).code, 2);
+    QCOMPARE(cli({"filter", street, "--sor", "8"}).code, 2);
+    QCOMPARE(cli({"filter", street, "--ror", "-1,2"}).code, 1);
+    QCOMPARE(cli({"filter", street}).code, 2);
   }
 
   void registerSamplePairWithJson() {

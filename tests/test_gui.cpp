@@ -355,8 +355,8 @@ class TestGui : public QObject {
   }
 
   // The filters panel on the sample street: the voxel grid's result (PCL's) is shown in the
-  // view, an edit of the leaf re-runs by itself, the crop box joins in, and the filtered cloud
-  // becomes a dataset on request.
+  // view, an edit of the leaf re-runs by itself, the crop box and the outlier filters join in,
+  // and the filtered cloud becomes a dataset on request.
   void filtersPanelRunsLiveAndAddsADataset() {
     app::MainWindow w;
     w.setProperty("scripted", true);
@@ -386,8 +386,22 @@ class TestGui : public QObject {
     w.filters()->run();
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 3, 30000);
     const FilterResult cropped = crop_box(*source, box, FilterMethod::Cpu);
-    QCOMPARE(w.filters()->filtered()->size(),
-             voxel_grid(cropped.cloud, *s.voxel, FilterMethod::Cpu).cloud.size());
+    const FilterResult voxels = voxel_grid(cropped.cloud, *s.voxel, FilterMethod::Cpu);
+    QCOMPARE(w.filters()->filtered()->size(), voxels.cloud.size());
+    // The outlier filters follow the voxel grid.
+    s.statistical = StatisticalOutlierParams{8, 1.0, false};
+    s.radius = RadiusOutlierParams{1.0, 2, false};
+    w.filterPanel()->setSettings(s);
+    QCOMPARE(w.filterPanel()->settings().statistical->mean_k, 8);
+    QCOMPARE(w.filterPanel()->settings().radius->radius, 1.0);
+    w.filters()->run();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 4, 30000);
+    QVERIFY(done.at(3).at(0).toBool());
+    const FilterResult sor =
+        remove_statistical_outliers(voxels.cloud, *s.statistical, FilterMethod::Cpu);
+    const FilterResult ror = remove_radius_outliers(sor.cloud, *s.radius, FilterMethod::Cpu);
+    QVERIFY(ror.cloud.size() < voxels.cloud.size());
+    QCOMPARE(w.filters()->filtered()->size(), ror.cloud.size());
     emit w.filterPanel()->addAsDatasetRequested();
     QCOMPARE(w.document()->count(), 2);
     QCOMPARE(w.document()->at(1).cloud->size(), w.filters()->filtered()->size());

@@ -36,7 +36,26 @@ FilterPanel::FilterPanel(QWidget* parent) : MethodPanel(parent) {
   min_points_->setRange(0, 1000000);
   min_points_->setToolTip(tr("Voxels holding fewer points are dropped"));
   watch(min_points_);
-  for (QCheckBox* c : {crop_on_, negative_, voxel_on_})
+  statistical_on_ = new QCheckBox(tr("Statistical outliers: mean distance to the k nearest"), this);
+  mean_k_ = new QSpinBox(this);
+  mean_k_->setRange(1, kMaxOutlierMeanK);
+  mean_k_->setValue(50);
+  mean_k_->setToolTip(tr("Neighbours whose mean distance scores a point (PCL's tutorial: 50)"));
+  watch(mean_k_);
+  SpinSettings stddev{2, -10, 10, 0.1, 1.0, {}};
+  stddev.tip = tr("Points scoring above the mean score plus this many standard deviations go");
+  stddev_ = doubleSpin(stddev);
+  radius_on_ = new QCheckBox(tr("Radius outliers: too few neighbours within the radius"), this);
+  SpinSettings radius{3, 0.001, 1000, 0.05, 0.5, tr(" m")};
+  radius.tip = tr("Neighbours count at this distance or closer");
+  radius_ = doubleSpin(radius);
+  min_neighbors_ = new QSpinBox(this);
+  min_neighbors_->setRange(0, 1000000);
+  min_neighbors_->setValue(2);
+  min_neighbors_->setToolTip(tr("Points with fewer neighbours (besides themselves) go"));
+  watch(min_neighbors_);
+  keep_outliers_ = new QCheckBox(tr("Keep the outliers instead"), this);
+  for (QCheckBox* c : {crop_on_, negative_, voxel_on_, statistical_on_, radius_on_, keep_outliers_})
     connect(c, &QCheckBox::toggled, this, [this] {
       if (!filling()) emit parametersChanged();
     });
@@ -46,6 +65,13 @@ FilterPanel::FilterPanel(QWidget* parent) : MethodPanel(parent) {
   form()->addRow(voxel_on_);
   form()->addRow(tr("Leaf"), leaf_);
   form()->addRow(tr("Min points"), min_points_);
+  form()->addRow(statistical_on_);
+  form()->addRow(tr("Neighbours"), mean_k_);
+  form()->addRow(tr("Std. deviations"), stddev_);
+  form()->addRow(radius_on_);
+  form()->addRow(tr("Radius"), radius_);
+  form()->addRow(tr("Min neighbours"), min_neighbors_);
+  form()->addRow(keep_outliers_);
   addRunRow(tr("Run"), {}, tr("Filtering…"), false,
             tr("Open a point cloud, switch a filter on and run it."));
   auto* row = new QHBoxLayout;
@@ -75,6 +101,11 @@ FilterSettings FilterPanel::settings() const {
     const auto leaf = float(leaf_->value());
     s.voxel = VoxelGridParams{{leaf, leaf, leaf}, std::size_t(min_points_->value())};
   }
+  const bool outliers = keep_outliers_->isChecked();
+  if (statistical_on_->isChecked())
+    s.statistical = StatisticalOutlierParams{mean_k_->value(), stddev_->value(), outliers};
+  if (radius_on_->isChecked())
+    s.radius = RadiusOutlierParams{radius_->value(), min_neighbors_->value(), outliers};
   return s;
 }
 
@@ -93,6 +124,18 @@ void FilterPanel::setSettings(const FilterSettings& s) {
     leaf_->setValue(double(s.voxel->leaf[0]));
     min_points_->setValue(int(s.voxel->min_points_per_voxel));
   }
+  statistical_on_->setChecked(s.statistical.has_value());
+  if (s.statistical) {
+    mean_k_->setValue(s.statistical->mean_k);
+    stddev_->setValue(s.statistical->stddev_mul);
+    keep_outliers_->setChecked(s.statistical->negative);
+  }
+  radius_on_->setChecked(s.radius.has_value());
+  if (s.radius) {
+    radius_->setValue(s.radius->radius);
+    min_neighbors_->setValue(s.radius->min_neighbors);
+    keep_outliers_->setChecked(s.radius->negative);
+  }
 }
 
 void FilterPanel::setCloudBounds(const std::array<double, 3>& min,
@@ -105,17 +148,17 @@ void FilterPanel::setCloudBounds(const std::array<double, 3>& min,
   }
 }
 
-void FilterPanel::setResult(std::size_t points_in, std::size_t after_crop, std::size_t after_voxel,
-                            double total_ms, const QString& method) {
+void FilterPanel::setResult(std::size_t points_in, const StageCounts& stages, double total_ms,
+                            const QString& method) {
   const QLocale l;
+  const std::size_t out = stages.empty() ? points_in : stages.back().second;
   QString text = tr("<b>%1</b> of %2 points kept")
-                     .arg(l.toString(qulonglong(after_voxel)), l.toString(qulonglong(points_in)));
-  if (crop_on_->isChecked()) text += tr("<br>crop box: %1").arg(l.toString(qulonglong(after_crop)));
-  if (voxel_on_->isChecked())
-    text += tr("<br>voxel grid: %1").arg(l.toString(qulonglong(after_voxel)));
+                     .arg(l.toString(qulonglong(out)), l.toString(qulonglong(points_in)));
+  for (const auto& [stage, count] : stages)
+    text += tr("<br>%1: %2").arg(stage, l.toString(qulonglong(count)));
   text += tr("<br>%1 ms with %2").arg(total_ms, 0, 'f', 3).arg(method);
   setStatus(text);
-  add_->setEnabled(after_voxel > 0);
+  add_->setEnabled(out > 0);
 }
 
 void FilterPanel::clearResult() {

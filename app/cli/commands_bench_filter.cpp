@@ -1,5 +1,5 @@
-// cumulus-cli bench filter: crop box and voxel grid on the real scans (and the sample street),
-// PCL's CropBox and VoxelGrid against the GPU in one process, with the agreement of each run.
+// cumulus-cli bench filter: crop box, voxel grid and the outlier filters on the real scans (and
+// the sample street), PCL against the GPU in one process, with the agreement of each run.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -74,15 +74,30 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
   const std::string dir = a.get("out", "bench-filter");
   fs::create_directories(dir);
   std::vector<BenchRow> rows;
+  // One row set per filter: PCL's tutorial parameters for the outlier filters.
+  struct Filter {
+    const char* sweep;
+    double x;  // leaf, mean_k or radius
+    bool voxels;
+  };
+  const Filter filters[] = {{"crop", 0, false},   {"voxel", 0.05, true}, {"voxel", 0.1, true},
+                            {"voxel", 0.2, true}, {"sor", 50, false},    {"ror", 0.5, false}};
+  const auto run = [](const Filter& f, const PointCloud& cloud, FilterMethod m) {
+    const std::string sweep = f.sweep;
+    if (sweep == "crop") return crop_box(cloud, middle_box(cloud), m);
+    if (sweep == "sor") return remove_statistical_outliers(cloud, {int(f.x), 1.0, false}, m);
+    if (sweep == "ror") return remove_radius_outliers(cloud, {f.x, 2, false}, m);
+    const auto leaf = float(f.x);
+    return voxel_grid(cloud, {{leaf, leaf, leaf}, 0}, m);
+  };
   for (const auto& c : cases) {
-    for (const double leaf : {0.0, 0.05, 0.1, 0.2}) {  // 0: the crop box
-      const bool voxels = leaf > 0;
+    for (const Filter& f : filters) {
       FilterResult ref;
-      if (voxels) {
+      if (f.voxels) {
         try {
-          validate(VoxelGridParams{{float(leaf), float(leaf), float(leaf)}, 0}, c.cloud);
+          validate(VoxelGridParams{{float(f.x), float(f.x), float(f.x)}, 0}, c.cloud);
         } catch (const InvalidArgument& e) {
-          out << "voxel  " << c.label << " leaf " << leaf << ": refused (" << e.what() << ")\n";
+          out << "voxel  " << c.label << " leaf " << f.x << ": refused (" << e.what() << ")\n";
           continue;
         }
       }
@@ -92,22 +107,20 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
         FilterResult last;
         const int reps = m == FilterMethod::Cpu ? std::max(1, repeat / 4) : repeat;
         for (int i = 0; i < warmup + reps; ++i) {
-          last = voxels ? voxel_grid(c.cloud, {{float(leaf), float(leaf), float(leaf)}, 0}, m)
-                        : crop_box(c.cloud, middle_box(c.cloud), m);
+          last = run(f, c.cloud, m);
           if (i >= warmup) t.push_back(last.total_ms);
         }
         std::sort(t.begin(), t.end());
-        BenchRow row{
-            voxels ? "voxel" : "crop", c.label, leaf, c.cloud.size(), leaf, method_name(m)};
+        BenchRow row{f.sweep, c.label, f.x, c.cloud.size(), f.x, method_name(m)};
         row.median_ms = t[t.size() / 2];
         row.min_ms = t.front();
         row.max_ms = t.back();
         row.clusters = last.cloud.size();
         row.stages = last.stages;
-        row.agreement = m == FilterMethod::Cpu ? "reference" : agreement(last, ref, voxels);
+        row.agreement = m == FilterMethod::Cpu ? "reference" : agreement(last, ref, f.voxels);
         if (m == FilterMethod::Cpu) ref = std::move(last);
         out << std::left << std::setw(7) << row.sweep << std::setw(42) << c.label << std::setw(6)
-            << leaf << ' ' << std::setw(5) << row.method << std::right << std::fixed
+            << f.x << ' ' << std::setw(5) << row.method << std::right << std::fixed
             << std::setprecision(4) << std::setw(10) << row.median_ms << " ms  " << row.agreement
             << '\n'
             << std::flush;
@@ -116,9 +129,11 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
     }
   }
   return write_bench_report(
-      rows, dir, "filter", "Filters: crop box and voxel grid",
+      rows, dir, "filter", "Filters: crop box, voxel grid, outlier removal",
       "Crop box: the middle half of each cloud's x and y extent. Voxel grid: cubic leaves of "
-      "0.05, 0.1 and 0.2 m (the x column). `cpu` is PCL's CropBox and VoxelGrid; times are wall "
+      "0.05, 0.1 and 0.2 m (the x column). Statistical outliers: 50 neighbours, 1 standard "
+      "deviation; radius outliers: 0.5 m, 2 neighbours (PCL's tutorial values). `cpu` is PCL's "
+      "CropBox, VoxelGrid, StatisticalOutlierRemoval and RadiusOutlierRemoval; times are wall "
       "times of the whole call, upload, download and gathering the kept points' fields "
       "included. The clusters column holds the points kept.\n",
       command_line, out);

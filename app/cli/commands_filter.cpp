@@ -1,4 +1,6 @@
-// cumulus-cli filter: crop box and voxel grid, in that order, with any method.
+// cumulus-cli filter: crop box, voxel grid, statistical and radius outlier removal, in that
+// order (the pipeline's), with any method.
+#include <cmath>
 #include <iomanip>
 #include <sstream>
 
@@ -13,7 +15,7 @@ namespace cumulus::cli {
 
 namespace {
 
-// "a,b,c" or "a,b,c,d,e,f" (or one number for all three of a leaf).
+// "a,b" or "a,b,c" or "a,b,c,d,e,f" (or one number for all three of a leaf).
 std::vector<double> numbers(const Args& a, const std::string& option, std::size_t count) {
   std::vector<double> values;
   std::stringstream text(a.get(option));
@@ -39,23 +41,30 @@ QJsonObject stage_json(const char* name, std::size_t in, const FilterResult& r) 
 }  // namespace
 
 int run_filter(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json", "crop-negative", "allow-precision-loss"},
-               {"method", "crop", "voxel", "min-points", "out"});
-  a.expect_positionals(1, 1, "cumulus-cli filter FILE [--crop X0,Y0,Z0,X1,Y1,Z1] [--voxel LEAF]");
-  if (!a.has("crop") && !a.has("voxel"))
-    throw UsageError("filter needs --crop, --voxel or both (see cumulus-cli filter --help)");
+  const Args a(argv, {"json", "crop-negative", "keep-outliers", "allow-precision-loss"},
+               {"method", "crop", "voxel", "min-points", "sor", "ror", "out"});
+  a.expect_positionals(1, 1,
+                       "cumulus-cli filter FILE [--crop X0,Y0,Z0,X1,Y1,Z1] [--voxel LEAF] "
+                       "[--sor K,STDDEV] [--ror RADIUS,MIN]");
+  if (!a.has("crop") && !a.has("voxel") && !a.has("sor") && !a.has("ror"))
+    throw UsageError(
+        "filter needs at least one of --crop, --voxel, --sor, --ror (see cumulus-cli filter "
+        "--help)");
   const FilterMethod method = method_arg(a, default_method<FilterMethod>());
   const std::string path = a.positionals()[0];
   PointCloud cloud = load_cloud(path);
   QJsonArray stages;
   std::ostringstream report;
+  std::string emptied;  // the stage that kept no point
   report << std::fixed << std::setprecision(3);
   const auto stage = [&](const char* name, const FilterResult& r, std::size_t in) {
     stages.append(stage_json(name, in, r));
     report << "  " << name << ": " << r.cloud.size() << " of " << in << " points, " << r.total_ms
            << " ms\n";
-    if (r.cloud.empty())
+    if (r.cloud.empty()) {
       report << "  " << name << " kept no point: nothing is left for the next stage\n";
+      emptied = name;
+    }
   };
   if (a.has("crop")) {
     const auto v = numbers(a, "crop", 6);
@@ -73,9 +82,29 @@ int run_filter(const std::vector<std::string>& argv, std::ostream& out) {
     stage("voxel grid", r, cloud.size());
     cloud = std::move(r.cloud);
   }
+  if (a.has("sor") && !cloud.empty()) {
+    const auto v = numbers(a, "sor", 2);
+    if (v[0] != std::floor(v[0]) || v[0] < 1 || v[0] > kMaxOutlierMeanK)
+      throw UsageError("--sor: the neighbour count K must be a whole number from 1 to " +
+                       std::to_string(kMaxOutlierMeanK));
+    const StatisticalOutlierParams p{int(v[0]), v[1], a.flag("keep-outliers")};
+    FilterResult r = remove_statistical_outliers(cloud, p, method);
+    stage("statistical outliers", r, cloud.size());
+    cloud = std::move(r.cloud);
+  }
+  if (a.has("ror") && !cloud.empty()) {
+    const auto v = numbers(a, "ror", 2);
+    if (v[1] != std::floor(v[1]) || v[1] < 0 || v[1] > 1e6)
+      throw UsageError("--ror: the neighbour count MIN must be a whole number from 0 to 1000000");
+    const RadiusOutlierParams p{v[0], int(v[1]), a.flag("keep-outliers")};
+    FilterResult r = remove_radius_outliers(cloud, p, method);
+    stage("radius outliers", r, cloud.size());
+    cloud = std::move(r.cloud);
+  }
   if (a.has("out")) {
     if (cloud.empty())
-      throw Error("nothing to write to " + a.get("out") + ": the filters kept no point");
+      throw Error("nothing to write to " + a.get("out") + ": the " + emptied +
+                  " stage kept no point");
     write_cloud(a, a.get("out"), cloud);
   }
   if (a.flag("json")) {

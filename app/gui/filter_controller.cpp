@@ -12,26 +12,34 @@ namespace {
 
 struct FilterOutcome {
   std::shared_ptr<const PointCloud> cloud;
-  std::size_t after_crop = 0;
+  ui::StageCounts counts;
   double total_ms = 0;
   StageTimes stages;
   std::string method;
 };
 
-// The crop box, then the voxel grid, each where it is switched on.
+// The crop box, the voxel grid, then the outlier filters, each where it is switched on; a stage
+// that keeps nothing ends the chain.
 FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, FilterMethod method) {
   FilterOutcome out;
   PointCloud cloud = in;
   out.method = method_name(method);
-  const auto take = [&](FilterResult r, const char* stage) {
+  const auto take = [&](FilterResult r, const char* stage, const QString& label) {
     out.total_ms += r.total_ms;
     for (auto& [name, ms] : r.stages)
       out.stages.emplace_back(std::string(stage) + ": " + name, ms);
     cloud = std::move(r.cloud);
+    out.counts.emplace_back(label, cloud.size());
   };
-  if (s.crop) take(crop_box(cloud, *s.crop, method), "crop");
-  out.after_crop = cloud.size();
-  if (s.voxel && !cloud.empty()) take(voxel_grid(cloud, *s.voxel, method), "voxel");
+  if (s.crop) take(crop_box(cloud, *s.crop, method), "crop", FilterController::tr("crop box"));
+  if (s.voxel && !cloud.empty())
+    take(voxel_grid(cloud, *s.voxel, method), "voxel", FilterController::tr("voxel grid"));
+  if (s.statistical && !cloud.empty())
+    take(remove_statistical_outliers(cloud, *s.statistical, method), "statistical outliers",
+         FilterController::tr("statistical outliers"));
+  if (s.radius && !cloud.empty())
+    take(remove_radius_outliers(cloud, *s.radius, method), "radius outliers",
+         FilterController::tr("radius outliers"));
   out.cloud = std::make_shared<const PointCloud>(std::move(cloud));
   return out;
 }
@@ -63,37 +71,38 @@ void FilterController::run() {
   const int row = bench_.current_row();
   const auto cloud = row >= 0 ? bench_.document->at(row).cloud : nullptr;
   if (!cloud) return panel_->setError(tr("Select a point cloud to filter."));
-  if (!settings.crop && !settings.voxel)
-    return panel_->setError(tr("Switch on the crop box, the voxel grid or both."));
+  if (!settings.crop && !settings.voxel && !settings.statistical && !settings.radius)
+    return panel_->setError(tr("Switch on at least one filter."));
   panel_->setBusy(true);
-  runner_->start([cloud, settings, method = panel_->method()](
-                     const JobControl&) { return filter_job(*cloud, settings, method); },
-                 [this, cloud](FilterOutcome r) {
-                   const int at = bench_.document->findCloud(cloud.get());
-                   if (at >= 0) {
-                     RunHistory::instance().add({QDateTime::currentDateTime(),
-                                                 "filter",
-                                                 QString::fromStdString(r.method),
-                                                 {},
-                                                 bench_.document->at(at).name,
-                                                 cloud->size(),
-                                                 r.total_ms,
-                                                 r.stages,
-                                                 QString()});
-                   }
-                   if (at >= 0 && at == bench_.current_row()) {
-                     source_ = cloud;
-                     filtered_ = r.cloud;
-                     bench_.cloud_view->setCloud(r.cloud, false);
-                     panel_->setResult(cloud->size(), r.after_crop, r.cloud->size(), r.total_ms,
-                                       QString::fromStdString(r.method));
-                   }
-                   emit finished(true);
-                 },
-                 [this](const QString& error) {
-                   panel_->setError(error);
-                   emit finished(false);
-                 });
+  runner_->start(
+      [cloud, settings, method = panel_->method()](const JobControl&) {
+        return filter_job(*cloud, settings, method);
+      },
+      [this, cloud](FilterOutcome r) {
+        const int at = bench_.document->findCloud(cloud.get());
+        if (at >= 0) {
+          RunHistory::instance().add({QDateTime::currentDateTime(),
+                                      "filter",
+                                      QString::fromStdString(r.method),
+                                      {},
+                                      bench_.document->at(at).name,
+                                      cloud->size(),
+                                      r.total_ms,
+                                      r.stages,
+                                      QString()});
+        }
+        if (at >= 0 && at == bench_.current_row()) {
+          source_ = cloud;
+          filtered_ = r.cloud;
+          bench_.cloud_view->setCloud(r.cloud, false);
+          panel_->setResult(cloud->size(), r.counts, r.total_ms, QString::fromStdString(r.method));
+        }
+        emit finished(true);
+      },
+      [this](const QString& error) {
+        panel_->setError(error);
+        emit finished(false);
+      });
 }
 
 void FilterController::addAsDataset() {

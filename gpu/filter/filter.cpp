@@ -107,6 +107,15 @@ PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t
   return out;
 }
 
+void finish_kept(const PointCloud& cloud, FilterMethod method, const WallTimer& total,
+                 FilterResult& r) {
+  WallTimer t;
+  r.cloud = gather_points(cloud, r.kept);
+  r.stages.emplace_back("gather fields", t.ms());
+  r.method = method_name(method);
+  r.total_ms = total.ms();
+}
+
 FilterResult crop_box(const PointCloud& cloud, const CropBoxParams& params, FilterMethod method) {
   validate(params);
   WallTimer total;
@@ -115,11 +124,7 @@ FilterResult crop_box(const PointCloud& cloud, const CropBoxParams& params, Filt
   r.kept = method == FilterMethod::Cpu ? crop_box_pcl(cloud, box, params.negative)
                                        : crop_box_gpu(cloud, box, params.negative, r.stages);
   r.non_finite = cloud.count_non_finite();
-  WallTimer t;
-  r.cloud = gather_points(cloud, r.kept);
-  r.stages.emplace_back("gather fields", t.ms());
-  r.method = method_name(method);
-  r.total_ms = total.ms();
+  finish_kept(cloud, method, total, r);
   return r;
 }
 

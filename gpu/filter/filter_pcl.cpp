@@ -1,8 +1,13 @@
-// The references: PCL's CropBox and VoxelGrid, on the cloud's local float coordinates.
+// The references: PCL's CropBox, VoxelGrid, StatisticalOutlierRemoval and
+// RadiusOutlierRemoval, on the cloud's local float coordinates.
 #include <pcl/filters/crop_box.h>
+#include <pcl/filters/radius_outlier_removal.h>
+#include <pcl/filters/statistical_outlier_removal.h>
 #include <pcl/filters/voxel_grid.h>
 #include <pcl/point_cloud.h>
 #include <pcl/point_types.h>
+
+#include <algorithm>
 
 #include "core/error.h"
 #include "filter/filter_impl.h"
@@ -69,6 +74,57 @@ void voxel_grid_pcl(const PointCloud& cloud, const VoxelGridParams& params, Poin
     run_voxel_grid<pcl::PointXYZI>(cloud, params, out);
   else
     run_voxel_grid<pcl::PointXYZ>(cloud, params, out);
+}
+
+std::vector<std::int32_t> statistical_outliers_pcl(const PointCloud& cloud,
+                                                   const StatisticalOutlierParams& params) {
+  // Unorganized, so PCL searches with its k-d tree (an organized cloud would get the
+  // approximate image-neighbourhood searcher).
+  const auto pc = to_pcl_points<pcl::PointXYZ>(cloud);
+  pcl::StatisticalOutlierRemoval<pcl::PointXYZ> sor;
+  sor.setInputCloud(pc);
+  sor.setMeanK(params.mean_k);
+  sor.setStddevMulThresh(params.stddev_mul);
+  sor.setNegative(params.negative);
+  pcl::Indices kept;
+  sor.filter(kept);
+  return {kept.begin(), kept.end()};
+}
+
+std::vector<std::int32_t> radius_outliers_pcl(const PointCloud& cloud,
+                                              const RadiusOutlierParams& params) {
+  // PCL's finite points only, as a dense cloud: on a cloud with NaNs PCL takes a radius-search
+  // branch that asserts on them (Debian builds PCL with assertions), so its k-nearest branch,
+  // which counts neighbours at distance <= radius, is the one semantics for every cloud.
+  std::vector<std::int32_t> finite, other;
+  for (std::size_t i = 0; i < cloud.size(); ++i)
+    (is_finite(cloud.points[i]) ? finite : other).push_back(std::int32_t(i));
+  std::vector<std::int32_t> kept;
+  if (!finite.empty()) {
+    auto pc = std::make_shared<pcl::PointCloud<pcl::PointXYZ>>();
+    pc->resize(finite.size());
+    for (std::size_t j = 0; j < finite.size(); ++j) {
+      const Point3f& p = cloud.points[std::size_t(finite[j])];
+      (*pc)[j] = pcl::PointXYZ(p.x, p.y, p.z);
+    }
+    pc->is_dense = true;
+    pcl::RadiusOutlierRemoval<pcl::PointXYZ> ror;
+    ror.setInputCloud(pc);
+    ror.setRadiusSearch(params.radius);
+    ror.setMinNeighborsInRadius(params.min_neighbors);
+    ror.setNegative(params.negative);
+    pcl::Indices local;
+    ror.filter(local);
+    kept.reserve(local.size() + (params.negative ? other.size() : 0));
+    for (const auto j : local)
+      kept.push_back(finite[std::size_t(j)]);
+  }
+  // Points that are not finite have no neighbours: outliers.
+  if (params.negative && !other.empty()) {
+    const auto middle = kept.insert(kept.end(), other.begin(), other.end());
+    std::inplace_merge(kept.begin(), middle, kept.end());
+  }
+  return kept;
 }
 
 }  // namespace cumulus

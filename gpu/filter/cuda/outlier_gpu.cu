@@ -1,0 +1,239 @@
+// The GPU outlier filters on the neighbour-search grid (nns/cuda). Statistical: each point's
+// score from its k nearest, rounded as PCL rounds it (double square roots summed in ascending
+// distance, one float per score); the threshold from sums reduced in any order, with a bound
+// on how far PCL's serial sums can lie from them, and PCL's serial sums on the host only when a
+// score falls inside that bound. Radius: a count of neighbours that stops at the number needed.
+// Both keep their points with one stream compaction, so the indices stay ascending as PCL's.
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <cmath>
+
+#include "core/cuda/buffer.cuh"
+#include "core/cuda/check.cuh"
+#include "core/cuda/distance.cuh"
+#include "core/cuda/stage_clock.cuh"
+#include "core/cuda/workspace.cuh"
+#include "filter/cuda/filter_gpu.h"
+#include "nns/cuda/device_index.cuh"
+
+namespace cumulus {
+
+namespace {
+
+constexpr int kThreads = 128;
+
+// PCL: dist_sum += sqrt(double(d2)) over the neighbours after the first, then
+// float(dist_sum / mean_k); explicit roundings so nvcc contracts nothing.
+template <class Search, int MaxK>
+__global__ void score_by_mean_distance(Search search, const float3* points, int n, int k,
+                                       float* score) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < n ? points[q] : make_float3(0, 0, 0);
+  const bool active = q < n && cuda::finite3(p);
+  nns::KnnVisitor<MaxK> v(k, INFINITY);
+  search(p, active, v);
+  if (q >= n) return;
+  double sum = 0;
+  for (int j = 1; j < v.size; ++j)
+    sum = __dadd_rn(sum, __dsqrt_rn(double(v.d[j])));
+  score[q] = active ? __double2float_rn(__ddiv_rn(sum, double(k - 1))) : 0.0f;
+}
+
+struct DeviceSums {
+  double sum, sq_sum;
+  unsigned long long valid;
+};
+
+// PCL's terms: the score and its float square (points that are not finite score 0).
+struct ScoreTerms {
+  const float3* points;
+  const float* score;
+  __device__ DeviceSums operator()(int i) const {
+    const float s = score[i];
+    return {double(s), double(__fmul_rn(s, s)), cuda::finite3(points[i]) ? 1ull : 0ull};
+  }
+};
+
+struct AddSums {
+  __device__ DeviceSums operator()(const DeviceSums& a, const DeviceSums& b) const {
+    return {a.sum + b.sum, a.sq_sum + b.sq_sum, a.valid + b.valid};
+  }
+};
+
+// PCL removes a point when score > threshold (score <= threshold with negative); scores inside
+// [lo, hi] could fall on either side of PCL's own threshold and are counted.
+__global__ void keep_by_score(const float* score, int n, double threshold, double lo, double hi,
+                              bool negative, unsigned char* keep, unsigned* ambiguous) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const double s = score[i];
+  keep[i] = negative ? !(s <= threshold) : !(s > threshold);
+  if (s >= lo && s <= hi) atomicAdd(ambiguous, 1u);
+}
+
+// Counts the targets with d2 <= r2 until `need` are found; the limit then falls below every
+// distance, so the search stops at the next shell.
+struct RadiusAtLeastVisitor {
+  float r2;
+  unsigned need;
+  unsigned count = 0;
+  __device__ float limit() const { return count >= need ? -1.0f : r2; }
+  __device__ void visit(float d2, int) { count += d2 <= r2 ? 1u : 0u; }
+};
+
+template <class Search>
+__global__ void keep_by_neighbour_count(Search search, const float3* points, int n, float r2,
+                                        unsigned need, bool negative, unsigned char* keep) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 p = q < n ? points[q] : make_float3(0, 0, 0);
+  const bool active = q < n && cuda::finite3(p);
+  RadiusAtLeastVisitor v{r2, need};
+  search(p, active, v);
+  if (q < n) keep[q] = (active && v.count >= need) != negative;
+}
+
+struct OutlierWorkspace {
+  cuda::Stream stream;
+  nns::DeviceIndex index;
+  cuda::DeviceBuffer<float> score;
+  cuda::DeviceBuffer<unsigned char> keep, temp;
+  cuda::DeviceBuffer<int> kept_ids;
+  cuda::DeviceBuffer<DeviceSums> sums;
+  cuda::DeviceBuffer<unsigned> counters;  // kept, ambiguous
+  cuda::PinnedBuffer<DeviceSums> host_sums;
+  cuda::PinnedBuffer<unsigned> host_counters;
+
+  void temp_at_least(std::size_t bytes) { temp.reserve(std::max<std::size_t>(bytes, 1)); }
+};
+
+// The indices whose keep flag is set, ascending, into ws.kept_ids; then both counters to the
+// host (one wait).
+void compact_kept(OutlierWorkspace& ws, unsigned n) {
+  cudaStream_t s = ws.stream.get();
+  ws.kept_ids.reserve(n);
+  std::size_t bytes = 0;
+  const thrust::counting_iterator<int> ids(0);
+  CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, ids, ws.keep.get(), ws.kept_ids.get(),
+                                      ws.counters.get(), int(n), s));
+  ws.temp_at_least(bytes);
+  CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, ids, ws.keep.get(), ws.kept_ids.get(),
+                                      ws.counters.get(), int(n), s));
+  CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), 2 * sizeof(unsigned),
+                           cudaMemcpyDeviceToHost, s));
+  ws.stream.sync();
+}
+
+std::vector<std::int32_t> download_kept(OutlierWorkspace& ws, cuda::StageClock& clock,
+                                        StageTimes& stages) {
+  std::vector<std::int32_t> out(ws.host_counters.get()[0]);
+  CU_CHECK(cudaMemcpyAsync(out.data(), ws.kept_ids.get(), out.size() * sizeof(int),
+                           cudaMemcpyDeviceToHost, ws.stream.get()));
+  clock.mark("download");
+  ws.stream.sync();
+  clock.collect(stages);
+  return out;
+}
+
+void classify(OutlierWorkspace& ws, unsigned n, double threshold, double lo, double hi,
+              bool negative) {
+  CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, 2 * sizeof(unsigned), ws.stream.get()));
+  keep_by_score<<<cuda::blocks_for(n, 256), 256, 0, ws.stream.get()>>>(
+      ws.score.get(), int(n), threshold, lo, hi, negative, ws.keep.get(), ws.counters.get() + 1);
+  CU_CHECK_LAUNCH("keep_by_score");
+  compact_kept(ws, n);
+}
+
+void prepare(OutlierWorkspace& ws, const PointCloud& cloud, float reach, cuda::StageClock& clock) {
+  const std::size_t n = cloud.size();
+  ws.index.build(NnsMethod::Gpu, cloud.points.data(), n, ws.stream.get(), reach);
+  clock.mark("upload, grid");
+  ws.keep.reserve(n);
+  ws.counters.reserve(2);
+  ws.host_counters.reserve(2);
+}
+
+}  // namespace
+
+std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
+                                                   const StatisticalOutlierParams& params,
+                                                   StageTimes& stages) {
+  auto [lock, ws] = cuda::acquire_workspace<OutlierWorkspace>("gpu statistical outliers");
+  const auto n = unsigned(cloud.size());
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  prepare(ws, cloud, 0.0f, clock);
+  ws.score.reserve(n);
+  const int k = params.mean_k + 1;  // the point itself comes first
+  ws.index.with_search([&](auto search) {
+    nns::with_max_k(k, [&](auto max_k) {
+      score_by_mean_distance<decltype(search), decltype(max_k)::value>
+          <<<cuda::blocks_for(n, kThreads), kThreads, 0, s>>>(search, ws.index.targets.get(),
+                                                              int(n), k, ws.score.get());
+      CU_CHECK_LAUNCH("score_by_mean_distance");
+    });
+  });
+  clock.mark("scores");
+
+  ws.sums.reserve(1);
+  ws.host_sums.reserve(1);
+  const auto terms = thrust::make_transform_iterator(
+      thrust::counting_iterator<int>(0), ScoreTerms{ws.index.targets.get(), ws.score.get()});
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, terms, ws.sums.get(), int(n), AddSums{},
+                                     DeviceSums{0, 0, 0}, s));
+  ws.temp_at_least(bytes);
+  CU_CHECK(cub::DeviceReduce::Reduce(ws.temp.get(), bytes, terms, ws.sums.get(), int(n), AddSums{},
+                                     DeviceSums{0, 0, 0}, s));
+  CU_CHECK(cudaMemcpyAsync(ws.host_sums.get(), ws.sums.get(), sizeof(DeviceSums),
+                           cudaMemcpyDeviceToHost, s));
+  ws.stream.sync();
+  const DeviceSums d = *ws.host_sums.get();
+  const ScoreSums sums{d.sum, d.sq_sum, d.valid};
+  const ThresholdRange range = sor_threshold_range(sums, params.stddev_mul);
+  clock.mark("threshold");
+
+  bool settled = false;
+  if (range.usable) {
+    classify(ws, n, sor_threshold(sums, params.stddev_mul), range.lo, range.hi, params.negative);
+    settled = ws.host_counters.get()[1] == 0;
+  }
+  if (!settled) {
+    // A score within rounding of the threshold (or a variance within rounding of zero): PCL's
+    // own serial sums decide.
+    std::vector<float> scores(n);
+    CU_CHECK(cudaMemcpyAsync(scores.data(), ws.score.get(), n * sizeof(float),
+                             cudaMemcpyDeviceToHost, s));
+    ws.stream.sync();
+    const double t = sor_threshold_serial(scores.data(), n, d.valid, params.stddev_mul);
+    classify(ws, n, t, INFINITY, -INFINITY, params.negative);
+    clock.mark("serial threshold");
+  }
+  clock.mark("keep");
+  return download_kept(ws, clock, stages);
+}
+
+std::vector<std::int32_t> radius_outliers_gpu(const PointCloud& cloud,
+                                              const RadiusOutlierParams& params, float r2,
+                                              StageTimes& stages) {
+  auto [lock, ws] = cuda::acquire_workspace<OutlierWorkspace>("gpu radius outliers");
+  const auto n = unsigned(cloud.size());
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  prepare(ws, cloud, float(params.radius), clock);
+  const unsigned need = unsigned(params.min_neighbors) + 1;  // the point itself counts
+  ws.index.with_search([&](auto search) {
+    keep_by_neighbour_count<<<cuda::blocks_for(n, kThreads), kThreads, 0, s>>>(
+        search, ws.index.targets.get(), int(n), r2, need, params.negative, ws.keep.get());
+    CU_CHECK_LAUNCH("keep_by_neighbour_count");
+  });
+  clock.mark("counts");
+  CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, 2 * sizeof(unsigned), s));
+  compact_kept(ws, n);
+  clock.mark("keep");
+  return download_kept(ws, clock, stages);
+}
+
+}  // namespace cumulus
