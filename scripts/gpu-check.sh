@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 what=${1:-all}
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter test_outliers; do
+  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter test_outliers test_ground; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
 fi
@@ -74,9 +74,9 @@ if [ "$what" = features ]; then
 fi
 
 if [ "$what" = filters ]; then
-  # Filters: their tests, every kernel under the sanitizers (a KITTI frame, and a small cloud
-  # with NaNs, duplicates and a far point), then the benchmark.
-  for t in test_filter test_outliers; do
+  # Filters and the ground plane: their tests, every kernel under the sanitizers (a KITTI
+  # frame, and a small cloud with NaNs, duplicates and a far point), then the benchmarks.
+  for t in test_filter test_outliers test_ground; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
@@ -92,7 +92,19 @@ if [ "$what" = filters ]; then
       done
     done
   done
-  "$bin/cumulus-cli" bench filter --data "$CUMULUS_DATA" --sample "$root/sample_data" --out "$out/bench" --repeat ${REPEAT:-20} 2>&1 | tee "$out/bench-filter.log"
+  for input in "$CUMULUS_DATA/kitti/000000.bin" /tmp/hard.xyz; do
+    for g in "--threshold 0.2" "--threshold 0.05 --axis 0,0,1 --iterations 3000"; do
+      for tool in ${TOOLS:-memcheck racecheck synccheck initcheck}; do
+        printf '%-8s %-30s %-10s ' "$(basename $input)" "ground $g" "$tool"
+        "$cs" --tool $tool --error-exitcode 9 "$bin/cumulus-cli" ground "$input" $g --method gpu > /tmp/san.log 2>&1
+        rc=$?
+        cat /tmp/san.log >> "$out/sanitize.log"
+        echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|ground:|error' /tmp/san.log | tr '\n' ' ' | cut -c1-120)"
+      done
+    done
+  done
+  [ -n "${NO_FILTER_BENCH:-}" ] || "$bin/cumulus-cli" bench filter --data "$CUMULUS_DATA" --sample "$root/sample_data" --out "$out/bench" --repeat ${REPEAT:-20} 2>&1 | tee "$out/bench-filter.log"
+  "$bin/cumulus-cli" bench ground --data "$CUMULUS_DATA" --sample "$root/sample_data" --out "$out/bench" --repeat ${REPEAT:-20} 2>&1 | tee "$out/bench-ground.log"
 fi
 
 if [ "$what" = features-bench ]; then

@@ -217,6 +217,29 @@ class TestCli : public QObject {
     QCOMPARE(cli({"filter", street}).code, 2);
   }
 
+  // The ground of the sample street: a level plane 1.73 m below the sensor; the rest written.
+  void groundOnSampleStreet() {
+    QTemporaryDir dir;
+    const std::string street = (cumulus::test::sampleDir() + "/street_scene.pcd").toStdString();
+    const std::string rest = (dir.path() + "/rest.pcd").toStdString();
+    const std::string ground = (dir.path() + "/ground.pcd").toStdString();
+    const Run r = cli({"ground", street, "--axis", "0,0,1", "--method", "cpu", "--json", "--out",
+                       rest, "--ground-out", ground});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    const QJsonArray plane = j["plane"].toArray();
+    QVERIFY2(plane[2].toDouble() > 0.999 && std::abs(plane[3].toDouble() - 1.73) < 0.05,
+             r.out.c_str());
+    const double on = j["ground"].toDouble(), off = j["not_ground"].toDouble();
+    QCOMPARE(on + off, j["points"].toDouble() - j["non_finite"].toDouble());
+    QCOMPARE(double(cumulus::load_cloud(rest).size()), off);
+    QCOMPARE(double(cumulus::load_cloud(ground).size()), on);
+    QCOMPARE(cli({"ground", street, "--threshold", "-1"}).code, 1);
+    QCOMPARE(cli({"ground", street, "--axis", "0,0"}).code, 2);
+    QCOMPARE(cli({"ground", street, "--axis", "0,0,0"}).code, 1);
+    QCOMPARE(cli({"ground", street, "--method", "magic"}).code, 2);
+  }
+
   void registerSamplePairWithJson() {
     QTemporaryDir dir;
     const std::string src = (cumulus::test::sampleDir() + "/object_source.ply").toStdString();

@@ -28,6 +28,7 @@
 #include "filter_controller.h"
 #include "filter_panel.h"
 #include "generate/generate.h"
+#include "ground/ground.h"
 #include "gui_support.h"
 #include "histogram_chart.h"
 #include "history_window.h"
@@ -355,8 +356,8 @@ class TestGui : public QObject {
   }
 
   // The filters panel on the sample street: the voxel grid's result (PCL's) is shown in the
-  // view, an edit of the leaf re-runs by itself, the crop box and the outlier filters join in,
-  // and the filtered cloud becomes a dataset on request.
+  // view, an edit of the leaf re-runs by itself, the crop box, the outlier filters and the
+  // ground plane's removal join in, and the filtered cloud becomes a dataset on request.
   void filtersPanelRunsLiveAndAddsADataset() {
     app::MainWindow w;
     w.setProperty("scripted", true);
@@ -402,6 +403,18 @@ class TestGui : public QObject {
     const FilterResult ror = remove_radius_outliers(sor.cloud, *s.radius, FilterMethod::Cpu);
     QVERIFY(ror.cloud.size() < voxels.cloud.size());
     QCOMPARE(w.filters()->filtered()->size(), ror.cloud.size());
+    // And the ground plane's removal last: what is left is what lies off PCL's plane.
+    GroundPlaneParams level;
+    level.axis = {0, 0, 1};
+    s.ground = level;
+    w.filterPanel()->setSettings(s);
+    QVERIFY(w.filterPanel()->settings().ground->axis.has_value());
+    w.filters()->run();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 5, 30000);
+    QVERIFY(done.at(4).at(0).toBool());
+    const GroundResult ground = segment_ground_plane(ror.cloud, level, GroundMethod::Cpu);
+    QVERIFY(!ground.ground.empty());
+    QCOMPARE(w.filters()->filtered()->size(), off_ground(ror.cloud, ground.ground).size());
     emit w.filterPanel()->addAsDatasetRequested();
     QCOMPARE(w.document()->count(), 2);
     QCOMPARE(w.document()->at(1).cloud->size(), w.filters()->filtered()->size());

@@ -55,7 +55,14 @@ FilterPanel::FilterPanel(QWidget* parent) : MethodPanel(parent) {
   min_neighbors_->setToolTip(tr("Points with fewer neighbours (besides themselves) go"));
   watch(min_neighbors_);
   keep_outliers_ = new QCheckBox(tr("Keep the outliers instead"), this);
-  for (QCheckBox* c : {crop_on_, negative_, voxel_on_, statistical_on_, radius_on_, keep_outliers_})
+  ground_on_ = new QCheckBox(tr("Remove the ground plane (RANSAC)"), this);
+  SpinSettings ground{3, 0.001, 10, 0.05, 0.2, tr(" m")};
+  ground.tip = tr("Points closer than this to the plane are ground");
+  ground_threshold_ = doubleSpin(ground);
+  level_ = new QCheckBox(tr("Level planes only (within 15° of z)"), this);
+  level_->setToolTip(tr("For a level LiDAR: a wall or a facade is never taken for the ground"));
+  for (QCheckBox* c : {crop_on_, negative_, voxel_on_, statistical_on_, radius_on_, keep_outliers_,
+                       ground_on_, level_})
     connect(c, &QCheckBox::toggled, this, [this] {
       if (!filling()) emit parametersChanged();
     });
@@ -72,6 +79,9 @@ FilterPanel::FilterPanel(QWidget* parent) : MethodPanel(parent) {
   form()->addRow(tr("Radius"), radius_);
   form()->addRow(tr("Min neighbours"), min_neighbors_);
   form()->addRow(keep_outliers_);
+  form()->addRow(ground_on_);
+  form()->addRow(tr("Distance"), ground_threshold_);
+  form()->addRow(level_);
   addRunRow(tr("Run"), {}, tr("Filtering…"), false,
             tr("Open a point cloud, switch a filter on and run it."));
   auto* row = new QHBoxLayout;
@@ -106,6 +116,12 @@ FilterSettings FilterPanel::settings() const {
     s.statistical = StatisticalOutlierParams{mean_k_->value(), stddev_->value(), outliers};
   if (radius_on_->isChecked())
     s.radius = RadiusOutlierParams{radius_->value(), min_neighbors_->value(), outliers};
+  if (ground_on_->isChecked()) {
+    GroundPlaneParams g;
+    g.threshold = ground_threshold_->value();
+    if (level_->isChecked()) g.axis = {0, 0, 1};
+    s.ground = g;
+  }
   return s;
 }
 
@@ -135,6 +151,11 @@ void FilterPanel::setSettings(const FilterSettings& s) {
     radius_->setValue(s.radius->radius);
     min_neighbors_->setValue(s.radius->min_neighbors);
     keep_outliers_->setChecked(s.radius->negative);
+  }
+  ground_on_->setChecked(s.ground.has_value());
+  if (s.ground) {
+    ground_threshold_->setValue(s.ground->threshold);
+    level_->setChecked(s.ground->axis.has_value());
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The filters panel: a crop box, a voxel grid, statistical and radius outlier removal, each
-// switched on or off, applied in that order to the current cloud. It edits parameters and shows
+// The filters panel: a crop box, a voxel grid, statistical and radius outlier removal and the
+// removal of the ground plane, each switched on or off, applied in that order to the current
+// cloud. It edits parameters and shows
 // what the last run kept; the controller runs the jobs and shows the filtered cloud.
 #include <array>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "algorithm_panel.h"
 #include "filter/filter.h"
+#include "ground/ground.h"
 
 class QCheckBox;
 class QDoubleSpinBox;
@@ -22,6 +24,7 @@ struct FilterSettings {
   std::optional<VoxelGridParams> voxel;
   std::optional<StatisticalOutlierParams> statistical;
   std::optional<RadiusOutlierParams> radius;
+  std::optional<GroundPlaneParams> ground;  // removed
 };
 
 // The points left after each stage that ran, in order.
@@ -58,6 +61,9 @@ class FilterPanel : public MethodPanel<FilterMethod> {
   QDoubleSpinBox* radius_ = nullptr;
   QSpinBox* min_neighbors_ = nullptr;
   QCheckBox* keep_outliers_ = nullptr;
+  QCheckBox* ground_on_ = nullptr;
+  QDoubleSpinBox* ground_threshold_ = nullptr;
+  QCheckBox* level_ = nullptr;
   QPushButton* add_ = nullptr;
 };
 

@@ -22,6 +22,23 @@ struct BenchRow {
   StageTimes stages;      // median per stage
 };
 
+// Runs `run` warmup + reps times, puts the median, least and most of the timed runs' total_ms
+// into `row`, and returns the last result.
+template <class Run>
+auto timed_runs(int warmup, int reps, BenchRow& row, Run&& run) {
+  std::vector<double> t;
+  decltype(run()) last;
+  for (int i = 0; i < warmup + reps; ++i) {
+    last = run();
+    if (i >= warmup) t.push_back(last.total_ms);
+  }
+  std::sort(t.begin(), t.end());
+  row.median_ms = t[t.size() / 2];
+  row.min_ms = t.front();
+  row.max_ms = t.back();
+  return last;
+}
+
 // The values of one field over the rows, in order of first appearance.
 inline std::vector<std::string> distinct(const std::vector<BenchRow>& rows,
                                          std::string BenchRow::*field) {
@@ -45,6 +62,7 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
 int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_line);
 // bench filter (commands_bench_filter.cpp).
 int run_bench_filter(const Args& a, std::ostream& out, const std::string& command_line);
+int run_bench_ground(const Args& a, std::ostream& out, const std::string& command_line);
 // bench features (commands_features.cpp).
 int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line);
 

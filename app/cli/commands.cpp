@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "features/features.h"
 #include "filter/filter.h"
+#include "ground/ground.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -37,8 +38,10 @@ const std::vector<Command>& commands() {
        run_generate},
       {"cluster", "Euclidean cluster extraction (PCL and GPU methods)",
        help_for("cluster", method_help(ClusterMethod{})), run_cluster},
-      {"filter", "crop box and voxel grid filters (PCL and GPU methods)",
+      {"filter", "crop box, voxel grid and outlier filters (PCL and GPU methods)",
        help_for("filter", method_help(FilterMethod{})), run_filter},
+      {"ground", "the ground plane of a scan by RANSAC (PCL and GPU methods)",
+       help_for("ground", method_help(GroundMethod{})), run_ground},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},
       {"register", "ICP registration of two clouds (PCL and GPU methods)",

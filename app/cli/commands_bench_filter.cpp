@@ -103,18 +103,9 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
       }
       for (const FilterMethod m : all_methods<FilterMethod>()) {
         if (is_gpu_method(m) && !gpu) continue;
-        std::vector<double> t;
-        FilterResult last;
         const int reps = m == FilterMethod::Cpu ? std::max(1, repeat / 4) : repeat;
-        for (int i = 0; i < warmup + reps; ++i) {
-          last = run(f, c.cloud, m);
-          if (i >= warmup) t.push_back(last.total_ms);
-        }
-        std::sort(t.begin(), t.end());
         BenchRow row{f.sweep, c.label, f.x, c.cloud.size(), f.x, method_name(m)};
-        row.median_ms = t[t.size() / 2];
-        row.min_ms = t.front();
-        row.max_ms = t.back();
+        FilterResult last = timed_runs(warmup, reps, row, [&] { return run(f, c.cloud, m); });
         row.clusters = last.cloud.size();
         row.stages = last.stages;
         row.agreement = m == FilterMethod::Cpu ? "reference" : agreement(last, ref, f.voxels);

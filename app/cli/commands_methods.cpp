@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "features/features.h"
 #include "filter/filter.h"
+#include "ground/ground.h"
 #include "nns/nns.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
@@ -56,7 +57,8 @@ int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
   write_table(out, "Nearest-neighbour search", "bench icp", NnsMethod{}, md);
   write_table(out, "ICP registration", "register", IcpMethod{}, md);
   write_table(out, "Normals, PFH and FPFH", "features", FeatureMethod{}, md);
-  write_table(out, "Filters: crop box and voxel grid", "filter", FilterMethod{}, md);
+  write_table(out, "Filters: crop box, voxel grid, outlier removal", "filter", FilterMethod{}, md);
+  write_table(out, "Ground plane (RANSAC)", "ground", GroundMethod{}, md);
   return 0;
 }
 

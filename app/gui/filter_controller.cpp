@@ -18,8 +18,8 @@ struct FilterOutcome {
   std::string method;
 };
 
-// The crop box, the voxel grid, then the outlier filters, each where it is switched on; a stage
-// that keeps nothing ends the chain.
+// The crop box, the voxel grid, the outlier filters, then the ground plane's removal, each
+// where it is switched on; a stage that keeps nothing ends the chain.
 FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, FilterMethod method) {
   FilterOutcome out;
   PointCloud cloud = in;
@@ -40,6 +40,17 @@ FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, Filt
   if (s.radius && !cloud.empty())
     take(remove_radius_outliers(cloud, *s.radius, method), "radius outliers",
          FilterController::tr("radius outliers"));
+  if (s.ground && !cloud.empty()) {
+    // The ground methods carry the filters' names (cpu: PCL, gpu: ours).
+    const GroundMethod ground_method =
+        parse_method<GroundMethod>(method_name(method)).value_or(GroundMethod::Cpu);
+    const GroundResult g = segment_ground_plane(cloud, *s.ground, ground_method);
+    out.total_ms += g.total_ms;
+    for (const auto& [name, ms] : g.stages)
+      out.stages.emplace_back("ground: " + name, ms);
+    cloud = gather_points(cloud, off_ground(cloud, g.ground));
+    out.counts.emplace_back(FilterController::tr("off the ground plane"), cloud.size());
+  }
   out.cloud = std::make_shared<const PointCloud>(std::move(cloud));
   return out;
 }
@@ -71,7 +82,8 @@ void FilterController::run() {
   const int row = bench_.current_row();
   const auto cloud = row >= 0 ? bench_.document->at(row).cloud : nullptr;
   if (!cloud) return panel_->setError(tr("Select a point cloud to filter."));
-  if (!settings.crop && !settings.voxel && !settings.statistical && !settings.radius)
+  if (!settings.crop && !settings.voxel && !settings.statistical && !settings.radius &&
+      !settings.ground)
     return panel_->setError(tr("Switch on at least one filter."));
   panel_->setBusy(true);
   runner_->start(

@@ -81,6 +81,9 @@ void validate(const VoxelGridParams& params, const PointCloud& cloud);
 void validate(const StatisticalOutlierParams& params);
 void validate(const RadiusOutlierParams& params);
 
+// A copy of `cloud`'s points `kept` with all their fields (organized layout dropped).
+PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t>& kept);
+
 FilterResult crop_box(const PointCloud& cloud, const CropBoxParams& params, FilterMethod method);
 FilterResult voxel_grid(const PointCloud& cloud, const VoxelGridParams& params,
                         FilterMethod method);

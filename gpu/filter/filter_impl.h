@@ -61,7 +61,4 @@ double sor_threshold_serial(const float* scores, std::size_t n, std::uint64_t va
 void finish_kept(const PointCloud& cloud, FilterMethod method, const WallTimer& total,
                  FilterResult& r);
 
-// A copy of `cloud`'s points `kept` with all their fields (organized layout dropped).
-PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t>& kept);
-
 }  // namespace cumulus

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "filter/filter_impl.h"
+#include "io/pcl_points.h"
 
 namespace cumulus {
 
@@ -96,33 +97,30 @@ std::vector<std::int32_t> radius_outliers_pcl(const PointCloud& cloud,
   // PCL's finite points only, as a dense cloud: on a cloud with NaNs PCL takes a radius-search
   // branch that asserts on them (Debian builds PCL with assertions), so its k-nearest branch,
   // which counts neighbours at distance <= radius, is the one semantics for every cloud.
-  std::vector<std::int32_t> finite, other;
-  for (std::size_t i = 0; i < cloud.size(); ++i)
-    (is_finite(cloud.points[i]) ? finite : other).push_back(std::int32_t(i));
+  const detail::FinitePclPoints finite = detail::finite_pcl_points(cloud);
   std::vector<std::int32_t> kept;
-  if (!finite.empty()) {
-    auto pc = std::make_shared<pcl::PointCloud<pcl::PointXYZ>>();
-    pc->resize(finite.size());
-    for (std::size_t j = 0; j < finite.size(); ++j) {
-      const Point3f& p = cloud.points[std::size_t(finite[j])];
-      (*pc)[j] = pcl::PointXYZ(p.x, p.y, p.z);
-    }
-    pc->is_dense = true;
+  if (!finite.index.empty()) {
     pcl::RadiusOutlierRemoval<pcl::PointXYZ> ror;
-    ror.setInputCloud(pc);
+    ror.setInputCloud(finite.cloud);
     ror.setRadiusSearch(params.radius);
     ror.setMinNeighborsInRadius(params.min_neighbors);
     ror.setNegative(params.negative);
     pcl::Indices local;
     ror.filter(local);
-    kept.reserve(local.size() + (params.negative ? other.size() : 0));
     for (const auto j : local)
-      kept.push_back(finite[std::size_t(j)]);
+      kept.push_back(finite.index[std::size_t(j)]);
   }
   // Points that are not finite have no neighbours: outliers.
-  if (params.negative && !other.empty()) {
-    const auto middle = kept.insert(kept.end(), other.begin(), other.end());
-    std::inplace_merge(kept.begin(), middle, kept.end());
+  if (params.negative && finite.index.size() < cloud.size()) {
+    std::vector<std::int32_t> all = std::move(kept);
+    kept.clear();
+    std::size_t at = 0;
+    for (std::int32_t i = 0; i < std::int32_t(cloud.size()); ++i) {
+      if (at < all.size() && all[std::size_t(at)] == i)
+        kept.push_back(all[at++]);
+      else if (!is_finite(cloud.points[std::size_t(i)]))
+        kept.push_back(i);
+    }
   }
   return kept;
 }
