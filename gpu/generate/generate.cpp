@@ -74,6 +74,7 @@ struct Hit {
   double t = std::numeric_limits<double>::infinity();
   V3 normal{0, 0, 1};
   double reflectivity = 0;
+  int semantic = 0;
 };
 
 enum class Shape { Plane, Box, Cylinder, Sphere };
@@ -84,6 +85,7 @@ struct Object {
   V3 half{0, 0, 0};  // box half extents; cylinder: (radius, -, height)
   double yaw = 0;    // boxes only
   double reflectivity = 0.3;
+  StreetClass semantic = StreetClass::Ground;
 };
 
 void intersect(const Object& o, V3 org, V3 dir, Hit& best) {
@@ -91,7 +93,7 @@ void intersect(const Object& o, V3 org, V3 dir, Hit& best) {
     case Shape::Plane: {  // horizontal plane z = centre.z
       if (std::abs(dir.z) < 1e-12) return;
       const double t = (o.centre.z - org.z) / dir.z;
-      if (t > 1e-6 && t < best.t) best = {t, {0, 0, 1}, o.reflectivity};
+      if (t > 1e-6 && t < best.t) best = {t, {0, 0, 1}, o.reflectivity, int(o.semantic)};
       return;
     }
     case Shape::Box: {
@@ -119,7 +121,10 @@ void intersect(const Object& o, V3 org, V3 dir, Hit& best) {
       V3 nl{0, 0, 0};
       (axis == 0 ? nl.x : axis == 1 ? nl.y : nl.z) = sign;
       const double cb = std::cos(o.yaw), sb = std::sin(o.yaw);
-      best = {t0, {cb * nl.x - sb * nl.y, sb * nl.x + cb * nl.y, nl.z}, o.reflectivity};
+      best = {t0,
+              {cb * nl.x - sb * nl.y, sb * nl.x + cb * nl.y, nl.z},
+              o.reflectivity,
+              int(o.semantic)};
       return;
     }
     case Shape::Cylinder: {  // vertical, radius half.x, from centre.z to centre.z + half.z
@@ -133,7 +138,8 @@ void intersect(const Object& o, V3 org, V3 dir, Hit& best) {
       if (t <= 1e-6 || t >= best.t) return;
       const double z = org.z + t * dir.z;
       if (z < o.centre.z || z > o.centre.z + o.half.z) return;
-      best = {t, V3{ox + t * dir.x, oy + t * dir.y, 0} * (1.0 / o.half.x), o.reflectivity};
+      best = {t, V3{ox + t * dir.x, oy + t * dir.y, 0} * (1.0 / o.half.x), o.reflectivity,
+              int(o.semantic)};
       return;
     }
     case Shape::Sphere: {
@@ -143,7 +149,7 @@ void intersect(const Object& o, V3 org, V3 dir, Hit& best) {
       if (disc < 0) return;
       const double t = -b - std::sqrt(disc);
       if (t <= 1e-6 || t >= best.t) return;
-      best = {t, (oc + dir * t) * (1.0 / o.half.x), o.reflectivity};
+      best = {t, (oc + dir * t) * (1.0 / o.half.x), o.reflectivity, int(o.semantic)};
       return;
     }
   }
@@ -167,7 +173,8 @@ std::vector<Object> build_street(Random& rng, double sensor_height) {
                        {x + len / 2, side * (13 + depth + 2), ground + height / 2},
                        {len / 2, 2, height / 2},
                        0,
-                       rng.uniform(0.3, 0.6)});
+                       rng.uniform(0.3, 0.6),
+                       StreetClass::Building});
       x += len + (rng.uniform() < 0.3 ? rng.uniform(8, 14) : 0.5);
     }
   }
@@ -184,28 +191,44 @@ std::vector<Object> build_street(Random& rng, double sensor_height) {
                        {x, lane, ground + 0.25 + h / 2 - 0.2},
                        {len / 2, width / 2, h / 2 - 0.2},
                        yaw,
-                       rng.uniform(0.4, 0.8)});
+                       rng.uniform(0.4, 0.8),
+                       StreetClass::Vehicle});
       // Cabin: a narrower box on top of the body.
       scene.push_back({Shape::Box,
                        {x - 0.2, lane, ground + 0.25 + h - 0.2 + 0.22},
                        {len * 0.3, width / 2 - 0.1, 0.22},
                        yaw,
-                       0.15});
+                       0.15,
+                       StreetClass::Vehicle});
       x += len + rng.uniform(parked ? 1.0 : 8.0, parked ? 6.0 : 25.0);
     }
   }
   // Poles along the pavements.
   for (double side : {-1.0, 1.0})
     for (double x = -60 + rng.uniform(0, 10); x < 60; x += rng.uniform(12, 20))
-      scene.push_back(
-          {Shape::Cylinder, {x, side * 7.6, ground}, {0.12, 0, rng.uniform(5, 8)}, 0, 0.7});
+      scene.push_back({Shape::Cylinder,
+                       {x, side * 7.6, ground},
+                       {0.12, 0, rng.uniform(5, 8)},
+                       0,
+                       0.7,
+                       StreetClass::Pole});
   // Pedestrians: a body cylinder and a head sphere.
   for (int i = 0; i < 14; ++i) {
     const double side = i % 2 ? 1.0 : -1.0;
     const double x = rng.uniform(-35, 35), y = side * rng.uniform(8.3, 10.8);
     const double h = rng.uniform(1.5, 1.8);
-    scene.push_back({Shape::Cylinder, {x, y, ground + 0.14}, {0.2, 0, h - 0.38}, 0, 0.45});
-    scene.push_back({Shape::Sphere, {x, y, ground + 0.14 + h - 0.38 + 0.12}, {0.12, 0, 0}, 0, 0.3});
+    scene.push_back({Shape::Cylinder,
+                     {x, y, ground + 0.14},
+                     {0.2, 0, h - 0.38},
+                     0,
+                     0.45,
+                     StreetClass::Pedestrian});
+    scene.push_back({Shape::Sphere,
+                     {x, y, ground + 0.14 + h - 0.38 + 0.12},
+                     {0.12, 0, 0},
+                     0,
+                     0.3,
+                     StreetClass::Pedestrian});
   }
   return scene;
 }
@@ -221,6 +244,7 @@ PointCloud generate_street_scene(const StreetSceneParams& p) {
   const auto scene = build_street(rng, p.sensor_height);
   PointCloud cloud;
   ExtraField ring{"ring", 1, {}};
+  ExtraField semantic{"semantic", 1, {}};
   const double deg = std::numbers::pi / 180.0;
   for (int b = 0; b < p.beams; ++b) {
     // Beam elevations sit on range-image row centres, so the scan maps 1:1 onto its image.
@@ -242,9 +266,11 @@ PointCloud generate_street_scene(const StreetSceneParams& p) {
       cloud.intensity.push_back(float(std::clamp(
           hit.reflectivity * (0.3 + 0.7 * incidence) * falloff + 0.02 * speckle, 0.0, 1.0)));
       ring.values.push_back(float(b));
+      semantic.values.push_back(float(hit.semantic));
     }
   }
   cloud.extra.push_back(std::move(ring));
+  cloud.extra.push_back(std::move(semantic));
   cloud.width = std::uint32_t(cloud.size());
   cloud.height = 1;
   return cloud;

@@ -20,8 +20,13 @@ struct StreetSceneParams {
   double range_noise = 0.01;  // metres, standard deviation
 };
 
+// What each point of a generated street hit: the `semantic` field's values. Ground is the road
+// and the pavements (their tops 14 cm above it, kerbs included), as ground segmentation is
+// scored on SemanticKITTI-style data.
+enum class StreetClass : int { Ground = 1, Building = 2, Vehicle = 3, Pole = 4, Pedestrian = 5 };
+
 // A spinning-LiDAR scan of a street (ground, walls, cars, poles, pedestrians), in the sensor
-// frame, with intensity and a `ring` extra field.
+// frame, with intensity and `ring` and `semantic` (StreetClass) extra fields.
 PointCloud generate_street_scene(const StreetSceneParams& params);
 
 struct ScanPairParams {

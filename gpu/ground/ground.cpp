@@ -76,6 +76,30 @@ std::vector<std::int32_t> off_ground(const PointCloud& cloud,
   return rest;
 }
 
+GroundScore score_ground(const PointCloud& cloud, const std::vector<std::int32_t>& ground) {
+  const ExtraField* truth = cloud.find_extra("semantic");
+  if (!truth || truth->count != 1)
+    throw InvalidArgument(
+        "scoring ground needs a cloud with a `semantic` field (cumulus-cli "
+        "generate street writes one)");
+  std::vector<char> predicted(cloud.size(), 0);
+  for (const auto i : ground)
+    predicted[std::size_t(i)] = 1;
+  GroundScore g;
+  for (std::size_t i = 0; i < cloud.size(); ++i) {
+    if (!is_finite(cloud.points[i])) continue;
+    const bool is_ground = truth->values[i] == 1.0f;
+    if (predicted[i] && is_ground) ++g.true_positive;
+    if (predicted[i] && !is_ground) ++g.false_positive;
+    if (!predicted[i] && is_ground) ++g.false_negative;
+  }
+  const auto ratio = [](std::size_t a, std::size_t b) { return b ? double(a) / double(b) : 0.0; };
+  g.precision = ratio(g.true_positive, g.true_positive + g.false_positive);
+  g.recall = ratio(g.true_positive, g.true_positive + g.false_negative);
+  g.f1 = g.precision + g.recall > 0 ? 2 * g.precision * g.recall / (g.precision + g.recall) : 0;
+  return g;
+}
+
 double plane_angle_deg(const std::array<double, 4>& a, const std::array<double, 4>& b) {
   const double c = std::abs(a[0] * b[0] + a[1] * b[1] + a[2] * b[2]) /
                    std::sqrt((a[0] * a[0] + a[1] * a[1] + a[2] * a[2]) *

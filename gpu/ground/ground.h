@@ -60,6 +60,14 @@ GroundResult segment_ground_plane(const PointCloud& cloud, const GroundPlanePara
 std::vector<std::int32_t> off_ground(const PointCloud& cloud,
                                      const std::vector<std::int32_t>& ground);
 
+// Predicted ground against a generated scene's `semantic` field (value 1: ground), over the
+// finite points. InvalidArgument when the cloud has no `semantic` field.
+struct GroundScore {
+  std::size_t true_positive = 0, false_positive = 0, false_negative = 0;
+  double precision = 0, recall = 0, f1 = 0;
+};
+GroundScore score_ground(const PointCloud& cloud, const std::vector<std::int32_t>& ground);
+
 // The angle in degrees between two planes' normals (0 to 90) and the distance from point p
 // (world coordinates) to a plane.
 double plane_angle_deg(const std::array<double, 4>& a, const std::array<double, 4>& b);
