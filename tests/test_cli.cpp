@@ -240,6 +240,53 @@ class TestCli : public QObject {
     QCOMPARE(cli({"ground", street, "--method", "magic"}).code, 2);
   }
 
+  // A preset sets the stages, the command line overrides it, --out writes the objects; bad
+  // presets are refused with the valid keys.
+  void pipelineWithPresetAndJson() {
+    QTemporaryDir dir;
+    const std::string street = (cumulus::test::sampleDir() + "/street_scene.pcd").toStdString();
+    const QString preset = dir.path() + "/p.json";
+    QFile f(preset);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"voxel": 0.1, "ground": "ransac-plane", "ground-threshold": 0.2,
+                "tolerance": 0.5, "min": 5, "method": "cpu"})");
+    f.close();
+    const std::string out = (dir.path() + "/objects").toStdString();
+    const Run r = cli({"pipeline", street, "--preset", preset.toStdString(), "--min", "10",
+                       "--json", "--out", out});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    const QJsonArray stages = j["stages"].toArray();
+    QCOMPARE(stages.size(), 4);
+    QCOMPARE(stages[0].toObject()["stage"].toString(), QString("voxel grid"));
+    QCOMPARE(stages[1].toObject()["stage"].toString(), QString("ground plane"));
+    QCOMPARE(j["method"].toString(), QString("cpu"));
+    const QJsonArray objects = j["objects"].toArray();
+    QCOMPARE(double(objects.size()), stages[2].toObject()["out"].toDouble());
+    for (const auto& o : objects)
+      QVERIFY(o.toObject()["points"].toDouble() >= 10);  // --min 10 won over the preset's 5
+    QCOMPARE(j["ground_plane"].toArray().size(), 4);
+    const QString csv = cumulus::test::readAll(QString::fromStdString(out) + "/objects.csv");
+    QCOMPARE(csv.count('\n'), objects.size() + 1);
+    QVERIFY(QFileInfo::exists(QString::fromStdString(out) + "/objects.pcd"));
+    QFile bad(dir.path() + "/bad.json");
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(R"({"voxels": 0.1})");
+    bad.close();
+    const Run refused =
+        cli({"pipeline", street, "--preset", (dir.path() + "/bad.json").toStdString()});
+    QCOMPARE(refused.code, 1);
+    QVERIFY2(refused.err.find("unknown setting 'voxels'") != std::string::npos &&
+                 refused.err.find("tolerance") != std::string::npos,
+             refused.err.c_str());
+    QCOMPARE(cli({"pipeline", street, "--ground", "magic"}).code, 2);
+    QCOMPARE(cli({"pipeline", street, "--method", "quantum"}).code, 2);
+    const Run empty = cli({"pipeline", street, "--crop", "1000,1000,0,1001,1001,1"});
+    QCOMPARE(empty.code, 1);
+    QVERIFY2(empty.err.find("crop box stage left no point") != std::string::npos,
+             empty.err.c_str());
+  }
+
   void registerSamplePairWithJson() {
     QTemporaryDir dir;
     const std::string src = (cumulus::test::sampleDir() + "/object_source.ply").toStdString();

@@ -63,6 +63,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
 // bench filter (commands_bench_filter.cpp).
 int run_bench_filter(const Args& a, std::ostream& out, const std::string& command_line);
 int run_bench_ground(const Args& a, std::ostream& out, const std::string& command_line);
+int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& command_line);
 // bench features (commands_features.cpp).
 int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line);
 

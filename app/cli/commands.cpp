@@ -42,6 +42,8 @@ const std::vector<Command>& commands() {
        help_for("filter", method_help(FilterMethod{})), run_filter},
       {"ground", "the ground plane of a scan by RANSAC (PCL and GPU methods)",
        help_for("ground", method_help(GroundMethod{})), run_ground},
+      {"pipeline", "a raw scan to objects: filters, ground removal, clustering, boxes",
+       help_for("pipeline"), run_pipeline},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},
       {"register", "ICP registration of two clouds (PCL and GPU methods)",

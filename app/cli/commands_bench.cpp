@@ -239,10 +239,11 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
     rc = std::max(rc, run_bench_features(a, out, command_line));
     rc = std::max(rc, run_bench_filter(a, out, command_line));
     rc = std::max(rc, run_bench_ground(a, out, command_line));
+    rc = std::max(rc, run_bench_pipeline(a, out, command_line));
   }
   std::stringstream body;
-  for (const char* part :
-       {"/cluster.md", "/segment.md", "/icp.md", "/features.md", "/filter.md", "/ground.md"}) {
+  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/features.md", "/filter.md",
+                           "/ground.md", "/pipeline.md"}) {
     std::ifstream f(dir + part);
     // A part not run (icp without --data) must not put the stream into a failed state.
     if (f && f.peek() != std::ifstream::traits_type::eof()) body << f.rdbuf() << "\n";
@@ -329,7 +330,8 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
                 "tile-points", "icp-lanes", "grid-points-per-cell", "fine-points-per-cell"});
   a.expect_positionals(
       1, 1,
-      "cumulus-cli bench cluster|segment|icp|features|filter|ground|tiled|all|plot [options]");
+      "cumulus-cli bench cluster|segment|icp|features|filter|ground|pipeline|tiled|all|plot "
+      "[options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
     command_line += " " + s;
@@ -341,6 +343,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "features") return run_bench_features(a, out, command_line);
   if (what == "filter") return run_bench_filter(a, out, command_line);
   if (what == "ground") return run_bench_ground(a, out, command_line);
+  if (what == "pipeline") return run_bench_pipeline(a, out, command_line);
   if (what == "tiled") return run_bench_tiled(a, out);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");

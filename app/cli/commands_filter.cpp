@@ -1,12 +1,12 @@
 // cumulus-cli filter: crop box, voxel grid, statistical and radius outlier removal, in that
 // order (the pipeline's), with any method.
-#include <cmath>
 #include <iomanip>
 #include <sstream>
 
 #include "args.h"
 #include "commands.h"
 #include "filter/filter.h"
+#include "filter_args.h"
 #include "io/io.h"
 #include "json.h"
 #include "write_cloud.h"
@@ -14,19 +14,6 @@
 namespace cumulus::cli {
 
 namespace {
-
-// "a,b" or "a,b,c" or "a,b,c,d,e,f" (or one number for all three of a leaf).
-std::vector<double> numbers(const Args& a, const std::string& option, std::size_t count) {
-  std::vector<double> values;
-  std::stringstream text(a.get(option));
-  for (std::string part; std::getline(text, part, ',');)
-    values.push_back(parse_double("--" + option, part));
-  if (count == 3 && values.size() == 1) values.assign(3, values[0]);
-  if (values.size() != count)
-    throw UsageError("--" + option + " takes " + std::to_string(count) +
-                     " numbers separated by commas");
-  return values;
-}
 
 QJsonObject stage_json(const char* name, std::size_t in, const FilterResult& r) {
   return {{"stage", name},
@@ -52,6 +39,11 @@ int run_filter(const std::vector<std::string>& argv, std::ostream& out) {
         "--help)");
   const FilterMethod method = method_arg(a, default_method<FilterMethod>());
   const std::string path = a.positionals()[0];
+  // Every option checked before the cloud is read.
+  const auto crop = crop_arg(a);
+  const auto voxel = voxel_arg(a);
+  const auto sor = sor_arg(a);
+  const auto ror = ror_arg(a);
   PointCloud cloud = load_cloud(path);
   QJsonArray stages;
   std::ostringstream report;
@@ -66,38 +58,23 @@ int run_filter(const std::vector<std::string>& argv, std::ostream& out) {
       emptied = name;
     }
   };
-  if (a.has("crop")) {
-    const auto v = numbers(a, "crop", 6);
-    CropBoxParams p{{v[0], v[1], v[2]}, {v[3], v[4], v[5]}, a.flag("crop-negative")};
-    FilterResult r = crop_box(cloud, p, method);
+  if (crop) {
+    FilterResult r = crop_box(cloud, *crop, method);
     stage("crop box", r, cloud.size());
     cloud = std::move(r.cloud);
   }
-  if (a.has("voxel") && !cloud.empty()) {
-    const auto v = numbers(a, "voxel", 3);
-    VoxelGridParams p{{float(v[0]), float(v[1]), float(v[2])},
-                      std::size_t(a.get_int("min-points", 0))};
-    if (a.get_int("min-points", 0) < 0) throw UsageError("--min-points must not be negative");
-    FilterResult r = voxel_grid(cloud, p, method);
+  if (voxel && !cloud.empty()) {
+    FilterResult r = voxel_grid(cloud, *voxel, method);
     stage("voxel grid", r, cloud.size());
     cloud = std::move(r.cloud);
   }
-  if (a.has("sor") && !cloud.empty()) {
-    const auto v = numbers(a, "sor", 2);
-    if (v[0] != std::floor(v[0]) || v[0] < 1 || v[0] > kMaxOutlierMeanK)
-      throw UsageError("--sor: the neighbour count K must be a whole number from 1 to " +
-                       std::to_string(kMaxOutlierMeanK));
-    const StatisticalOutlierParams p{int(v[0]), v[1], a.flag("keep-outliers")};
-    FilterResult r = remove_statistical_outliers(cloud, p, method);
+  if (sor && !cloud.empty()) {
+    FilterResult r = remove_statistical_outliers(cloud, *sor, method);
     stage("statistical outliers", r, cloud.size());
     cloud = std::move(r.cloud);
   }
-  if (a.has("ror") && !cloud.empty()) {
-    const auto v = numbers(a, "ror", 2);
-    if (v[1] != std::floor(v[1]) || v[1] < 0 || v[1] > 1e6)
-      throw UsageError("--ror: the neighbour count MIN must be a whole number from 0 to 1000000");
-    const RadiusOutlierParams p{v[0], int(v[1]), a.flag("keep-outliers")};
-    FilterResult r = remove_radius_outliers(cloud, p, method);
+  if (ror && !cloud.empty()) {
+    FilterResult r = remove_radius_outliers(cloud, *ror, method);
     stage("radius outliers", r, cloud.size());
     cloud = std::move(r.cloud);
   }

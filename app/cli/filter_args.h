@@ -1,0 +1,21 @@
+#pragma once
+// The filter stages' options, shared by `filter` and `pipeline`: each is absent when its
+// option is, and UsageError names the option whose value is malformed.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "args.h"
+#include "filter/filter.h"
+
+namespace cumulus::cli {
+
+// "a,b", "a,b,c" or "a,b,c,d,e,f" (count 3 also takes one number for all three).
+std::vector<double> numbers(const Args& a, const std::string& option, std::size_t count);
+
+std::optional<CropBoxParams> crop_arg(const Args& a);            // --crop, --crop-negative
+std::optional<VoxelGridParams> voxel_arg(const Args& a);         // --voxel, --min-points
+std::optional<StatisticalOutlierParams> sor_arg(const Args& a);  // --sor, --keep-outliers
+std::optional<RadiusOutlierParams> ror_arg(const Args& a);       // --ror, --keep-outliers
+
+}  // namespace cumulus::cli

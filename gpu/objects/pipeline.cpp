@@ -1,0 +1,83 @@
+// The stages in order, each the library's own call on the previous stage's output.
+#include "objects/pipeline.h"
+
+#include "core/error.h"
+
+namespace cumulus {
+
+namespace {
+
+template <class Method>
+Method method_of(const std::string& name, const char* stage) {
+  if (const auto m = parse_method<Method>(name)) return *m;
+  throw InvalidArgument(std::string(stage) + " has no method '" + name + "'");
+}
+
+}  // namespace
+
+PipelineParams lidar_chain() {
+  PipelineParams p;
+  p.voxel = VoxelGridParams{{0.1f, 0.1f, 0.1f}, 0};
+  GroundPlaneParams g;
+  g.axis = {0, 0, 1};
+  p.ground = g;
+  p.cluster = ClusterParams{0.5f, 10, 100000};
+  return p;
+}
+
+PipelineResult run_pipeline(const PointCloud& input, const PipelineParams& params,
+                            const std::string& method) {
+  if (method != "cpu" && method != "gpu")
+    throw InvalidArgument("the pipeline's method is cpu or gpu, not '" + method + "'");
+  WallTimer total;
+  PipelineResult r;
+  PointCloud cloud = input;
+  const auto record = [&](const char* name, const std::string& m, std::size_t in, double ms,
+                          StageTimes stages) {
+    r.stages.push_back({name, m, in, cloud.size(), ms, std::move(stages)});
+    if (cloud.empty())
+      throw Error(std::string("pipeline: the ") + name + " stage left no point (" +
+                  std::to_string(in) + " in); the input is untouched");
+  };
+  const auto filter = [&](const char* name, auto&& run) {
+    const std::size_t in = cloud.size();
+    FilterResult f = run(method_of<FilterMethod>(method, name));
+    cloud = std::move(f.cloud);
+    record(name, f.method, in, f.total_ms, std::move(f.stages));
+  };
+  if (params.crop)
+    filter("crop box", [&](FilterMethod m) { return crop_box(cloud, *params.crop, m); });
+  if (params.voxel)
+    filter("voxel grid", [&](FilterMethod m) { return voxel_grid(cloud, *params.voxel, m); });
+  if (params.statistical)
+    filter("statistical outliers", [&](FilterMethod m) {
+      return remove_statistical_outliers(cloud, *params.statistical, m);
+    });
+  if (params.radius)
+    filter("radius outliers",
+           [&](FilterMethod m) { return remove_radius_outliers(cloud, *params.radius, m); });
+  if (params.ground) {
+    const std::size_t in = cloud.size();
+    GroundResult g = segment_ground_plane(cloud, *params.ground,
+                                          method_of<GroundMethod>(method, "ground plane"));
+    r.ground_plane = g.plane;
+    r.ground_points = g.ground.size();
+    cloud = gather_points(cloud, off_ground(cloud, g.ground));
+    record("ground plane", g.method, in, g.total_ms, std::move(g.stages));
+  }
+  if (params.cluster) {
+    const std::size_t in = cloud.size();
+    ClusterResult c =
+        euclidean_cluster(cloud, *params.cluster, method_of<ClusterMethod>(method, "clustering"));
+    r.labels = std::move(c.labels);
+    r.stages.push_back({"clustering", c.method, in, c.sizes.size(), c.total_ms, c.stages});
+    WallTimer t;
+    r.objects = describe_objects(cloud, r.labels, r.ground_plane);
+    r.stages.push_back({"boxes", "cpu", c.sizes.size(), r.objects.size(), t.ms(), {}});
+  }
+  r.cloud = std::move(cloud);
+  r.total_ms = total.ms();
+  return r;
+}
+
+}  // namespace cumulus

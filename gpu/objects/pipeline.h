@@ -1,0 +1,57 @@
+#pragma once
+// From a raw scan to objects: crop box, voxel grid, statistical and radius outlier removal,
+// ground-plane removal, Euclidean clustering and boxes, each stage optional, with one method
+// name for all (cpu: PCL's classes, PCL's tutorial chain; gpu: ours). Each stage is the
+// library's own call, so every stage's result is what that call gives on the previous stage's
+// output.
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.h"
+#include "core/point_cloud.h"
+#include "core/timing.h"
+#include "filter/filter.h"
+#include "ground/ground.h"
+#include "objects/objects.h"
+
+namespace cumulus {
+
+struct PipelineParams {
+  std::optional<CropBoxParams> crop;
+  std::optional<VoxelGridParams> voxel;
+  std::optional<StatisticalOutlierParams> statistical;
+  std::optional<RadiusOutlierParams> radius;
+  std::optional<GroundPlaneParams> ground;  // removed before clustering
+  std::optional<ClusterParams> cluster;     // and the objects of its clusters
+};
+
+struct PipelineStage {
+  std::string name;  // "crop box", "voxel grid", ...
+  std::string method;
+  std::size_t points_in = 0, points_out = 0;
+  double ms = 0;
+  StageTimes stages;
+};
+
+struct PipelineResult {
+  std::vector<PipelineStage> stages;
+  PointCloud cloud;  // what the last filter left, off the ground: the clustered points
+  std::optional<std::array<double, 4>> ground_plane;
+  std::size_t ground_points = 0;
+  std::vector<std::int32_t> labels;  // per point of `cloud` (clustering on), -1 for none
+  std::vector<DetectedObject> objects;
+  double total_ms = 0;
+};
+
+// A LiDAR scan's chain at street scale: voxel grid 0.1 m, the level ground plane (0.2 m)
+// removed, clusters of 10 to 100,000 points at 0.5 m, boxes.
+PipelineParams lidar_chain();
+
+// "cpu" or "gpu": every stage with its method of that name. Error naming the stage when a
+// stage leaves no point for the next (everything cropped, every point an outlier, ...).
+PipelineResult run_pipeline(const PointCloud& cloud, const PipelineParams& params,
+                            const std::string& method);
+
+}  // namespace cumulus

@@ -1,0 +1,134 @@
+// Objects and the pipeline: a box's centroid, extents, heading and height above the ground are
+// recovered; the CPU pipeline is PCL's tutorial chain stage by stage; the GPU pipeline keeps
+// the deterministic stages' points; a stage that leaves nothing is named.
+#include <QtTest>
+
+#include <cmath>
+#include <numbers>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "io/io.h"
+#include "objects/objects.h"
+#include "objects/pipeline.h"
+#include "test_support.h"
+
+using namespace cumulus;
+
+namespace {
+
+// The surface of a 4 x 1.8 x 1.5 m box turned 30 degrees, its bottom 0.3 m above the ground
+// z = -1.73, sampled on a 5 cm grid; far from the origin, as in a georeferenced scan.
+PointCloud car(std::vector<std::int32_t>& labels) {
+  PointCloud c;
+  c.origin = {500000, 4000000, 100};
+  const double yaw = 30 * std::numbers::pi / 180, cy = std::cos(yaw), sy = std::sin(yaw);
+  const double half[3] = {2.0, 0.9, 0.75};
+  const double centre[3] = {10, 5, -1.73 + 0.3 + 0.75};
+  for (double u = -half[0]; u <= half[0] + 1e-9; u += 0.05)
+    for (double v = -half[1]; v <= half[1] + 1e-9; v += 0.05)
+      for (double w = -half[2]; w <= half[2] + 1e-9; w += 0.05) {
+        const bool surface = std::abs(std::abs(u) - half[0]) < 1e-9 ||
+                             std::abs(std::abs(v) - half[1]) < 1e-9 ||
+                             std::abs(std::abs(w) - half[2]) < 1e-9;
+        if (!surface) continue;
+        c.points.push_back({float(centre[0] + cy * u - sy * v), float(centre[1] + sy * u + cy * v),
+                            float(centre[2] + w)});
+        labels.push_back(0);
+      }
+  c.points.push_back({0, 0, 0});  // unlabelled
+  labels.push_back(-1);
+  c.points.push_back({NAN, 0, 0});
+  labels.push_back(0);
+  c.width = std::uint32_t(c.points.size());
+  return c;
+}
+
+}  // namespace
+
+class TestObjects : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void orientedBoxStandsOnTheGround() {
+    std::vector<std::int32_t> labels;
+    const PointCloud c = car(labels);
+    const std::array<double, 4> ground{0, 0, 1, 1.73 - c.origin[2]};  // z = 100 - 1.73 world
+    const auto objects = describe_objects(c, labels, ground);
+    QCOMPARE(objects.size(), std::size_t(1));
+    const DetectedObject& o = objects[0];
+    QCOMPARE(o.points, labels.size() - 2);
+    QVERIFY(std::abs(o.box.size[0] - 4.0) < 1e-3 && std::abs(o.box.size[1] - 1.8) < 1e-3 &&
+            std::abs(o.box.size[2] - 1.5) < 1e-3);
+    // The heading along the long side, either way round.
+    const double along = std::abs(o.box.heading[0] * std::cos(std::numbers::pi / 6) +
+                                  o.box.heading[1] * std::sin(std::numbers::pi / 6));
+    QVERIFY2(along > 0.99999, qPrintable(QString::number(along)));
+    QVERIFY(std::abs(o.box.centre[0] - (c.origin[0] + 10)) < 1e-3);
+    QVERIFY(std::abs(o.box.centre[1] - (c.origin[1] + 5)) < 1e-3);
+    QVERIFY2(std::abs(o.above_ground - 0.3) < 1e-4, qPrintable(QString::number(o.above_ground)));
+    QVERIFY(o.min[2] < o.max[2] && std::abs(o.max[2] - o.min[2] - 1.5) < 1e-3);
+    // The corners: the bottom face at the box's bottom.
+    const auto corners = o.box.corners();
+    QVERIFY(std::abs(corners[0][2] - (c.origin[2] - 1.73 + 0.3)) < 1e-3);
+    QVERIFY(std::abs(corners[4][2] - corners[0][2] - 1.5) < 1e-3);
+    // Without a ground: z is up and the height unknown.
+    QVERIFY(std::isnan(describe_objects(c, labels, std::nullopt)[0].above_ground));
+    labels.pop_back();
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, describe_objects(c, labels, ground));
+  }
+
+  // PCL's tutorial chain: VoxelGrid, SACSegmentation, EuclideanClusterExtraction, each on the
+  // previous stage's output.
+  void cpuPipelineIsPclsChain() {
+    const PointCloud street = load_cloud((test::sampleDir() + "/street_scene.pcd").toStdString());
+    const PipelineParams p = lidar_chain();
+    const PipelineResult r = run_pipeline(street, p, "cpu");
+    const PointCloud voxels = voxel_grid(street, *p.voxel, FilterMethod::Cpu).cloud;
+    const GroundResult ground = segment_ground_plane(voxels, *p.ground, GroundMethod::Cpu);
+    const PointCloud rest = gather_points(voxels, off_ground(voxels, ground.ground));
+    const ClusterResult clusters = euclidean_cluster(rest, *p.cluster, ClusterMethod::Cpu);
+    QCOMPARE(r.stages.size(), std::size_t(4));
+    QCOMPARE(r.stages[0].points_out, voxels.size());
+    QCOMPARE(r.ground_points, ground.ground.size());
+    QCOMPARE(r.cloud.size(), rest.size());
+    QCOMPARE(r.labels, clusters.labels);
+    QCOMPARE(r.objects.size(), clusters.sizes.size());
+    QVERIFY(r.objects.size() > 20);
+    for (std::size_t i = 0; i < r.objects.size(); ++i)
+      QCOMPARE(r.objects[i].points, clusters.sizes[i]);
+  }
+
+  // The deterministic stages keep PCL's points; the ground plane may differ within its noise.
+  void gpuPipelineKeepsTheFiltersPoints() {
+    CUMULUS_REQUIRE_GPU();
+    CUMULUS_REQUIRE_DATA(path, QString("kitti/000000.bin"));
+    const PointCloud c = load_cloud(path.toStdString());
+    PipelineParams p = lidar_chain();
+    p.statistical = StatisticalOutlierParams{20, 2.0, false};
+    const PipelineResult cpu = run_pipeline(c, p, "cpu"), gpu = run_pipeline(c, p, "gpu");
+    QCOMPARE(gpu.stages.size(), cpu.stages.size());
+    QCOMPARE(gpu.stages[0].points_out, cpu.stages[0].points_out);
+    QCOMPARE(gpu.stages[1].points_out, cpu.stages[1].points_out);
+    QVERIFY(plane_angle_deg(*gpu.ground_plane, *cpu.ground_plane) < 0.5);
+    const double objects = double(gpu.objects.size()), reference = double(cpu.objects.size());
+    QVERIFY2(std::abs(objects - reference) <= 0.05 * reference,
+             qPrintable(QString("%1 objects, PCL %2").arg(objects).arg(reference)));
+  }
+
+  void aStageThatLeavesNothingIsNamed() {
+    const PointCloud street = load_cloud((test::sampleDir() + "/street_scene.pcd").toStdString());
+    PipelineParams p;
+    p.crop = CropBoxParams{{1000, 1000, 0}, {1001, 1001, 1}, false};
+    try {
+      run_pipeline(street, p, "cpu");
+      QFAIL("an empty crop went through");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("crop box stage left no point"), e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, run_pipeline(street, p, "quantum"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestObjects)
+#include "test_objects.moc"
