@@ -11,6 +11,7 @@
 
 #include "cluster/cluster.h"
 #include "filter/filter.h"
+#include "generate/generate.h"
 #include "io/io.h"
 #include "registration/icp.h"
 #include "test_support.h"
@@ -285,6 +286,83 @@ class TestCli : public QObject {
     QCOMPARE(empty.code, 1);
     QVERIFY2(empty.err.find("crop box stage left no point") != std::string::npos,
              empty.err.c_str());
+  }
+
+  // Frames in natural order from a folder, a pattern and a list; a corrupt frame is named and
+  // the rest go on (exit 1), or the run stops there with --strict.
+  void sequenceRunsEveryFrameInOrder() {
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    cumulus::StreetSceneParams sp;
+    sp.beams = 8;
+    sp.azimuth_steps = 400;
+    for (const int frame : {2, 10, 1}) {
+      sp.seed = std::uint64_t(frame);
+      cumulus::save_kitti_bin(d + "/frame_" + std::to_string(frame) + ".bin",
+                              cumulus::generate_street_scene(sp));
+    }
+    const auto lines = [](const std::string& text) {
+      std::vector<QJsonObject> v;
+      for (const auto& l : QString::fromStdString(text).split('\n', Qt::SkipEmptyParts))
+        v.push_back(QJsonDocument::fromJson(l.toUtf8()).object());
+      return v;
+    };
+    const Run r =
+        cli({"sequence", d, "--task", "cluster", "--method", "cpu", "--json", "--out", d + "/out"});
+    QCOMPARE(r.code, 0);
+    auto v = lines(r.out);
+    QCOMPARE(v.size(), std::size_t(4));
+    QVERIFY(v[0]["file"].toString().endsWith("frame_1.bin"));
+    QVERIFY(v[1]["file"].toString().endsWith("frame_2.bin"));
+    QVERIFY(v[2]["file"].toString().endsWith("frame_10.bin"));
+    QVERIFY(v[3]["summary"].toBool());
+    QCOMPARE(v[3]["processed"].toDouble(), 3.0);
+    QVERIFY(QFileInfo::exists(dir.path() + "/out/frame_10.clusters.csv"));
+    // The same clusters as one frame on its own.
+    const cumulus::ClusterResult one =
+        cumulus::euclidean_cluster(cumulus::load_cloud(d + "/frame_2.bin"),
+                                   {0.5f, 1, std::size_t(INT32_MAX)}, cumulus::ClusterMethod::Cpu);
+    QCOMPARE(v[1]["clusters"].toDouble(), double(one.sizes.size()));
+    // A pattern, and a list in its own order.
+    QCOMPARE(lines(cli({"sequence", d + "/frame_1*.bin", "--task", "cluster", "--method", "cpu",
+                        "--json"})
+                       .out)
+                 .size(),
+             std::size_t(3));  // frame_1 and frame_10, and the summary
+    {
+      // In a folder of its own: .txt in the frames' folder would be read as an XYZ frame.
+      QDir(dir.path()).mkdir("lists");
+      QFile list(dir.path() + "/lists/list.txt");
+      QVERIFY(list.open(QIODevice::WriteOnly));
+      list.write("# frames\n../frame_10.bin\n\n../frame_2.bin\n");
+    }
+    v = lines(
+        cli({"sequence", d + "/lists/list.txt", "--task", "objects", "--method", "cpu", "--json"})
+            .out);
+    QCOMPARE(v.size(), std::size_t(3));
+    QVERIFY(v[0]["file"].toString().endsWith("frame_10.bin"));
+    QVERIFY(v[0]["objects"].toDouble() >= 1);
+    // A corrupt frame between the others.
+    {
+      QFile bad(dir.path() + "/frame_5.pcd");
+      QVERIFY(bad.open(QIODevice::WriteOnly));
+      bad.write("not a cloud");
+    }
+    const Run lenient = cli({"sequence", d, "--task", "cluster", "--method", "cpu", "--json"});
+    QCOMPARE(lenient.code, 1);
+    v = lines(lenient.out);
+    QCOMPARE(v.size(), std::size_t(5));
+    QVERIFY(v[2]["file"].toString().endsWith("frame_5.pcd"));
+    QVERIFY(!v[2]["error"].toString().isEmpty());
+    QVERIFY(v[3]["clusters"].toDouble() >= 1);  // frame_10 after it
+    QCOMPARE(v[4]["failed"].toDouble(), 1.0);
+    const Run strict =
+        cli({"sequence", d, "--task", "cluster", "--method", "cpu", "--json", "--strict"});
+    QCOMPARE(strict.code, 1);
+    QCOMPARE(lines(strict.out).size(), std::size_t(3));  // frames 1, 2 and the bad one
+    QVERIFY2(strict.err.find("frame_5.pcd") != std::string::npos, strict.err.c_str());
+    QCOMPARE(cli({"sequence", d, "--task", "dance"}).code, 2);
+    QCOMPARE(cli({"sequence", d + "/nothing*.bin", "--task", "cluster"}).code, 1);
   }
 
   void registerSamplePairWithJson() {

@@ -44,6 +44,8 @@ const std::vector<Command>& commands() {
        help_for("ground", method_help(GroundMethod{})), run_ground},
       {"pipeline", "a raw scan to objects: filters, ground removal, clustering, boxes",
        help_for("pipeline"), run_pipeline},
+      {"sequence", "a task over every frame of a sequence, in one process",
+       help_for("sequence", method_help(ClusterMethod{})), run_sequence},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},
       {"register", "ICP registration of two clouds (PCL and GPU methods)",

@@ -34,6 +34,7 @@ int run_cluster(const std::vector<std::string>& args, std::ostream& out);
 int run_filter(const std::vector<std::string>& args, std::ostream& out);
 int run_ground(const std::vector<std::string>& args, std::ostream& out);
 int run_pipeline(const std::vector<std::string>& args, std::ostream& out);
+int run_sequence(const std::vector<std::string>& args, std::ostream& out);
 int run_segment(const std::vector<std::string>& args, std::ostream& out);
 int run_register(const std::vector<std::string>& args, std::ostream& out);
 int run_features(const std::vector<std::string>& args, std::ostream& out);

@@ -91,7 +91,9 @@ std::string preset_of(const std::vector<std::string>& argv) {
   return {};
 }
 
-PipelineParams params_of(const Args& a) {
+}  // namespace
+
+PipelineParams pipeline_params(const Args& a) {
   PipelineParams p;
   p.crop = crop_arg(a);
   p.voxel = voxel_arg(a);
@@ -117,6 +119,8 @@ PipelineParams params_of(const Args& a) {
   p.cluster = c;
   return p;
 }
+
+namespace {
 
 QJsonArray vec(const std::array<double, 3>& v) {
   return {v[0], v[1], v[2]};
@@ -175,7 +179,7 @@ int run_pipeline(const std::vector<std::string>& argv, std::ostream& out) {
   const std::string method = a.get("method", method_name(default_method<FilterMethod>()));
   if (method != "cpu" && method != "gpu")
     throw UsageError("unknown method '" + method + "' (cpu, gpu)");
-  const PipelineParams p = params_of(a);
+  const PipelineParams p = pipeline_params(a);
   const std::string path = a.positionals()[0];
   const PointCloud cloud = load_cloud(path);
   const PipelineResult r = run_pipeline(cloud, p, method);

@@ -1,12 +1,13 @@
 #pragma once
-// The filter stages' options, shared by `filter` and `pipeline`: each is absent when its
-// option is, and UsageError names the option whose value is malformed.
+// The filter stages' options, shared by `filter`, `pipeline` and `sequence`: each is absent when
+// its option is, and UsageError names the option whose value is malformed.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "args.h"
 #include "filter/filter.h"
+#include "objects/pipeline.h"
 
 namespace cumulus::cli {
 
@@ -17,5 +18,9 @@ std::optional<CropBoxParams> crop_arg(const Args& a);            // --crop, --cr
 std::optional<VoxelGridParams> voxel_arg(const Args& a);         // --voxel, --min-points
 std::optional<StatisticalOutlierParams> sor_arg(const Args& a);  // --sor, --keep-outliers
 std::optional<RadiusOutlierParams> ror_arg(const Args& a);       // --ror, --keep-outliers
+
+// The pipeline's stages from the options above and --ground, --ground-threshold, --level,
+// --tolerance, --min, --max (commands_pipeline.cpp).
+PipelineParams pipeline_params(const Args& a);
 
 }  // namespace cumulus::cli
