@@ -307,8 +307,13 @@ class TestCli : public QObject {
         v.push_back(QJsonDocument::fromJson(l.toUtf8()).object());
       return v;
     };
-    const Run r =
-        cli({"sequence", d, "--task", "cluster", "--method", "cpu", "--json", "--out", d + "/out"});
+    {
+      QFile times(dir.path() + "/times.txt");  // as in a KITTI sequence: not a frame
+      QVERIFY(times.open(QIODevice::WriteOnly));
+      times.write("0.0\n0.1\n0.2\n");
+    }
+    const Run r = cli({"sequence", d, "--task", "cluster", "--method", "cpu", "--json", "--out",
+                       d + "/out", "--readers", "2"});
     QCOMPARE(r.code, 0);
     auto v = lines(r.out);
     QCOMPARE(v.size(), std::size_t(4));

@@ -1,10 +1,10 @@
 // cumulus-cli sequence: one task over every frame of a sequence in one process (CUDA starts
-// once), a reader thread loading the next frames into a bounded queue while the current one is
+// once), reader threads loading the next frames into a bounded queue while the current one is
 // processed; a line of JSON per frame and a summary.
 #include <condition_variable>
-#include <deque>
 #include <filesystem>
 #include <iomanip>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -33,33 +33,48 @@ struct Frame {
   double read_ms = 0;
 };
 
-// Frames read in order by one thread, at most `capacity` ahead of the consumer.
+// Frames read by a few threads, at most `capacity` ahead of the consumer, handed out in order.
 class FrameReader {
  public:
-  FrameReader(std::vector<std::string> paths, std::size_t capacity)
-      : paths_(std::move(paths)), capacity_(capacity), thread_([this] { run(); }) {}
+  FrameReader(std::vector<std::string> paths, std::size_t capacity, std::size_t threads)
+      : paths_(std::move(paths)), capacity_(capacity) {
+    for (std::size_t t = 0; t < threads; ++t)
+      threads_.emplace_back([this] { run(); });
+  }
   ~FrameReader() {
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
     }
     changed_.notify_all();
-    thread_.join();
+    for (auto& t : threads_)
+      t.join();
   }
   // The next frame in order, or nothing after the last.
   std::optional<Frame> next() {
     std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !queue_.empty() || done_; });
-    if (queue_.empty()) return std::nullopt;
-    Frame f = std::move(queue_.front());
-    queue_.pop_front();
+    changed_.wait(lock, [&] { return delivered_ == paths_.size() || ready_.count(delivered_); });
+    if (delivered_ == paths_.size()) return std::nullopt;
+    const auto it = ready_.find(delivered_);
+    Frame f = std::move(it->second);
+    ready_.erase(it);
+    ++delivered_;
     changed_.notify_all();
     return f;
   }
 
  private:
   void run() {
-    for (std::size_t i = 0; i < paths_.size(); ++i) {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] {
+          return stop_ || next_ >= paths_.size() || next_ < delivered_ + capacity_;
+        });
+        if (stop_ || next_ >= paths_.size()) return;
+        i = next_++;
+      }
       Frame f{i, paths_[i], std::nullopt, {}, 0};
       WallTimer t;
       try {
@@ -69,24 +84,22 @@ class FrameReader {
         f.error = e.what();
       }
       f.read_ms = t.ms();
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return queue_.size() < capacity_ || stop_; });
-      if (stop_) break;
-      queue_.push_back(std::move(f));
+      {
+        std::lock_guard lock(mutex_);
+        ready_.emplace(i, std::move(f));
+      }
       changed_.notify_all();
     }
-    std::lock_guard lock(mutex_);
-    done_ = true;
-    changed_.notify_all();
   }
 
   std::vector<std::string> paths_;
   std::size_t capacity_;
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<Frame> queue_;
-  bool done_ = false, stop_ = false;
-  std::thread thread_;  // last: it starts once the rest is ready
+  std::map<std::size_t, Frame> ready_;
+  std::size_t next_ = 0, delivered_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
 };
 
 std::string stem(const std::string& path) {
@@ -97,8 +110,8 @@ std::string stem(const std::string& path) {
 
 int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json", "strict", "crop-negative", "keep-outliers", "allow-precision-loss"},
-               {"task", "method", "queue", "out", "crop", "voxel", "min-points", "sor", "ror",
-                "ground", "ground-threshold", "level", "tolerance", "min", "max"});
+               {"task", "method", "queue", "readers", "out", "crop", "voxel", "min-points", "sor",
+                "ror", "ground", "ground-threshold", "level", "tolerance", "min", "max"});
   a.expect_positionals(1, 1, "cumulus-cli sequence PATH --task cluster|objects [options]");
   const std::string task = a.get("task", "");
   if (task != "cluster" && task != "objects")
@@ -119,15 +132,17 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   if (a.has("max")) cluster.max_size = std::size_t(std::max<long long>(1, a.get_int("max", 1)));
   validate(cluster);
   const PipelineParams pipeline = task == "objects" ? pipeline_params(a) : PipelineParams{};
-  const long long queue = a.get_int("queue", 4);
+  const long long queue = a.get_int("queue", 8);
   if (queue < 1 || queue > 1024) throw UsageError("--queue takes 1 to 1024 frames");
+  const long long readers = a.get_int("readers", 4);
+  if (readers < 1 || readers > 64) throw UsageError("--readers takes 1 to 64 threads");
   const std::vector<std::string> paths = sequence_frames(a.positionals()[0]);
   const std::string dir = a.get("out", "");
   if (!dir.empty()) std::filesystem::create_directories(dir);
   const bool json = a.flag("json"), strict = a.flag("strict");
 
   RunProgress progress("sequence (" + task + ", " + method + ")");
-  FrameReader reader(paths, std::size_t(queue));
+  FrameReader reader(paths, std::size_t(queue), std::size_t(readers));
   WallTimer total;
   std::size_t done = 0, failed = 0;
   double read_ms = 0, compute_ms = 0;
@@ -211,7 +226,7 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   else
     out << done << " of " << paths.size() << " frames in " << std::fixed << std::setprecision(3)
         << seconds << " s (" << summary["frames_per_s"].toDouble() << " frames/s); read " << read_ms
-        << " ms on the reader thread, compute " << compute_ms << " ms\n";
+        << " ms on the reader threads, compute " << compute_ms << " ms\n";
   return failed ? 1 : 0;
 }
 

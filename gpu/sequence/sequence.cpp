@@ -73,7 +73,8 @@ std::vector<std::string> sequence_frames(const std::string& spec) {
   };
   if (fs::is_directory(path, ec)) {
     for (const auto& e : fs::directory_iterator(path, ec))
-      if (e.is_regular_file() && is_cloud_path(e.path().string()))
+      // A sequence's folder often holds calib.txt or times.txt: .txt is not taken for XYZ here.
+      if (e.is_regular_file() && is_cloud_path(e.path().string()) && e.path().extension() != ".txt")
         frames.push_back(e.path().string());
     if (ec) throw IoError(spec, "cannot list the folder: " + ec.message());
     frames = sorted(std::move(frames));
