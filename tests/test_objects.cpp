@@ -117,8 +117,8 @@ class TestObjects : public QObject {
     // The objects follow the plane: which near-ground points it leaves decides small clusters
     // (measured: 156 objects against PCL's 186 here, 170 against 170 without the outlier
     // stage), so only their figures are shown.
-    qInfo("%zu objects, PCL %zu; planes %.3f degrees apart", gpu.objects.size(),
-          cpu.objects.size(), angle);
+    qInfo("%zu objects, PCL %zu; planes %.3f degrees apart", gpu.objects.size(), cpu.objects.size(),
+          angle);
     QVERIFY(!gpu.objects.empty());
   }
 
