@@ -313,7 +313,8 @@ class TestGui : public QObject {
     auto* tolerance = panel->findChild<QDoubleSpinBox*>();
     QVERIFY(tolerance);
     tolerance->setValue(0.9);
-    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 60000);
+    // PCL at 0.9 m on the whole street takes over a minute under the sanitizers on two cores.
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 180000);
     QVERIFY(w.document()->at(0).clusters->sizes != result->sizes);
     // Selecting a cluster draws its box; the coloured view shows the cluster colours.
     emit panel->clusterSelected(0);
