@@ -90,6 +90,15 @@ ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
   form()->addRow(tr("Tolerance"), tolerance_);
   form()->addRow(tr("Min size"), min_);
   form()->addRow(tr("Max size"), max_);
+  ground_ = new QCheckBox(tr("Remove the ground plane first"), this);
+  ground_->setToolTip(
+      tr("A level plane by RANSAC (0.2 m, like PCL's SACSegmentation) is taken "
+         "out before clustering, so objects on the road are not merged into "
+         "one ground cluster; its points get no cluster"));
+  connect(ground_, &QCheckBox::toggled, this, [this] {
+    if (!filling()) emit parametersChanged();
+  });
+  form()->addRow(ground_);
   addRunRow(tr("Run"), {}, tr("Clustering…"), false, tr("Open a point cloud to cluster it."));
   histogram_ = new SizeHistogram(this);
   histogram_->setToolTip(tr("Number of clusters by size (powers of two)"));
@@ -119,6 +128,15 @@ ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
 void ClusterPanel::enableExports(bool enabled) {
   for (auto* b : exports_)
     b->setEnabled(enabled);
+}
+
+bool ClusterPanel::removeGround() const {
+  return ground_->isChecked();
+}
+
+void ClusterPanel::setRemoveGround(bool on) {
+  Filling guard(this);
+  ground_->setChecked(on);
 }
 
 ClusterParams ClusterPanel::params() const {

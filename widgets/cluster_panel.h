@@ -8,6 +8,7 @@
 #include "cluster/cluster.h"
 #include "cluster/cluster_export.h"
 
+class QCheckBox;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
@@ -24,6 +25,9 @@ class ClusterPanel : public MethodPanel<ClusterMethod> {
 
   ClusterParams params() const;
   void setParams(const ClusterParams& p);
+  // Whether the level ground plane is removed before clustering (its points get no cluster).
+  bool removeGround() const;
+  void setRemoveGround(bool on);
 
   void setResult(std::shared_ptr<const ClusterResult> result, std::vector<ClusterSummary> summary);
   void clearResult();
@@ -42,6 +46,7 @@ class ClusterPanel : public MethodPanel<ClusterMethod> {
   QDoubleSpinBox* tolerance_ = nullptr;
   QSpinBox* min_ = nullptr;
   QSpinBox* max_ = nullptr;
+  QCheckBox* ground_ = nullptr;
   class StageTable* stages_ = nullptr;
   QTableWidget* clusters_ = nullptr;
   SizeHistogram* histogram_ = nullptr;

@@ -8,6 +8,8 @@
 
 #include "cluster_panel.h"
 #include "colormap.h"
+#include "filter/filter.h"
+#include "ground/ground.h"
 #include "io/io.h"
 #include "run_history.h"
 #include "vtk_cloud_view.h"
@@ -23,11 +25,31 @@ struct ClusterOutcome {
 };
 
 // The CPU method (points searched) and a cloud beyond one GPU call (slabs) report progress and
-// stop when the job is superseded or cancelled.
+// stop when the job is superseded or cancelled. With the ground removed first, the points off
+// the level plane are clustered and the labels mapped back (ground points: -1).
 ClusterOutcome cluster_job(std::shared_ptr<const PointCloud> cloud, const ClusterParams& params,
-                           ClusterMethod method, const JobControl& control) {
-  auto result = std::make_shared<ClusterResult>(
-      euclidean_cluster(*cloud, params, method, control.callback()));
+                           ClusterMethod method, bool remove_ground, const JobControl& control) {
+  std::shared_ptr<ClusterResult> result;
+  if (!remove_ground) {
+    result = std::make_shared<ClusterResult>(
+        euclidean_cluster(*cloud, params, method, control.callback()));
+  } else {
+    GroundPlaneParams level;
+    level.axis = {0, 0, 1};
+    const GroundResult ground = segment_ground_plane(
+        *cloud, level, is_gpu_method(method) ? GroundMethod::Gpu : GroundMethod::Cpu);
+    const std::vector<std::int32_t> rest = off_ground(*cloud, ground.ground);
+    ClusterResult r =
+        euclidean_cluster(gather_points(*cloud, rest), params, method, control.callback());
+    std::vector<std::int32_t> labels(cloud->size(), -1);
+    for (std::size_t i = 0; i < rest.size(); ++i)
+      labels[std::size_t(rest[i])] = r.labels[i];
+    r.labels = std::move(labels);
+    r.non_finite = cloud->count_non_finite();
+    r.stages.insert(r.stages.begin(), {"ground plane", ground.total_ms});
+    r.total_ms += ground.total_ms;
+    result = std::make_shared<ClusterResult>(std::move(r));
+  }
   auto summary = summarize_clusters(*cloud, *result);
   return {std::move(cloud), std::move(result), std::move(summary)};
 }
@@ -58,9 +80,9 @@ void ClusterController::run() {
   }
   panel_->setBusy(true);
   runner_->start(
-      [cloud = bench_.document->at(row).cloud, params = panel_->params(),
-       method = panel_->method()](const JobControl& control) {
-        return cluster_job(cloud, params, method, control);
+      [cloud = bench_.document->at(row).cloud, params = panel_->params(), method = panel_->method(),
+       ground = panel_->removeGround()](const JobControl& control) {
+        return cluster_job(cloud, params, method, ground, control);
       },
       [this](ClusterOutcome o) { onResult(o.cloud, o.result, std::move(o.summary)); },
       [this](const QString& error) {
