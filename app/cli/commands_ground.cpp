@@ -5,25 +5,13 @@
 #include "args.h"
 #include "commands.h"
 #include "filter/filter.h"
+#include "filter_args.h"
 #include "ground/ground.h"
 #include "io/io.h"
 #include "json.h"
 #include "write_cloud.h"
 
 namespace cumulus::cli {
-
-namespace {
-
-std::array<double, 3> axis_arg(const Args& a) {
-  std::vector<double> v;
-  std::stringstream text(a.get("axis"));
-  for (std::string part; std::getline(text, part, ',');)
-    v.push_back(parse_double("--axis", part));
-  if (v.size() != 3) throw UsageError("--axis takes three numbers separated by commas");
-  return {v[0], v[1], v[2]};
-}
-
-}  // namespace
 
 int run_ground(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(
@@ -34,7 +22,10 @@ int run_ground(const std::vector<std::string>& argv, std::ostream& out) {
   GroundPlaneParams p;
   p.threshold = a.get_double("threshold", p.threshold);
   p.max_iterations = int(a.get_int("iterations", p.max_iterations));
-  if (a.has("axis")) p.axis = axis_arg(a);
+  if (a.has("axis")) {
+    const auto v = numbers(a, "axis", 3);
+    p.axis = {v[0], v[1], v[2]};
+  }
   p.max_angle_deg = a.get_double("max-angle", p.max_angle_deg);
   const long long seed = a.get_int("seed", 1);
   if (seed < 0) throw UsageError("--seed must not be negative");

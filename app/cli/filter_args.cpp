@@ -10,7 +10,6 @@ std::vector<double> numbers(const Args& a, const std::string& option, std::size_
   std::stringstream text(a.get(option));
   for (std::string part; std::getline(text, part, ',');)
     values.push_back(parse_double("--" + option, part));
-  if (count == 3 && values.size() == 1) values.assign(3, values[0]);
   if (values.size() != count)
     throw UsageError("--" + option + " takes " + std::to_string(count) +
                      " numbers separated by commas");
@@ -25,7 +24,10 @@ std::optional<CropBoxParams> crop_arg(const Args& a) {
 
 std::optional<VoxelGridParams> voxel_arg(const Args& a) {
   if (!a.has("voxel")) return std::nullopt;
-  const auto v = numbers(a, "voxel", 3);
+  // One number is a cubic leaf.
+  const auto v = a.get("voxel").find(',') == std::string::npos
+                     ? std::vector<double>(3, numbers(a, "voxel", 1)[0])
+                     : numbers(a, "voxel", 3);
   if (a.get_int("min-points", 0) < 0) throw UsageError("--min-points must not be negative");
   return VoxelGridParams{{float(v[0]), float(v[1]), float(v[2])},
                          std::size_t(a.get_int("min-points", 0))};

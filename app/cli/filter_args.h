@@ -11,7 +11,7 @@
 
 namespace cumulus::cli {
 
-// "a,b", "a,b,c" or "a,b,c,d,e,f" (count 3 also takes one number for all three).
+// The option's `count` numbers, separated by commas.
 std::vector<double> numbers(const Args& a, const std::string& option, std::size_t count);
 
 std::optional<CropBoxParams> crop_arg(const Args& a);            // --crop, --crop-negative
