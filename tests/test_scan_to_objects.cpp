@@ -1,6 +1,7 @@
 // From a raw scan to objects in the GUI: the Filters panel's stages (voxel grid, crop box,
 // outlier removal, ground removal) run live and give a dataset; clustering can take the ground
 // plane out first, so a street's cars are not one ground cluster.
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QSignalSpy>
 
@@ -31,6 +32,7 @@ class TestScanToObjects : public QObject {
     w.setProperty("scripted", true);
     w.show();
     QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    w.findChild<QDockWidget*>("filters")->raise();  // a scan opens with the Objects panel
     const auto source = w.document()->at(0).cloud;
     QSignalSpy done(w.filters(), &app::FilterController::finished);
     w.filterPanel()->setMethod(FilterMethod::Cpu);

@@ -1,5 +1,7 @@
 #include "vtk_cloud_view.h"
 
+#include "object_boxes.h"
+
 #include <QMouseEvent>
 #include <QOpenGLContext>
 #include <QOpenGLExtraFunctions>
@@ -101,6 +103,14 @@ VtkCloudView::VtkCloudView(QWidget* parent) : QOpenGLWidget(parent) {
   box_actor_->VisibilityOff();
   renderer_->AddActor(box_actor_);
 
+  vtkNew<vtkPolyDataMapper> boxes_mapper;
+  boxes_mapper->SetInputData(boxes_poly_);
+  boxes_mapper->SetColorModeToDirectScalars();
+  boxes_actor_->SetMapper(boxes_mapper);
+  boxes_actor_->GetProperty()->SetLineWidth(1.5);
+  boxes_actor_->VisibilityOff();
+  renderer_->AddActor(boxes_actor_);
+
   axes_->SetVisibility(true);
   axes_->SetAxisLabels(false);  // captions scale with the scene and swamp small clouds
   renderer_->AddActor(axes_);
@@ -188,6 +198,7 @@ void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_
   picked_ = -1;
   pick_actor_->VisibilityOff();
   box_actor_->VisibilityOff();
+  boxes_actor_->VisibilityOff();
   if (!cloud_ || cloud_->empty()) {
     clearCloud();
     return;
@@ -224,6 +235,7 @@ void VtkCloudView::clearCloud() {
   cloud_.reset();
   picked_ = -1;
   box_actor_->VisibilityOff();
+  boxes_actor_->VisibilityOff();
   actor_->VisibilityOff();
   pick_actor_->VisibilityOff();
   update();
@@ -349,68 +361,14 @@ bool VtkCloudView::boxVisible() const {
   return box_actor_->GetVisibility() != 0;
 }
 
-QImage VtkCloudView::renderImage(int width, int height) {
-  if (width <= 0 || height <= 0 || width > 16384 || height > 16384) return {};
-  // A separate off-screen window with its own renderer shares our actors and camera, so the
-  // export needs no resize of the on-screen widget and can have any size.
-  // Actors of its own (sharing our poly data): GL resources belong to one context, so the
-  // on-screen actors are not reused in the off-screen window.
-  vtkNew<vtkRenderer> ren;
-  ren->SetBackground(renderer_->GetBackground());
-  ren->SetBackground2(renderer_->GetBackground2());
-  ren->SetGradientBackground(renderer_->GetGradientBackground());
-  vtkNew<vtkPolyDataMapper> mapper, pick_mapper;
-  vtkNew<vtkActor> actor, pick_actor;
-  mapper->SetInputData(poly_);
-  mapper->SetColorModeToDirectScalars();
-  actor->SetMapper(mapper);
-  actor->GetProperty()->DeepCopy(actor_->GetProperty());
-  actor->SetVisibility(actor_->GetVisibility());
-  pick_mapper->SetInputData(pick_poly_);
-  pick_actor->SetMapper(pick_mapper);
-  pick_actor->GetProperty()->DeepCopy(pick_actor_->GetProperty());
-  pick_actor->SetVisibility(pick_actor_->GetVisibility());
-  vtkNew<vtkAxesActor> axes;
-  double len[3];
-  axes_->GetTotalLength(len);
-  axes->SetTotalLength(len);
-  axes->SetAxisLabels(false);
-  axes->SetVisibility(axes_->GetVisibility());
-  vtkNew<vtkPolyDataMapper> box_mapper;
-  vtkNew<vtkActor> box;
-  box_mapper->SetInputConnection(box_source_->GetOutputPort());
-  box->SetMapper(box_mapper);
-  box->GetProperty()->DeepCopy(box_actor_->GetProperty());
-  box->SetVisibility(box_actor_->GetVisibility());
-  ren->AddActor(actor);
-  ren->AddActor(pick_actor);
-  ren->AddActor(axes);
-  ren->AddActor(box);
-  vtkNew<vtkCamera> cam;
-  cam->DeepCopy(renderer_->GetActiveCamera());
-  ren->SetActiveCamera(cam);
-  vtkNew<vtkRenderWindow> off;
-  off->SetOffScreenRendering(1);
-  off->SetMultiSamples(0);
-  off->AddRenderer(ren);
-  off->SetSize(width, height);
-  ren->ResetCameraClippingRange();
-  off->Render();
-  vtkNew<vtkWindowToImageFilter> grab;
-  grab->SetInput(off);
-  grab->SetInputBufferTypeToRGB();
-  grab->ReadFrontBufferOff();
-  grab->Update();
-  vtkImageData* img = grab->GetOutput();
-  int dims[3];
-  img->GetDimensions(dims);
-  QImage out(dims[0], dims[1], QImage::Format_RGB888);
-  const auto* src = static_cast<const unsigned char*>(img->GetScalarPointer());
-  for (int y = 0; y < dims[1]; ++y)  // VTK's rows go bottom-up
-    std::memcpy(out.scanLine(dims[1] - 1 - y), src + std::size_t(y) * dims[0] * 3,
-                std::size_t(dims[0]) * 3);
-  off->Finalize();
-  return out;
+void VtkCloudView::setObjectBoxes(const std::vector<BoxCorners>& boxes, int highlighted) {
+  fill_box_lines(boxes_poly_, boxes, highlighted);
+  boxes_actor_->SetVisibility(!boxes.empty());
+  update();
+}
+
+std::size_t VtkCloudView::objectBoxCount() const {
+  return boxes_actor_->GetVisibility() ? std::size_t(boxes_poly_->GetNumberOfLines() / 12) : 0;
 }
 
 namespace {

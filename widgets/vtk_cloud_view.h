@@ -4,6 +4,8 @@
 #include <QOpenGLWidget>
 #include <QPoint>
 
+#include <array>
+
 #include <memory>
 #include <optional>
 #include <vector>
@@ -26,6 +28,8 @@ class vtkRenderer;
 class vtkUnsignedCharArray;
 
 namespace cumulus::ui {
+
+using BoxCorners = std::array<std::array<double, 3>, 8>;
 
 class VtkCloudView : public QOpenGLWidget {
   Q_OBJECT
@@ -60,6 +64,12 @@ class VtkCloudView : public QOpenGLWidget {
   // cluster; nullptr hides it.
   void setBox(const double* bounds);
   bool boxVisible() const;
+
+  // Wireframe boxes, e.g. around detected objects (local coordinates, eight corners each,
+  // bottom face first); `highlighted` (an index, or -1) is drawn yellow, the others green.
+  // An empty list hides them; a new cloud clears them.
+  void setObjectBoxes(const std::vector<BoxCorners>& boxes, int highlighted = -1);
+  std::size_t objectBoxCount() const;
 
   // Both views look through one camera from now on (split views); each repaints when the
   // other moves it.
@@ -102,6 +112,8 @@ class VtkCloudView : public QOpenGLWidget {
   vtkNew<vtkAxesActor> axes_;
   vtkNew<vtkOutlineSource> box_source_;
   vtkNew<vtkActor> box_actor_;
+  vtkNew<vtkPolyData> boxes_poly_;
+  vtkNew<vtkActor> boxes_actor_;
   vtkNew<vtkPolyData> pick_poly_;
   vtkNew<vtkActor> pick_actor_;
   std::shared_ptr<const PointCloud> cloud_;

@@ -10,6 +10,7 @@
 #include "features/features.h"
 #include "filter/filter.h"
 #include "ground/ground.h"
+#include "ground/range_ground.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -40,8 +41,10 @@ const std::vector<Command>& commands() {
        help_for("cluster", method_help(ClusterMethod{})), run_cluster},
       {"filter", "crop box, voxel grid and outlier filters (PCL and GPU methods)",
        help_for("filter", method_help(FilterMethod{})), run_filter},
-      {"ground", "the ground plane of a scan by RANSAC (PCL and GPU methods)",
-       help_for("ground", method_help(GroundMethod{})), run_ground},
+      {"ground", "the ground of a scan: RANSAC plane or range-image columns (CPU and GPU)",
+       help_for("ground", "  ransac-plane " + method_help(GroundMethod{}).substr(2) +
+                              "  range-rdp " + method_help(RangeGroundMethod{}).substr(2)),
+       run_ground},
       {"pipeline", "a raw scan to objects: filters, ground removal, clustering, boxes",
        help_for("pipeline"), run_pipeline},
       {"sequence", "a task over every frame of a sequence, in one process",

@@ -1,6 +1,8 @@
 // cumulus-cli bench ground: the RANSAC ground plane on the real scans (and the sample street),
 // PCL's SACSegmentation against the GPU in one process: time, inliers, and how far the GPU's
-// plane lies from PCL's.
+// plane lies from PCL's; and the range-image ground on the LiDAR scans, CPU against GPU (the
+// same points, or not). Generated streets, level and hilly, score every method against their
+// labels.
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
@@ -12,6 +14,7 @@
 #include "core/error.h"
 #include "generate/generate.h"
 #include "ground/ground.h"
+#include "ground/range_ground.h"
 #include "io/io.h"
 
 namespace cumulus::cli {
@@ -25,6 +28,7 @@ struct GroundCase {
   PointCloud cloud;
   GroundPlaneParams params;
   bool labelled = false;  // a generated street: scored against its semantic labels
+  bool lidar = true;      // a spinning-LiDAR scan in its sensor's frame: range-rdp applies
 };
 
 std::string score_text(const GroundScore& g) {
@@ -56,6 +60,13 @@ std::string agreement(const GroundResult& r, const GroundResult& ref, const Poin
   return s.str();
 }
 
+void print_row(std::ostream& out, const BenchRow& row) {
+  out << std::left << std::setw(50) << row.label << ' ' << std::setw(5) << row.method << std::right
+      << std::fixed << std::setprecision(4) << std::setw(10) << row.median_ms << " ms  "
+      << row.agreement << '\n'
+      << std::flush;
+}
+
 }  // namespace
 
 int run_bench_ground(const Args& a, std::ostream& out, const std::string& command_line) {
@@ -77,17 +88,21 @@ int run_bench_ground(const Args& a, std::ostream& out, const std::string& comman
       for (const bool level : {false, true})
         add(data + "/" + f, f, 0.2, level);
     add(data + "/pcl/table_scene_mug_stereo_textured.pcd", "pcl/table_scene (2 cm)", 0.02, false);
+    if (!cases.empty() && cases.back().label.rfind("pcl/", 0) == 0) cases.back().lidar = false;
   }
   if (!sample.empty()) add(sample + "/street_scene.pcd", "street_scene.pcd", 0.2, true);
   if (cases.empty()) throw UsageError("bench ground needs --data DIR or --sample DIR");
-  for (const std::uint64_t seed : {1, 2, 3}) {
-    StreetSceneParams sp;
-    sp.seed = seed;
-    GroundPlaneParams p;
-    p.axis = {0, 0, 1};
-    cases.push_back({"generated street, seed " + std::to_string(seed) + " level",
-                     generate_street_scene(sp), p, true});
-  }
+  for (const StreetTerrain terrain : {StreetTerrain::Level, StreetTerrain::Hilly})
+    for (const std::uint64_t seed : {1, 2, 3}) {
+      StreetSceneParams sp;
+      sp.seed = seed;
+      sp.terrain = terrain;
+      GroundPlaneParams p;
+      p.axis = {0, 0, 1};
+      cases.push_back({std::string(terrain == StreetTerrain::Hilly ? "hilly" : "level") +
+                           " street, seed " + std::to_string(seed) + " level",
+                       generate_street_scene(sp), p, true});
+    }
   const std::string dir = a.get("out", "bench-ground");
   fs::create_directories(dir);
   std::vector<BenchRow> rows;
@@ -109,10 +124,36 @@ int run_bench_ground(const Args& a, std::ostream& out, const std::string& comman
         row.agreement = m == GroundMethod::Cpu ? "reference" : agreement(last, ref, c.cloud);
       }
       if (m == GroundMethod::Cpu) ref = std::move(last);
-      out << std::left << std::setw(40) << c.label << ' ' << std::setw(5) << row.method
-          << std::right << std::fixed << std::setprecision(4) << std::setw(10) << row.median_ms
-          << " ms  " << row.agreement << '\n'
-          << std::flush;
+      print_row(out, row);
+      rows.push_back(std::move(row));
+    }
+  }
+  // The range image's ground: one row per LiDAR case (its "level" twin is the same cloud).
+  const RangeGroundParams rp;
+  for (const auto& c : cases) {
+    if (!c.lidar || (!c.labelled && c.label.find(" level") != std::string::npos)) continue;
+    const std::string label = c.labelled ? c.label.substr(0, c.label.size() - 6) : c.label;
+    std::vector<std::int32_t> ref;
+    for (const RangeGroundMethod m : all_methods<RangeGroundMethod>()) {
+      if (is_gpu_method(m) && !gpu) continue;
+      BenchRow row{"range-rdp",    "range-rdp: " + label, rp.threshold,
+                   c.cloud.size(), rp.threshold,          method_name(m)};
+      GroundResult last =
+          timed_runs(warmup, repeat, row, [&] { return segment_ground_range(c.cloud, rp, m); });
+      row.clusters = last.ground.size();
+      row.stages = last.stages;
+      if (c.labelled) {
+        row.sweep = "labelled";
+        row.agreement = score_text(score_ground(c.cloud, last.ground));
+      }
+      if (m == RangeGroundMethod::Cpu) {
+        ref = last.ground;
+        if (!c.labelled) row.agreement = "reference";
+      } else {
+        row.agreement += std::string(c.labelled ? "; " : "") +
+                         (last.ground == ref ? "same points as cpu" : "DIFFERENT points from cpu");
+      }
+      print_row(out, row);
       rows.push_back(std::move(row));
     }
   }
@@ -122,9 +163,12 @@ int run_bench_ground(const Args& a, std::ostream& out, const std::string& comman
       "2 cm on PCL's table scene; 1000 iterations. `cpu` is PCL's SACSegmentation with "
       "optimized coefficients (it stops early once 99 % confident); `gpu` scores all 1000 "
       "hypotheses. The clusters column holds the inliers; agreement compares the GPU's plane "
-      "with PCL's at the centroid of PCL's inliers. The labelled rows are generated streets "
-      "(flat road, pavements 14 cm up with kerbs, no slopes or ramps), each method scored "
-      "against the generator's ground labels.\n",
+      "with PCL's at the centroid of PCL's inliers. `range-rdp` rows: the range image's "
+      "ground (64 x 2048, HDL-64E field of view, epsilon 0.1 m, slopes to 10 degrees, steps "
+      "to 0.25 m, threshold 0.2 m), ours on the CPU against the GPU. The labelled rows are "
+      "generated streets (pavements 14 cm up with kerbs; level: a flat road; hilly: 4 % down "
+      "behind the sensor, a 10 % ramp ahead, 3 % up after it), each method scored against "
+      "the generator's ground labels.\n",
       command_line, out);
 }
 

@@ -185,7 +185,7 @@ int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
 int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {},
                {"out", "seed", "beams", "azimuth-steps", "samples", "yaw", "size", "clusters",
-                "degree", "distance", "tolerance"});
+                "degree", "distance", "tolerance", "terrain"});
   a.expect_positionals(1, 1,
                        "cumulus-cli generate sample|street|pair|clusters --out PATH [--seed N]");
   const std::string what = a.positionals()[0];
@@ -198,6 +198,10 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     p.seed = seed;
     p.beams = int(a.get_int("beams", p.beams));
     p.azimuth_steps = int(a.get_int("azimuth-steps", p.azimuth_steps));
+    const std::string terrain = a.get("terrain", "level");
+    if (terrain != "level" && terrain != "hilly")
+      throw UsageError("--terrain is level or hilly, not '" + terrain + "'");
+    p.terrain = terrain == "hilly" ? StreetTerrain::Hilly : StreetTerrain::Level;
     const PointCloud c = generate_street_scene(p);
     save_pcd(cloud_path, c, PcdEncoding::BinaryCompressed);
     out << "wrote " << cloud_path << ": " << c.size() << " points\n";

@@ -9,7 +9,9 @@
 #include "features/features.h"
 #include "filter/filter.h"
 #include "ground/ground.h"
+#include "ground/range_ground.h"
 #include "nns/nns.h"
+#include "objects/pipeline.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -59,6 +61,9 @@ int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
   write_table(out, "Normals, PFH and FPFH", "features", FeatureMethod{}, md);
   write_table(out, "Filters: crop box, voxel grid, outlier removal", "filter", FilterMethod{}, md);
   write_table(out, "Ground plane (RANSAC)", "ground", GroundMethod{}, md);
+  write_table(out, "Ground from the range image (range-rdp)", "ground --algorithm range-rdp",
+              RangeGroundMethod{}, md);
+  write_table(out, "Pipeline: a raw scan to objects", "pipeline", PipelineMethod{}, md);
   return 0;
 }
 

@@ -11,9 +11,9 @@
 #include "args.h"
 #include "commands.h"
 #include "filter_args.h"
-#include "io/atomic_file.h"
 #include "io/io.h"
 #include "json.h"
+#include "objects/objects_export.h"
 #include "objects/pipeline.h"
 #include "write_cloud.h"
 
@@ -24,14 +24,17 @@ namespace {
 const std::set<std::string> kFlags = {"json", "crop-negative", "keep-outliers",
                                       "allow-precision-loss"};
 const std::set<std::string> kOptions = {
-    "preset", "method",           "crop",  "voxel",     "min-points", "sor", "ror",
-    "ground", "ground-threshold", "level", "tolerance", "min",        "max", "out"};
+    "preset", "method",           "crop",  "voxel",     "min-points", "sor",      "ror",
+    "ground", "ground-threshold", "level", "tolerance", "min",        "max",      "out",
+    "rows",   "columns",          "fov",   "epsilon",   "max-slope",  "max-step", "sensor-height"};
 // What a preset may set: every option but the file names.
 const std::set<std::string> kPresetKeys = {
-    "method",        "crop",         "voxel",  "min-points",
-    "sor",           "ror",          "ground", "ground-threshold",
-    "level",         "tolerance",    "min",    "max",
-    "crop-negative", "keep-outliers"};
+    "method",        "crop",          "voxel",     "min-points",
+    "sor",           "ror",           "ground",    "ground-threshold",
+    "level",         "tolerance",     "min",       "max",
+    "crop-negative", "keep-outliers", "rows",      "columns",
+    "fov",           "epsilon",       "max-slope", "max-step",
+    "sensor-height"};
 
 std::string joined(const std::set<std::string>& names) {
   std::string s;
@@ -107,8 +110,10 @@ PipelineParams pipeline_params(const Args& a) {
     if (level != "yes" && level != "no") throw UsageError("--level is yes or no");
     if (level == "yes") g.axis = {0, 0, 1};
     p.ground = g;
+  } else if (ground == "range-rdp") {
+    p.range_ground = range_ground_params(a, "ground-threshold");
   } else if (ground != "none") {
-    throw UsageError("unknown ground method '" + ground + "' (none, ransac-plane)");
+    throw UsageError("unknown ground method '" + ground + "' (none, ransac-plane, range-rdp)");
   }
   ClusterParams c;
   c.tolerance = float(a.get_double("tolerance", 0.5));
@@ -139,30 +144,9 @@ QJsonObject object_json(const DetectedObject& o) {
 }
 
 void write_objects(const std::string& dir, const PipelineResult& r, const Args& a) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir);
-  {
-    AtomicOstream csv(dir + "/objects.csv");
-    csv << "id,points,cx,cy,cz,min_x,min_y,min_z,max_x,max_y,max_z,box_cx,box_cy,box_cz,"
-           "length,width,height,heading_x,heading_y,heading_z,above_ground\n"
-        << std::setprecision(10);
-    for (const auto& o : r.objects) {
-      csv << o.id << ',' << o.points;
-      for (const auto* v :
-           {&o.centroid, &o.min, &o.max, &o.box.centre, &o.box.size, &o.box.heading})
-        csv << ',' << (*v)[0] << ',' << (*v)[1] << ',' << (*v)[2];
-      csv << ',' << o.above_ground << '\n';
-    }
-    csv.commit();
-  }
-  QJsonArray objects;
-  for (const auto& o : r.objects)
-    objects.append(object_json(o));
-  {
-    AtomicOstream json(dir + "/objects.json");
-    json << QJsonDocument(objects).toJson().toStdString();
-    json.commit();
-  }
+  std::filesystem::create_directories(dir);
+  save_objects_csv(dir + "/objects.csv", r.objects);
+  save_objects_json(dir + "/objects.json", r.objects);
   PointCloud labelled = r.cloud;
   labelled.labels = r.labels;
   write_cloud(a, dir + "/objects.pcd", labelled);

@@ -110,8 +110,10 @@ std::string stem(const std::string& path) {
 
 int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json", "strict", "crop-negative", "keep-outliers", "allow-precision-loss"},
-               {"task", "method", "queue", "readers", "out", "crop", "voxel", "min-points", "sor",
-                "ror", "ground", "ground-threshold", "level", "tolerance", "min", "max"});
+               {"task",  "method",     "queue",     "readers",  "out",          "crop",
+                "voxel", "min-points", "sor",       "ror",      "ground",       "ground-threshold",
+                "level", "tolerance",  "min",       "max",      "rows",         "columns",
+                "fov",   "epsilon",    "max-slope", "max-step", "sensor-height"});
   a.expect_positionals(1, 1, "cumulus-cli sequence PATH --task cluster|objects [options]");
   const std::string task = a.get("task", "");
   if (task != "cluster" && task != "objects")

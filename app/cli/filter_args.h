@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "filter/filter.h"
+#include "ground/range_ground.h"
 #include "objects/pipeline.h"
 
 namespace cumulus::cli {
@@ -18,6 +19,10 @@ std::optional<CropBoxParams> crop_arg(const Args& a);            // --crop, --cr
 std::optional<VoxelGridParams> voxel_arg(const Args& a);         // --voxel, --min-points
 std::optional<StatisticalOutlierParams> sor_arg(const Args& a);  // --sor, --keep-outliers
 std::optional<RadiusOutlierParams> ror_arg(const Args& a);       // --ror, --keep-outliers
+
+// The range-image ground's settings: --rows, --columns, --fov UP,DOWN, --epsilon, --max-slope,
+// --max-step, --sensor-height and the threshold option named (commands_ground.cpp).
+RangeGroundParams range_ground_params(const Args& a, const std::string& threshold_option);
 
 // The pipeline's stages from the options above and --ground, --ground-threshold, --level,
 // --tolerance, --min, --max (commands_pipeline.cpp).

@@ -126,6 +126,10 @@ void ClusterController::applyColours() {
   const DocumentModel* doc = bench_.document;
   if (row < 0 || !doc->at(row).isCloud() || !doc->at(row).clusters) return;
   const auto& labels = doc->at(row).clusters->labels;
+  // Clusters colour the dataset's own points: bring them back if another panel's output (the
+  // filtered cloud, the objects) is on show.
+  if (bench_.cloud_view->cloud() != doc->at(row).cloud)
+    bench_.cloud_view->setCloud(doc->at(row).cloud, false);
   std::vector<Rgb8> colours(labels.size());
   for (std::size_t i = 0; i < labels.size(); ++i) {
     Rgb8 c = ui::label_color(labels[i]);

@@ -1,6 +1,7 @@
 // The Cumulus desktop application.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QIcon>
 #include <QSurfaceFormat>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "gl_format.h"
 #include "main_window.h"
+#include "pipeline_controller.h"
 #include "save_file.h"
 #include "segment_panel.h"
 #include "vtk_cloud_view.h"
@@ -78,10 +80,13 @@ int main(int argc, char** argv) {
       "With --compare: cluster (default for a cloud), segment (default for a depth image), icp "
       "(the first cloud onto the second) or features.",
       "NAME");
+  QCommandLineOption objects(
+      "objects",
+      "Find the opened cloud's objects (the Objects panel: ground grey, objects boxed) first.");
   QCommandLineOption quit_after("quit-after", "Quit after MS milliseconds (scripted checks).",
                                 "MS");
-  parser.addOptions(
-      {shot, shot_window, size, scale, cluster, compare, compare_what, segment, quit_after});
+  parser.addOptions({shot, shot_window, size, scale, cluster, objects, compare, compare_what,
+                     segment, quit_after});
   parser.addPositionalArgument(
       "files", "Clouds (.pcd .ply .bin .xyz .txt .csv) and depth images (.png .tif).",
       "[FILES...]");
@@ -133,6 +138,19 @@ int main(int argc, char** argv) {
         app.processEvents(QEventLoop::AllEvents, 50);
       if (!ok) {
         std::fprintf(stderr, "cumulus: clustering failed\n");
+        return 1;
+      }
+    }
+    if (parser.isSet(objects)) {
+      bool finished = false, ok = false;
+      QObject::connect(window.pipeline(), &cumulus::app::PipelineController::finished,
+                       [&](bool good) { finished = true, ok = good; });
+      if (auto* dock = window.findChild<QDockWidget*>("objects")) dock->raise();
+      window.pipeline()->run();
+      while (!finished || window.pipeline()->busy())
+        app.processEvents(QEventLoop::AllEvents, 50);
+      if (!ok && !window.pipeline()->result()) {
+        std::fprintf(stderr, "cumulus: finding the objects failed\n");
         return 1;
       }
     }

@@ -41,6 +41,8 @@
 #include "history_window.h"
 #include "io/io.h"
 #include "job_runner.h"
+#include "pipeline_controller.h"
+#include "pipeline_panel.h"
 #include "run_history.h"
 #include "segment_controller.h"
 #include "segment_panel.h"
@@ -186,8 +188,15 @@ void MainWindow::buildDocks() {
                    panel_dock(segment_panel_, tr("RDP Segmentation"), "segmentation"));
   filter_panel_ = new ui::FilterPanel(this);
   tabifyDockWidget(cluster_dock, panel_dock(filter_panel_, tr("Filters"), "filters"));
+  pipeline_panel_ = new ui::PipelinePanel(this);
+  auto* objects_dock = panel_dock(pipeline_panel_, tr("Objects"), "objects");
+  tabifyDockWidget(cluster_dock, objects_dock);
   cluster_dock->raise();
   filters_ = new FilterController(bench, filter_panel_, this);
+  pipeline_ = new PipelineController(bench, pipeline_panel_, this);
+  connect(objects_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+    if (visible) pipeline_->panelShown();
+  });
   segmentation_ = new SegmentController(bench, segment_panel_, this);
   connect(segmentation_, &SegmentController::finished, this, &MainWindow::segmentationFinished);
   connect(segmentation_, &SegmentController::timingFinished, this,
@@ -325,6 +334,7 @@ void MainWindow::showDataset(int row) {
     return;
   }
   filters_->datasetShown(row);
+  pipeline_->datasetShown(row);
   const Dataset& d = document_->at(row);
   info_label_->setText(d.summaryHtml());
   setWindowTitle(tr("%1 — Cumulus").arg(d.name));
@@ -344,7 +354,9 @@ void MainWindow::showDataset(int row) {
     }
     cloud_view_->setColorMode(mode);
     cloud_view_->setCloud(d.cloud);
-    if (auto* dock = findChild<QDockWidget*>("clustering")) dock->raise();
+    // A LiDAR scan clustered raw is one ground cluster: its objects come first, ground removed.
+    const bool scan = PipelineController::looksLikeLidarScan(*d.cloud, d.path);
+    if (auto* dock = findChild<QDockWidget*>(scan ? "objects" : "clustering")) dock->raise();
     stack_->setCurrentWidget(cloud_view_);
   } else {
     depth_view_->setImage(d.depth);

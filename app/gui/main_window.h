@@ -22,6 +22,7 @@ class DepthView;
 class ClusterPanel;
 class SegmentPanel;
 class FilterPanel;
+class PipelinePanel;
 }  // namespace cumulus::ui
 
 namespace cumulus::app {
@@ -29,6 +30,7 @@ namespace cumulus::app {
 class ClusterController;
 class SegmentController;
 class FilterController;
+class PipelineController;
 class DatasetLoader;
 class JobRunner;
 
@@ -46,6 +48,8 @@ class MainWindow : public QMainWindow {
   ui::SegmentPanel* segmentPanel() const { return segment_panel_; }
   ui::FilterPanel* filterPanel() const { return filter_panel_; }
   FilterController* filters() const { return filters_; }
+  ui::PipelinePanel* pipelinePanel() const { return pipeline_panel_; }
+  PipelineController* pipeline() const { return pipeline_; }
   // Segments the current depth image with the segment panel's parameters, off the UI thread.
   void runSegmentation();
   // Runs every segmentation method on the current image and shows their times side by side.
@@ -156,6 +160,8 @@ class MainWindow : public QMainWindow {
   ClusterController* clustering_ = nullptr;
   SegmentController* segmentation_ = nullptr;
   FilterController* filters_ = nullptr;
+  ui::PipelinePanel* pipeline_panel_ = nullptr;
+  PipelineController* pipeline_ = nullptr;
   JobRunner* release_runner_ = nullptr;
   QString last_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");

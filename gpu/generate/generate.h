@@ -9,6 +9,10 @@
 
 namespace cumulus {
 
+// Level: a flat road. Hilly: the road falls at 4 % behind the sensor, is level around it, climbs
+// a 10 % ramp from 6 to 14 m ahead and 3 % after it; pavements and kerbs follow it.
+enum class StreetTerrain { Level, Hilly };
+
 struct StreetSceneParams {
   std::uint64_t seed = 1;
   int beams = 64;            // rings, like an HDL-64E
@@ -18,6 +22,7 @@ struct StreetSceneParams {
   double sensor_height = 1.73;  // metres above the ground
   double max_range = 80.0;
   double range_noise = 0.01;  // metres, standard deviation
+  StreetTerrain terrain = StreetTerrain::Level;
 };
 
 // What each point of a generated street hit: the `semantic` field's values. Ground is the road

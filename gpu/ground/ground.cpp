@@ -36,6 +36,11 @@ void validate(const GroundPlaneParams& p) {
   }
 }
 
+std::array<double, 4> world_plane(const LocalPlane& p, const std::array<double, 3>& origin) {
+  return {p.n[0], p.n[1], p.n[2],
+          p.d - (p.n[0] * origin[0] + p.n[1] * origin[1] + p.n[2] * origin[2])};
+}
+
 AxisRule axis_rule(const GroundPlaneParams& p) {
   AxisRule r;
   if (!p.axis) return r;
@@ -144,9 +149,7 @@ GroundResult segment_ground_plane(const PointCloud& cloud, const GroundPlanePara
       v = -v;
     p.d = -p.d;
   }
-  r.plane = {
-      p.n[0], p.n[1], p.n[2],
-      p.d - (p.n[0] * cloud.origin[0] + p.n[1] * cloud.origin[1] + p.n[2] * cloud.origin[2])};
+  r.plane = world_plane(p, cloud.origin);
   r.ground = std::move(fit.inliers);
   r.hypotheses = fit.hypotheses;
   r.method = method_name(method);

@@ -26,6 +26,9 @@ struct InlierMoments {
 LocalPlane refit_plane(const InlierMoments& m, const std::array<double, 3>& ref,
                        const LocalPlane& hint);
 
+// The plane in world coordinates (a, b, c, d) from local ones about `origin`.
+std::array<double, 4> world_plane(const LocalPlane& p, const std::array<double, 3>& origin);
+
 // The axis as a unit vector and the cosine of the largest angle (no axis: cosine -1).
 struct AxisRule {
   std::array<double, 3> axis{0, 0, 1};

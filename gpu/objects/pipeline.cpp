@@ -29,6 +29,8 @@ PipelineResult run_pipeline(const PointCloud& input, const PipelineParams& param
                             const std::string& method) {
   if (method != "cpu" && method != "gpu")
     throw InvalidArgument("the pipeline's method is cpu or gpu, not '" + method + "'");
+  if (params.ground && params.range_ground)
+    throw InvalidArgument("the pipeline removes the ground one way: a plane or the range image");
   WallTimer total;
   PipelineResult r;
   PointCloud cloud = input;
@@ -56,14 +58,27 @@ PipelineResult run_pipeline(const PointCloud& input, const PipelineParams& param
   if (params.radius)
     filter("radius outliers",
            [&](FilterMethod m) { return remove_radius_outliers(cloud, *params.radius, m); });
-  if (params.ground) {
-    const std::size_t in = cloud.size();
-    GroundResult g = segment_ground_plane(cloud, *params.ground,
-                                          method_of<GroundMethod>(method, "ground plane"));
+  r.filtered = cloud;
+  const auto remove_ground = [&](const char* name, std::size_t in, GroundResult g) {
     r.ground_plane = g.plane;
     r.ground_points = g.ground.size();
-    cloud = gather_points(cloud, off_ground(cloud, g.ground));
-    record("ground plane", g.method, in, g.total_ms, std::move(g.stages));
+    r.kept = off_ground(cloud, g.ground);
+    r.ground = std::move(g.ground);
+    cloud = gather_points(cloud, r.kept);
+    record(name, g.method, in, g.total_ms, std::move(g.stages));
+  };
+  if (params.ground)
+    remove_ground("ground plane", cloud.size(),
+                  segment_ground_plane(cloud, *params.ground,
+                                       method_of<GroundMethod>(method, "ground plane")));
+  if (params.range_ground)
+    remove_ground("range ground", cloud.size(),
+                  segment_ground_range(cloud, *params.range_ground,
+                                       method_of<RangeGroundMethod>(method, "range ground")));
+  if (!params.ground && !params.range_ground) {
+    r.kept.resize(cloud.size());
+    for (std::size_t i = 0; i < cloud.size(); ++i)
+      r.kept[i] = std::int32_t(i);
   }
   if (params.cluster) {
     const std::size_t in = cloud.size();

@@ -14,7 +14,12 @@
 #include "core/timing.h"
 #include "filter/filter.h"
 #include "ground/ground.h"
+#include "ground/range_ground.h"
 #include "objects/objects.h"
+
+#define CUMULUS_METHOD_ENUM PipelineMethod
+#define CUMULUS_METHOD_ROWS "objects/pipeline_methods.def"
+#include "core/method_enum.h"
 
 namespace cumulus {
 
@@ -23,8 +28,9 @@ struct PipelineParams {
   std::optional<VoxelGridParams> voxel;
   std::optional<StatisticalOutlierParams> statistical;
   std::optional<RadiusOutlierParams> radius;
-  std::optional<GroundPlaneParams> ground;  // removed before clustering
-  std::optional<ClusterParams> cluster;     // and the objects of its clusters
+  std::optional<GroundPlaneParams> ground;        // removed before clustering (a RANSAC plane)
+  std::optional<RangeGroundParams> range_ground;  // or the range image's ground (not both)
+  std::optional<ClusterParams> cluster;           // and the objects of its clusters
 };
 
 struct PipelineStage {
@@ -37,8 +43,11 @@ struct PipelineStage {
 
 struct PipelineResult {
   std::vector<PipelineStage> stages;
+  PointCloud filtered;               // what the filters left: the ground stage's input
+  std::vector<std::int32_t> ground;  // its ground points (indices into filtered), ascending
+  std::vector<std::int32_t> kept;    // the points of `cloud`, as indices into filtered
   PointCloud cloud;  // what the last filter left, off the ground: the clustered points
-  std::optional<std::array<double, 4>> ground_plane;
+  std::optional<std::array<double, 4>> ground_plane;  // range image: the plane fitted to it
   std::size_t ground_points = 0;
   std::vector<std::int32_t> labels;  // per point of `cloud` (clustering on), -1 for none
   std::vector<DetectedObject> objects;

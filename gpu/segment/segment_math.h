@@ -9,42 +9,15 @@
 
 #include <cmath>
 
+#include "core/rounded.h"
+
 namespace cumulus::segment_math {
 
-#ifdef __CUDA_ARCH__
-CUMULUS_HD float mul(float a, float b) {
-  return __fmul_rn(a, b);
-}
-CUMULUS_HD float add(float a, float b) {
-  return __fadd_rn(a, b);
-}
-CUMULUS_HD float sub(float a, float b) {
-  return __fsub_rn(a, b);
-}
-CUMULUS_HD float div(float a, float b) {
-  return __fdiv_rn(a, b);
-}
-CUMULUS_HD float root(float a) {
-  return __fsqrt_rn(a);
-}
-#else
-CUMULUS_HD float mul(float a, float b) {
-  volatile float r = a * b;  // volatile: the compiler may not fuse it into a later add
-  return r;
-}
-CUMULUS_HD float add(float a, float b) {
-  return a + b;
-}
-CUMULUS_HD float sub(float a, float b) {
-  return a - b;
-}
-CUMULUS_HD float div(float a, float b) {
-  return a / b;
-}
-CUMULUS_HD float root(float a) {
-  return std::sqrt(a);
-}
-#endif
+using rounded::add;
+using rounded::div;
+using rounded::mul;
+using rounded::root;
+using rounded::sub;
 
 // Vertical: |d_i - chord(i)|. Perpendicular: distance in (row * pitch, depth) coordinates.
 CUMULUS_HD float distance(float d_first, float d_last, float d_i, int first, int last, int i,

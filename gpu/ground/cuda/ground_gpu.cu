@@ -18,6 +18,7 @@
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "ground/cuda/ground_gpu.h"
+#include "ground/cuda/moments.cuh"
 
 namespace cumulus {
 
@@ -103,40 +104,15 @@ __global__ void count_inliers(const Point3f* points, int n, const float4* planes
   }
 }
 
-struct Moments {
-  double m[10];  // count, sum x y z, xx xy xz yy yz zz (about the reference point)
-};
-
 struct InlierTerms {
   const Point3f* points;
   float4 plane;
   float threshold;
   double ref[3];
   __device__ Moments operator()(int i) const {
-    Moments r{};
     const Point3f p = points[i];
-    if (!(fabsf(plane.x * p.x + plane.y * p.y + plane.z * p.z + plane.w) < threshold)) return r;
-    const double x = p.x - ref[0], y = p.y - ref[1], z = p.z - ref[2];
-    r.m[0] = 1;
-    r.m[1] = x;
-    r.m[2] = y;
-    r.m[3] = z;
-    r.m[4] = x * x;
-    r.m[5] = x * y;
-    r.m[6] = x * z;
-    r.m[7] = y * y;
-    r.m[8] = y * z;
-    r.m[9] = z * z;
-    return r;
-  }
-};
-
-struct AddMoments {
-  __device__ Moments operator()(const Moments& a, const Moments& b) const {
-    Moments r;
-    for (int k = 0; k < 10; ++k)
-      r.m[k] = a.m[k] + b.m[k];
-    return r;
+    if (!(fabsf(plane.x * p.x + plane.y * p.y + plane.z * p.z + plane.w) < threshold)) return {};
+    return Moments::of(p.x - ref[0], p.y - ref[1], p.z - ref[2]);
   }
 };
 
@@ -248,8 +224,7 @@ PlaneFit ground_plane_gpu(const PointCloud& cloud, const GroundPlaneParams& para
     CU_CHECK(cudaMemcpyAsync(ws.host_moments.get(), ws.moments.get(), sizeof(Moments),
                              cudaMemcpyDeviceToHost, s));
     ws.stream.sync();
-    const double* m = ws.host_moments.get()->m;
-    return InlierMoments{m[0], {m[1], m[2], m[3]}, {m[4], m[5], m[6], m[7], m[8], m[9]}};
+    return ws.host_moments.get()->inlier_moments();
   };
   InlierMoments moments = moments_of(chosen);
   fit.plane = refit_plane(moments, ref, LocalPlane{{chosen.x, chosen.y, chosen.z}, chosen.w});

@@ -1,0 +1,42 @@
+#include "object_boxes.h"
+
+#include <vtkCellArray.h>
+#include <vtkCellData.h>
+#include <vtkNew.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkUnsignedCharArray.h>
+
+namespace cumulus::ui {
+
+void fill_box_lines(vtkPolyData* poly,
+                    const std::vector<std::array<std::array<double, 3>, 8>>& boxes,
+                    int highlighted) {
+  static constexpr int kEdges[12][2] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}, {4, 5}, {5, 6},
+                                        {6, 7}, {7, 4}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  vtkNew<vtkPoints> points;
+  vtkNew<vtkCellArray> lines;
+  vtkNew<vtkUnsignedCharArray> colours;
+  colours->SetNumberOfComponents(3);
+  colours->SetName("colours");
+  for (std::size_t b = 0; b < boxes.size(); ++b) {
+    const vtkIdType first = points->GetNumberOfPoints();
+    for (const auto& c : boxes[b])
+      points->InsertNextPoint(c[0], c[1], c[2]);
+    const bool lit = int(b) == highlighted;
+    const unsigned char rgb[3] = {static_cast<unsigned char>(lit ? 255 : 60),
+                                  static_cast<unsigned char>(lit ? 220 : 230),
+                                  static_cast<unsigned char>(lit ? 40 : 90)};
+    for (const auto& e : kEdges) {
+      const vtkIdType ids[2] = {first + e[0], first + e[1]};
+      lines->InsertNextCell(2, ids);
+      colours->InsertNextTypedTuple(rgb);
+    }
+  }
+  poly->Initialize();
+  poly->SetPoints(points);
+  poly->SetLines(lines);
+  poly->GetCellData()->SetScalars(colours);
+}
+
+}  // namespace cumulus::ui
