@@ -17,7 +17,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 what=${1:-all}
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter test_outliers test_ground test_range_ground test_objects; do
+  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter test_outliers test_ground test_range_ground test_objects test_odometry; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
 fi
@@ -76,7 +76,7 @@ fi
 if [ "$what" = filters ]; then
   # Filters and the ground plane: their tests, every kernel under the sanitizers (a KITTI
   # frame, and a small cloud with NaNs, duplicates and a far point), then the benchmarks.
-  for t in test_filter test_outliers test_ground test_range_ground test_objects; do
+  for t in test_filter test_outliers test_ground test_range_ground test_objects test_odometry; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)

@@ -11,7 +11,7 @@ cd "$root"
 cmake -S . -B build-headless -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUMULUS_HEADLESS=ON -DCUMULUS_BUILD_TESTS=ON
 cmake --build build-headless -j "$(nproc)"
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib .gpu/data
-cp build-headless/app/cli/cumulus-cli build-headless/tests/test_{cluster,segment,io,device,data,nns,icp,features,tiles,filter,outliers,ground,range_ground,objects} .gpu/bin/
+cp build-headless/app/cli/cumulus-cli build-headless/tests/test_{cluster,segment,io,device,data,nns,icp,features,tiles,filter,outliers,ground,range_ground,objects,odometry} .gpu/bin/
 strip .gpu/bin/*
 for b in .gpu/bin/*; do ldd "$b" | awk '/=>/ {print $3}'; done | sort -u |
   grep -vE 'lib(c|m|stdc\+\+|gcc_s|pthread|dl|rt)\.so|ld-linux' | xargs -r -I{} cp -L {} .gpu/lib/

@@ -64,6 +64,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
 int run_bench_filter(const Args& a, std::ostream& out, const std::string& command_line);
 int run_bench_ground(const Args& a, std::ostream& out, const std::string& command_line);
 int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& command_line);
+int run_bench_sequence(const Args& a, std::ostream& out, const std::string& command_line);
 // bench features (commands_features.cpp).
 int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line);
 

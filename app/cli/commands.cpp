@@ -48,7 +48,9 @@ const std::vector<Command>& commands() {
       {"pipeline", "a raw scan to objects: filters, ground removal, clustering, boxes",
        help_for("pipeline"), run_pipeline},
       {"sequence", "a task over every frame of a sequence, in one process",
-       help_for("sequence", method_help(ClusterMethod{})), run_sequence},
+       help_for("sequence", "  cluster " + method_help(ClusterMethod{}).substr(2) + "  odometry " +
+                                method_help(IcpMethod{}).substr(2)),
+       run_sequence},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},
       {"register", "ICP registration of two clouds (PCL and GPU methods)",

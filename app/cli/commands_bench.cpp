@@ -240,10 +240,11 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
     rc = std::max(rc, run_bench_filter(a, out, command_line));
     rc = std::max(rc, run_bench_ground(a, out, command_line));
     rc = std::max(rc, run_bench_pipeline(a, out, command_line));
+    rc = std::max(rc, run_bench_sequence(a, out, command_line));
   }
   std::stringstream body;
   for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/features.md", "/filter.md",
-                           "/ground.md", "/pipeline.md"}) {
+                           "/ground.md", "/pipeline.md", "/sequence.md"}) {
     std::ifstream f(dir + part);
     // A part not run (icp without --data) must not put the stream into a failed state.
     if (f && f.peek() != std::ifstream::traits_type::eof()) body << f.rdbuf() << "\n";
@@ -325,12 +326,30 @@ int run_bench_tiled(const Args& a, std::ostream& out) {
 
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"quick"},
-               {"out", "repeat", "warmup", "pcl-repeat", "methods", "data", "sample", "sweeps",
-                "tolerance", "csv", "max-points", "batch", "cases", "pcl-max-pairs", "points",
-                "tile-points", "icp-lanes", "grid-points-per-cell", "fine-points-per-cell"});
+               {"out",
+                "repeat",
+                "warmup",
+                "pcl-repeat",
+                "methods",
+                "data",
+                "sample",
+                "sweeps",
+                "tolerance",
+                "csv",
+                "max-points",
+                "batch",
+                "cases",
+                "pcl-max-pairs",
+                "points",
+                "tile-points",
+                "icp-lanes",
+                "grid-points-per-cell",
+                "fine-points-per-cell",
+                "frames"});
   a.expect_positionals(
       1, 1,
-      "cumulus-cli bench cluster|segment|icp|features|filter|ground|pipeline|tiled|all|plot "
+      "cumulus-cli bench "
+      "cluster|segment|icp|features|filter|ground|pipeline|sequence|tiled|all|plot "
       "[options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
@@ -344,6 +363,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "filter") return run_bench_filter(a, out, command_line);
   if (what == "ground") return run_bench_ground(a, out, command_line);
   if (what == "pipeline") return run_bench_pipeline(a, out, command_line);
+  if (what == "sequence") return run_bench_sequence(a, out, command_line);
   if (what == "tiled") return run_bench_tiled(a, out);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");

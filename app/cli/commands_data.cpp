@@ -185,15 +185,15 @@ int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
 int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {},
                {"out", "seed", "beams", "azimuth-steps", "samples", "yaw", "size", "clusters",
-                "degree", "distance", "tolerance", "terrain"});
-  a.expect_positionals(1, 1,
-                       "cumulus-cli generate sample|street|pair|clusters --out PATH [--seed N]");
+                "degree", "distance", "tolerance", "terrain", "frames", "speed"});
+  a.expect_positionals(
+      1, 1, "cumulus-cli generate sample|street|sequence|pair|clusters --out PATH [--seed N]");
   const std::string what = a.positionals()[0];
   if (!a.has("out")) throw UsageError("generate needs --out");
   const std::string dst = a.get("out");
   const auto seed = std::uint64_t(a.get_int("seed", 1));
   namespace fs = std::filesystem;
-  auto street = [&](const std::string& cloud_path, const std::string& range_path) {
+  const auto street_params = [&] {
     StreetSceneParams p;
     p.seed = seed;
     p.beams = int(a.get_int("beams", p.beams));
@@ -202,6 +202,10 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     if (terrain != "level" && terrain != "hilly")
       throw UsageError("--terrain is level or hilly, not '" + terrain + "'");
     p.terrain = terrain == "hilly" ? StreetTerrain::Hilly : StreetTerrain::Level;
+    return p;
+  };
+  auto street = [&](const std::string& cloud_path, const std::string& range_path) {
+    const StreetSceneParams p = street_params();
     const PointCloud c = generate_street_scene(p);
     save_pcd(cloud_path, c, PcdEncoding::BinaryCompressed);
     out << "wrote " << cloud_path << ": " << c.size() << " points\n";
@@ -227,6 +231,31 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
   };
   if (what == "street") {
     street(dst, "");
+  } else if (what == "sequence") {
+    // A drive as KITTI lays one out: frames as .bin, ground truth in poses.txt, times.txt.
+    StreetDriveParams d;
+    d.scene = street_params();
+    d.frames = int(a.get_int("frames", d.frames));
+    d.speed = a.get_double("speed", d.speed);
+    fs::create_directories(dst);
+    AtomicOstream poses(dst + "/poses.txt"), times(dst + "/times.txt");
+    poses << std::setprecision(12);
+    std::size_t points = 0;
+    for (int k = 0; k < d.frames; ++k) {
+      std::array<double, 16> pose{};
+      const PointCloud c = generate_street_frame(d, k, &pose);
+      char name[32];
+      std::snprintf(name, sizeof name, "/%06d.bin", k);
+      save_kitti_bin(dst + name, c);
+      points += c.size();
+      for (int i = 0; i < 12; ++i)
+        poses << pose[std::size_t(i)] << (i == 11 ? '\n' : ' ');
+      times << k * 0.1 << '\n';
+    }
+    poses.commit();
+    times.commit();
+    out << "wrote " << d.frames << " frames (" << points << " points) to " << dst
+        << ", with poses.txt (ground truth, KITTI format) and times.txt\n";
   } else if (what == "pair") {
     fs::create_directories(dst);
     pair(dst);
@@ -246,7 +275,8 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     street(dst + "/street_scene.pcd", dst + "/street_range.png");
     pair(dst);
   } else {
-    throw UsageError("generate: unknown kind '" + what + "' (sample, street, pair or clusters)");
+    throw UsageError("generate: unknown kind '" + what +
+                     "' (sample, street, sequence, pair or clusters)");
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "args.h"
@@ -19,7 +20,9 @@
 #include "io/atomic_file.h"
 #include "io/io.h"
 #include "json.h"
+#include "sequence/odometry.h"
 #include "sequence/sequence.h"
+#include "sequence/trajectory.h"
 
 namespace cumulus::cli {
 
@@ -106,21 +109,104 @@ std::string stem(const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
+// What a frame's line says in text: its clusters, objects or position.
+std::string frame_text(const QJsonObject& line, const std::string& task) {
+  std::ostringstream t;
+  if (task == "odometry") {
+    const QJsonArray p = line["pose"].toArray();
+    t << std::fixed << std::setprecision(2) << "at (" << p[3].toDouble() << ", " << p[7].toDouble()
+      << ", " << p[11].toDouble() << ") m, " << line["iterations"].toInt() << " iterations, ";
+  } else {
+    const bool cluster = task == "cluster";
+    t << std::size_t(line[cluster ? "clusters" : "objects"].toDouble())
+      << (cluster ? " clusters, " : " objects, ");
+  }
+  return t.str();
+}
+
+OdometryParams odometry_params(const Args& a) {
+  OdometryParams p;
+  p.voxel = float(a.get_double("voxel", p.voxel));
+  p.map_voxel = float(a.get_double("map-voxel", p.map_voxel));
+  p.max_correspondence_distance = a.get_double("max-distance", p.max_correspondence_distance);
+  p.max_iterations = int(a.get_int("max-iterations", p.max_iterations));
+  p.map_scans = int(a.get_int("map-scans", p.map_scans));
+  const std::string target = a.get("odometry", "scan-to-map");
+  if (target != "scan-to-map" && target != "scan-to-scan")
+    throw UsageError("--odometry is scan-to-map or scan-to-scan, not '" + target + "'");
+  p.target = target == "scan-to-map" ? OdometryTarget::LocalMap : OdometryTarget::Scan;
+  p.motion_prior = !a.flag("no-motion-prior");
+  validate(p);
+  return p;
+}
+
+QJsonArray pose_json(const Pose& p) {
+  QJsonArray a;
+  for (int k = 0; k < 12; ++k)
+    a.append(p(k / 4, k % 4));
+  return a;
+}
+
+// The estimate against the ground truth, into the summary; the drift of every frame to DIR.
+void add_errors(QJsonObject& summary, const Trajectory& estimate, const std::string& truth_path,
+                const std::string& dir) {
+  const Trajectory truth = relative_to_first(read_kitti_poses(truth_path));
+  if (truth.size() != estimate.size())
+    throw Error("the ground truth " + truth_path + " has " + std::to_string(truth.size()) +
+                " poses for " + std::to_string(estimate.size()) + " frames");
+  const TrajectoryErrors e = trajectory_errors(estimate, truth);
+  summary["path_length_m"] = e.path_length;
+  summary["ate_rmse_m"] = e.ate_rmse;
+  summary["ate_max_m"] = e.ate_max;
+  summary["rpe_translation_m"] = e.rpe_translation;
+  summary["rpe_rotation_deg"] = e.rpe_rotation_deg;
+  summary["drift_percent"] = e.drift_percent;
+  summary["drift_deg_per_m"] = e.drift_deg_per_m;
+  if (dir.empty()) return;
+  AtomicOstream csv(dir + "/drift.csv");
+  csv << "frame,drift_percent\n";
+  for (std::size_t i = 0; i < e.drift_by_frame.size(); ++i)
+    csv << i << ',' << e.drift_by_frame[i] << '\n';
+  csv.commit();
+}
+
 }  // namespace
 
 int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json", "strict", "crop-negative", "keep-outliers", "allow-precision-loss"},
-               {"task",  "method",     "queue",     "readers",  "out",          "crop",
-                "voxel", "min-points", "sor",       "ror",      "ground",       "ground-threshold",
-                "level", "tolerance",  "min",       "max",      "rows",         "columns",
-                "fov",   "epsilon",    "max-slope", "max-step", "sensor-height"});
-  a.expect_positionals(1, 1, "cumulus-cli sequence PATH --task cluster|objects [options]");
+  const Args a(argv,
+               {"json", "strict", "crop-negative", "keep-outliers", "allow-precision-loss",
+                "no-motion-prior"},
+               {"task",          "method",
+                "queue",         "readers",
+                "out",           "crop",
+                "voxel",         "min-points",
+                "sor",           "ror",
+                "ground",        "ground-threshold",
+                "level",         "tolerance",
+                "min",           "max",
+                "rows",          "columns",
+                "fov",           "epsilon",
+                "max-slope",     "max-step",
+                "sensor-height", "odometry",
+                "max-distance",  "max-iterations",
+                "map-scans",     "map-voxel",
+                "poses",         "pose-format",
+                "ground-truth",  "times"});
+  a.expect_positionals(1, 1, "cumulus-cli sequence PATH --task cluster|objects|odometry [options]");
   const std::string task = a.get("task", "");
-  if (task != "cluster" && task != "objects")
-    throw UsageError("sequence needs --task cluster or --task objects");
+  if (task != "cluster" && task != "objects" && task != "odometry")
+    throw UsageError("sequence needs --task cluster, objects or odometry");
   const std::string method = a.get("method", method_name(default_method<ClusterMethod>()));
   std::optional<ClusterMethod> cluster_method;
-  if (task == "cluster") {
+  std::optional<Odometry> odometry;
+  if (task == "odometry") {
+    const auto icp_method = parse_method<IcpMethod>(method);
+    if (!icp_method)
+      throw UsageError("unknown method '" + method + "' (" + method_table(IcpMethod{}).names() +
+                       ")");
+    odometry.emplace(odometry_params(a), *icp_method,
+                     is_gpu_method(*icp_method) ? FilterMethod::Gpu : FilterMethod::Cpu);
+  } else if (task == "cluster") {
     cluster_method = parse_method<ClusterMethod>(method);
     if (!cluster_method)
       throw UsageError("unknown method '" + method + "' (" + method_table(ClusterMethod{}).names() +
@@ -134,6 +220,12 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   if (a.has("max")) cluster.max_size = std::size_t(std::max<long long>(1, a.get_int("max", 1)));
   validate(cluster);
   const PipelineParams pipeline = task == "objects" ? pipeline_params(a) : PipelineParams{};
+  const std::string pose_format = a.get("pose-format", "kitti");
+  if (pose_format != "kitti" && pose_format != "tum")
+    throw UsageError("--pose-format is kitti or tum, not '" + pose_format + "'");
+  for (const char* o : {"poses", "ground-truth", "times"})
+    if (a.has(o) && task != "odometry")
+      throw UsageError(std::string("--") + o + " belongs to --task odometry");
   const long long queue = a.get_int("queue", 8);
   if (queue < 1 || queue > 1024) throw UsageError("--queue takes 1 to 1024 frames");
   const long long readers = a.get_int("readers", 4);
@@ -158,7 +250,19 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
       try {
         const PointCloud& cloud = *frame->cloud;
         line["points"] = double(cloud.size());
-        if (task == "cluster") {
+        if (task == "odometry") {
+          const OdometryStep st = odometry->add(cloud);
+          compute_ms += st.total_ms;
+          line["pose"] = pose_json(st.pose);
+          line["scan_points"] = double(st.points);
+          line["iterations"] = st.iterations;
+          line["correspondences"] = double(st.correspondences);
+          line["fitness"] = st.fitness;
+          if (!st.converged) line["warning"] = "no correspondences: the predicted pose kept";
+          line["compute_ms"] = st.total_ms;
+          line["stages_ms"] =
+              QJsonObject{{"voxel grid", st.filter_ms}, {"icp", st.icp_ms}, {"map", st.map_ms}};
+        } else if (task == "cluster") {
           const ClusterResult r = euclidean_cluster(cloud, cluster, *cluster_method);
           compute_ms += r.total_ms;
           line["clusters"] = double(r.sizes.size());
@@ -198,13 +302,13 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
     if (!error.empty()) {
       ++failed;
       line["error"] = QString::fromStdString(error);
+      if (odometry && odometry->poses().size() == frame->index)
+        line["pose"] = pose_json(odometry->skip());
       if (!json) out << "frame " << frame->index << " (" << frame->path << "): " << error << '\n';
     } else {
       ++done;
       if (!json)
-        out << "frame " << frame->index << ": "
-            << std::size_t(line[task == "cluster" ? "clusters" : "objects"].toDouble())
-            << (task == "cluster" ? " clusters, " : " objects, ") << std::fixed
+        out << "frame " << frame->index << ": " << frame_text(line, task) << std::fixed
             << std::setprecision(3) << line["compute_ms"].toDouble() << " ms\n";
     }
     if (json) out << QJsonDocument(line).toJson(QJsonDocument::Compact).toStdString() << '\n';
@@ -215,20 +319,40 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
     if (!progress(frame->index + 1, paths.size())) throw Cancelled("sequence stopped by Ctrl-C");
   }
   const double seconds = total.ms() / 1000;
-  const QJsonObject summary{{"summary", true},
-                            {"frames", double(paths.size())},
-                            {"processed", double(done)},
-                            {"failed", double(failed)},
-                            {"frames_per_s", seconds > 0 ? double(done) / seconds : 0.0},
-                            {"total_ms", total.ms()},
-                            {"read_ms", read_ms},
-                            {"compute_ms", compute_ms}};
+  QJsonObject summary{{"summary", true},
+                      {"frames", double(paths.size())},
+                      {"processed", double(done)},
+                      {"failed", double(failed)},
+                      {"frames_per_s", seconds > 0 ? double(done) / seconds : 0.0},
+                      {"total_ms", total.ms()},
+                      {"read_ms", read_ms},
+                      {"compute_ms", compute_ms}};
+  if (odometry) {
+    const Trajectory& poses = odometry->poses();
+    std::vector<double> times;
+    if (a.has("times")) times = read_times(a.get("times"));
+    if (a.has("poses")) {
+      if (pose_format == "tum")
+        save_tum_poses(a.get("poses"), poses, times);
+      else
+        save_kitti_poses(a.get("poses"), poses);
+    }
+    if (!dir.empty()) save_kitti_poses(dir + "/poses.txt", poses);
+    if (a.has("ground-truth")) add_errors(summary, poses, a.get("ground-truth"), dir);
+  }
   if (json)
     out << QJsonDocument(summary).toJson(QJsonDocument::Compact).toStdString() << '\n';
   else
     out << done << " of " << paths.size() << " frames in " << std::fixed << std::setprecision(3)
         << seconds << " s (" << summary["frames_per_s"].toDouble() << " frames/s); read " << read_ms
         << " ms on the reader threads, compute " << compute_ms << " ms\n";
+  if (!json && summary.contains("ate_rmse_m"))
+    out << "against the ground truth (" << summary["path_length_m"].toDouble() << " m): ATE "
+        << summary["ate_rmse_m"].toDouble() << " m RMSE, RPE "
+        << summary["rpe_translation_m"].toDouble() << " m and "
+        << summary["rpe_rotation_deg"].toDouble() << " deg a frame, drift "
+        << summary["drift_percent"].toDouble() << " % and " << summary["drift_deg_per_m"].toDouble()
+        << " deg/m\n";
   return failed ? 1 : 0;
 }
 

@@ -34,6 +34,22 @@ enum class StreetClass : int { Ground = 1, Building = 2, Vehicle = 3, Pole = 4, 
 // frame, with intensity and `ring` and `semantic` (StreetClass) extra fields.
 PointCloud generate_street_scene(const StreetSceneParams& params);
 
+// A drive down the street: the sensor moves `speed` metres a frame along it from x = start_x,
+// weaving `weave` metres across its lane (a 60-frame period) and turned along its path, at its
+// height above the (level or hilly) road. The street is the same in every frame.
+struct StreetDriveParams {
+  StreetSceneParams scene;
+  int frames = 100;
+  double speed = 1.0;  // metres a frame (10 m/s at 10 Hz)
+  double start_x = -45;
+  double weave = 1.0;
+};
+
+// Frame `frame` (0 .. frames - 1) in its sensor's frame and, in `pose`, that sensor's pose in
+// the first frame's (row-major 4 x 4, as KITTI's ground truth).
+PointCloud generate_street_frame(const StreetDriveParams& params, int frame,
+                                 std::array<double, 16>* pose);
+
 struct ScanPairParams {
   std::uint64_t seed = 1;
   int samples = 60000;    // surface samples before visibility culling

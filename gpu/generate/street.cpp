@@ -171,35 +171,46 @@ std::vector<Object> build_street(Random& rng, double sensor_height, const Profil
 
 }  // namespace
 
-PointCloud generate_street_scene(const StreetSceneParams& p) {
+namespace {
+
+void check(const StreetSceneParams& p) {
   if (p.beams < 1 || p.beams > 512 || p.azimuth_steps < 8 || p.azimuth_steps > 100000)
     throw InvalidArgument("street scene: beams must be 1..512 and azimuth steps 8..100000");
   if (!(p.fov_up_deg > p.fov_down_deg) || !(p.max_range > 0) || !(p.range_noise >= 0))
     throw InvalidArgument("street scene: bad field of view, range or noise");
-  Random rng(p.seed);
-  const Profile prof = p.terrain == StreetTerrain::Hilly ? hilly_profile() : Profile{};
-  const auto scene = build_street(rng, p.sensor_height, prof);
+}
+
+Profile profile_of(const StreetSceneParams& p) {
+  return p.terrain == StreetTerrain::Hilly ? hilly_profile() : Profile{};
+}
+
+// One revolution from a sensor at `at` (the street's frame: the first scan's sensor at the
+// origin) turned by `yaw` about z, in the sensor's frame.
+PointCloud cast_scan(const std::vector<Object>& scene, const Profile& prof,
+                     const StreetSceneParams& p, V3 at, double yaw, Random& rng) {
   PointCloud cloud;
   ExtraField ring{"ring", 1, {}};
   ExtraField semantic{"semantic", 1, {}};
   const double deg = std::numbers::pi / 180.0;
+  const double cy = std::cos(yaw), sy = std::sin(yaw);
   for (int b = 0; b < p.beams; ++b) {
     // Beam elevations sit on range-image row centres, so the scan maps 1:1 onto its image.
     const double el = (p.fov_up_deg - (b + 0.5) * (p.fov_up_deg - p.fov_down_deg) / p.beams) * deg;
     for (int a = 0; a < p.azimuth_steps; ++a) {
       const double az = std::numbers::pi - (a + 0.5) * 2.0 * std::numbers::pi / p.azimuth_steps;
       const V3 dir{std::cos(el) * std::cos(az), std::cos(el) * std::sin(az), std::sin(el)};
+      const V3 world{cy * dir.x - sy * dir.y, sy * dir.x + cy * dir.y, dir.z};
       Hit hit;
       for (const auto& o : scene)
-        intersect(o, {0, 0, 0}, dir, hit);
-      if (!prof.knots.empty()) intersect_terrain(prof, -p.sensor_height, {0, 0, 0}, dir, hit);
+        intersect(o, at, world, hit);
+      if (!prof.knots.empty()) intersect_terrain(prof, -p.sensor_height, at, world, hit);
       const double noise = rng.normal();
       const double speckle = rng.normal();
       if (!(hit.t < p.max_range)) continue;
       const double r = hit.t + p.range_noise * noise;
       const V3 q = dir * r;
       cloud.points.push_back({float(q.x), float(q.y), float(q.z)});
-      const double incidence = std::abs(hit.normal.dot(dir) / hit.normal.norm());
+      const double incidence = std::abs(hit.normal.dot(world) / hit.normal.norm());
       const double falloff = 1.0 - 0.4 * hit.t / p.max_range;
       cloud.intensity.push_back(float(std::clamp(
           hit.reflectivity * (0.3 + 0.7 * incidence) * falloff + 0.02 * speckle, 0.0, 1.0)));
@@ -212,6 +223,67 @@ PointCloud generate_street_scene(const StreetSceneParams& p) {
   cloud.width = std::uint32_t(cloud.size());
   cloud.height = 1;
   return cloud;
+}
+
+}  // namespace
+
+PointCloud generate_street_scene(const StreetSceneParams& p) {
+  check(p);
+  Random rng(p.seed);
+  const Profile prof = profile_of(p);
+  const auto scene = build_street(rng, p.sensor_height, prof);
+  return cast_scan(scene, prof, p, {0, 0, 0}, 0, rng);
+}
+
+PointCloud generate_street_frame(const StreetDriveParams& d, int frame,
+                                 std::array<double, 16>* pose) {
+  check(d.scene);
+  if (d.frames < 1 || d.frames > 100000 || frame < 0 || frame >= d.frames)
+    throw InvalidArgument("street drive: frame " + std::to_string(frame) + " of " +
+                          std::to_string(d.frames) + " (1 to 100,000 frames)");
+  if (!std::isfinite(d.speed) || std::abs(d.speed) > 10 || !std::isfinite(d.start_x) ||
+      !std::isfinite(d.weave) || std::abs(d.weave) > 3)
+    throw InvalidArgument("street drive: speed up to 10 m a frame, weave up to 3 m");
+  Random rng(d.scene.seed);
+  const Profile prof = profile_of(d.scene);
+  const auto scene = build_street(rng, d.scene.sensor_height, prof);
+  // The sensor drives along the street weaving across its lane, turned along its path, and
+  // keeps its height above the road; poses are relative to the first frame's.
+  const auto place = [&](int k, V3& at, double& yaw) {
+    const double x = d.start_x + d.speed * k, w = 2 * std::numbers::pi / 60;
+    at = {x, d.weave * std::sin(w * k), prof.at(x)};
+    yaw = std::atan2(d.weave * w * std::cos(w * k), d.speed);
+  };
+  V3 at0, at;
+  double yaw0 = 0, yaw = 0;
+  place(0, at0, yaw0);
+  place(frame, at, yaw);
+  if (pose) {
+    // T = R(-yaw0) (at - at0) translation, R(yaw - yaw0) rotation: frame in the first's frame.
+    const double c0 = std::cos(-yaw0), s0 = std::sin(-yaw0), dy = yaw - yaw0;
+    const V3 d0 = at - at0;
+    *pose = {std::cos(dy),
+             -std::sin(dy),
+             0,
+             c0 * d0.x - s0 * d0.y,
+             std::sin(dy),
+             std::cos(dy),
+             0,
+             s0 * d0.x + c0 * d0.y,
+             0,
+             0,
+             1,
+             d0.z,
+             0,
+             0,
+             0,
+             1};
+  }
+  // Frame 0 continues the street's stream (the single scene's noise); later frames draw
+  // their own.
+  Random noise(frame == 0 ? d.scene.seed : d.scene.seed * 1000003ull + std::uint64_t(frame));
+  Random& r = frame == 0 ? rng : noise;
+  return cast_scan(scene, prof, d.scene, at, yaw, r);
 }
 
 }  // namespace cumulus

@@ -1,0 +1,219 @@
+// Sequences with poses (issue 23): KITTI and TUM pose files, trajectory errors as the KITTI and
+// TUM benchmarks define them, LiDAR odometry following a generated drive (CPU here, the GPU's
+// poses equal to the CPU's on the GPU machine), and `generate sequence` with `sequence --task
+// odometry` end to end.
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include <Eigen/Geometry>
+
+#include <cmath>
+#include <sstream>
+
+#include "commands.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "sequence/odometry.h"
+#include "sequence/trajectory.h"
+#include "test_support.h"
+
+using namespace cumulus;
+
+namespace {
+
+// 1 m a frame rising 1 cm a frame, turning `turn` degrees a frame.
+Trajectory curve(int n, double turn = 0.5) {
+  Trajectory t;
+  Pose p = Pose::Identity();
+  for (int i = 0; i < n; ++i) {
+    t.push_back(p);
+    p = p * rigid_transform(0, 0, turn, 1.0, 0, 0.01);
+  }
+  return t;
+}
+
+StreetDriveParams small_drive(int frames) {
+  StreetDriveParams d;
+  d.scene.beams = 32;
+  d.frames = frames;
+  return d;
+}
+
+Trajectory truth_of(const StreetDriveParams& d) {
+  Trajectory t;
+  for (int k = 0; k < d.frames; ++k) {
+    std::array<double, 16> m{};
+    generate_street_frame(d, k, &m);
+    t.push_back(Eigen::Map<const Eigen::Matrix<double, 4, 4, Eigen::RowMajor>>(m.data()));
+  }
+  return t;
+}
+
+Trajectory run_odometry(const StreetDriveParams& d, const OdometryParams& p, IcpMethod m,
+                        FilterMethod f) {
+  Odometry odo(p, m, f);
+  for (int k = 0; k < d.frames; ++k)
+    odo.add(generate_street_frame(d, k, nullptr));
+  return odo.poses();
+}
+
+}  // namespace
+
+class TestOdometry : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void posesRoundTripThroughKittiFiles() {
+    QTemporaryDir dir;
+    const std::string path = dir.path().toStdString() + "/poses.txt";
+    const Trajectory t = curve(12);
+    save_kitti_poses(path, t);
+    const Trajectory back = read_kitti_poses(path);
+    QCOMPARE(back.size(), t.size());
+    for (std::size_t i = 0; i < t.size(); ++i)
+      QVERIFY(back[i].isApprox(t[i], 1e-8));
+    const std::string tum = dir.path().toStdString() + "/poses.tum";
+    save_tum_poses(tum, t, {});
+    QFile f(QString::fromStdString(tum));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+    QCOMPARE(lines.size(), 13);  // a header and a line a pose
+    const QList<QByteArray> last = lines.last().split(' ');
+    QCOMPARE(last.size(), 8);
+    const Eigen::Quaterniond q(Eigen::Matrix3d(t.back().block<3, 3>(0, 0)));
+    QVERIFY(std::abs(last[7].toDouble() - q.w()) < 1e-6);
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, save_tum_poses(tum, t, {1.0, 2.0}));
+  }
+
+  void badPoseFilesAreRefusedNamingTheLine() {
+    QTemporaryDir dir;
+    const auto write = [&](const char* text) {
+      const QString p = dir.path() + "/bad.txt";
+      QFile f(p);
+      f.open(QIODevice::WriteOnly | QIODevice::Truncate);
+      f.write(text);
+      f.close();
+      return p.toStdString();
+    };
+    try {
+      read_kitti_poses(write("1 0 0 0 0 1 0 0 0 0 1 0\n1 0 0 0 0 1 0 0\n"));
+      QFAIL("a short line was accepted");
+    } catch (const InvalidArgument& e) {
+      QVERIFY2(std::string(e.what()).find("line 2") != std::string::npos, e.what());
+    }
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, read_kitti_poses(write("2 0 0 0 0 1 0 0 0 0 1 0\n")));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             read_kitti_poses(write("1 0 0 nan 0 1 0 0 0 0 1 0\n")));
+    QVERIFY_THROWS_EXCEPTION(IoError, read_kitti_poses(dir.path().toStdString() + "/none.txt"));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, read_times(write("0.0\nsoon\n")));
+  }
+
+  // A rigidly moved estimate has no absolute error after alignment and no relative error; one
+  // that stretches every motion of a straight drive by 1 % drifts 1 % of the path (KITTI divides
+  // by the segment's nominal length, which its last frame passes by up to a step: up to 1.2 %).
+  void trajectoryErrorsFollowTheBenchmarksDefinitions() {
+    const Trajectory truth = curve(60);
+    Trajectory moved;
+    for (const auto& p : truth)
+      moved.push_back(rigid_transform(3, -2, 40, 5, 1, -2) * p);
+    TrajectoryErrors e = trajectory_errors(moved, truth);
+    QVERIFY(e.ate_rmse < 1e-9);
+    QVERIFY(e.rpe_translation < 1e-9 && e.rpe_rotation_deg < 1e-6);
+    QVERIFY(e.drift_percent < 1e-7);
+    QVERIFY(std::abs(e.path_length - 59 * std::sqrt(1 + 1e-4)) < 1e-9);
+    const Trajectory line = curve(60, 0);
+    Trajectory stretched{line[0]};
+    for (std::size_t i = 1; i < line.size(); ++i) {
+      Pose step = line[i - 1].inverse() * line[i];
+      step.block<3, 1>(0, 3) *= 1.01;
+      stretched.push_back(stretched.back() * step);
+    }
+    e = trajectory_errors(stretched, line);
+    QVERIFY2(e.drift_percent > 1.0 && e.drift_percent < 1.2,
+             qPrintable(QString::number(e.drift_percent)));
+    QVERIFY(std::abs(e.drift_by_frame.back() - 1.0) < 1e-9);
+    QCOMPARE(e.segment_lengths.size(), std::size_t(8));
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, trajectory_errors(truth, curve(10)));
+  }
+
+  // On a generated drive, the local map keeps the drift within a few per cent.
+  void odometryFollowsAGeneratedDrive() {
+    const StreetDriveParams d = small_drive(25);
+    const Trajectory truth = truth_of(d);
+    const Trajectory est = run_odometry(d, {}, IcpMethod::Cpu, FilterMethod::Cpu);
+    const TrajectoryErrors e = trajectory_errors(est, truth);
+    qInfo("%.1f m: ATE %.3f m, RPE %.3f m %.3f deg, drift %.2f %%", e.path_length, e.ate_rmse,
+          e.rpe_translation, e.rpe_rotation_deg, e.drift_percent);
+    QVERIFY(e.ate_rmse < 0.2);
+    QVERIFY(e.drift_percent < 3);
+  }
+
+  void gpuOdometryGivesTheCpusPoses() {
+    CUMULUS_REQUIRE_GPU();
+    const StreetDriveParams d = small_drive(15);
+    const Trajectory cpu = run_odometry(d, {}, IcpMethod::Cpu, FilterMethod::Cpu);
+    const Trajectory gpu = run_odometry(d, {}, IcpMethod::Gpu, FilterMethod::Gpu);
+    for (std::size_t i = 0; i < cpu.size(); ++i) {
+      const double dt = (cpu[i].block<3, 1>(0, 3) - gpu[i].block<3, 1>(0, 3)).norm();
+      QVERIFY2(dt < 1e-3, qPrintable(QString("frame %1: %2 m apart").arg(i).arg(dt)));
+    }
+  }
+
+  void badInputIsRefusedWithTheReason() {
+    const auto refused = [](auto change) {
+      OdometryParams p;
+      change(p);
+      QVERIFY_THROWS_EXCEPTION(InvalidArgument, Odometry(p, IcpMethod::Cpu, FilterMethod::Cpu));
+    };
+    refused([](OdometryParams& p) { p.voxel = 0; });
+    refused([](OdometryParams& p) { p.map_voxel = NAN; });
+    refused([](OdometryParams& p) { p.max_correspondence_distance = -1; });
+    refused([](OdometryParams& p) { p.max_iterations = 0; });
+    refused([](OdometryParams& p) { p.map_scans = 0; });
+    Odometry odo({}, IcpMethod::Cpu, FilterMethod::Cpu);
+    PointCloud empty;
+    empty.points = {{NAN, 0, 0}};
+    QVERIFY_THROWS_EXCEPTION(Error, odo.add(empty));
+    QVERIFY(odo.poses().empty());
+    // A frame that cannot be read keeps the prediction (here the first pose).
+    QVERIFY(odo.skip().isIdentity());
+    QCOMPARE(odo.poses().size(), std::size_t(1));
+  }
+
+  // generate sequence writes a KITTI-style drive; sequence --task odometry recovers it and
+  // reports its errors against the ground truth, writing the poses.
+  void cliRunsOdometryAgainstGroundTruth() {
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    std::ostringstream out, err;
+    QCOMPARE(cli::cli_main(
+                 {"generate", "sequence", "--out", d + "/drive", "--frames", "12", "--beams", "32"},
+                 out, err),
+             0);
+    QVERIFY(QFile::exists(QString::fromStdString(d + "/drive/000011.bin")));
+    QCOMPARE(read_kitti_poses(d + "/drive/poses.txt").size(), std::size_t(12));
+    out.str("");
+    QCOMPARE(cli::cli_main({"sequence", d + "/drive", "--task", "odometry", "--method", "cpu",
+                            "--ground-truth", d + "/drive/poses.txt", "--poses", d + "/est.txt",
+                            "--pose-format", "tum", "--times", d + "/drive/times.txt", "--out",
+                            d + "/out", "--json"},
+                           out, err),
+             0);
+    const std::string text = out.str();
+    const std::string last = text.substr(text.rfind('\n', text.size() - 2) + 1);
+    const QJsonObject summary = QJsonDocument::fromJson(QByteArray::fromStdString(last)).object();
+    QVERIFY2(summary["ate_rmse_m"].toDouble() < 0.2, last.c_str());
+    QVERIFY(summary.contains("drift_percent"));
+    QVERIFY(QFile::exists(QString::fromStdString(d + "/out/drift.csv")));
+    QCOMPARE(read_kitti_poses(d + "/out/poses.txt").size(), std::size_t(12));
+    QVERIFY(QFile::exists(QString::fromStdString(d + "/est.txt")));
+    // Options of one task are refused with another.
+    QCOMPARE(cli::cli_main({"sequence", d + "/drive", "--task", "cluster", "--poses", "x.txt"}, out,
+                           err),
+             2);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestOdometry)
+#include "test_odometry.moc"
