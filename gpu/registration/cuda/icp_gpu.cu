@@ -362,6 +362,9 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   hc.centre[1] = target[0].y;
   hc.centre[2] = target[0].z;
   CU_CHECK(cudaMemcpyAsync(ws.control.get(), &hc, sizeof(Control), cudaMemcpyHostToDevice, s));
+  // The whole history comes back in one copy before the host knows how many iterations ran:
+  // entries past the last are zeros, not stale memory.
+  CU_CHECK(cudaMemsetAsync(ws.history.get(), 0, std::size_t(max_it) * sizeof(HistoryEntry), s));
   CU_CHECK(cudaMemcpyAsync(ws.source.get(), source.data(), n * sizeof(float3),
                            cudaMemcpyHostToDevice, s));
   CU_CHECK(cudaMemcpyAsync(ws.source_original.get(), ws.source.get(), n * sizeof(float3),
