@@ -9,6 +9,7 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QImage>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QSettings>
 #include <QSurfaceFormat>
@@ -106,6 +107,10 @@ inline ModalScript::Step choose_file(const QString& path) {
     QVERIFY2(files, qPrintable(dialog->metaObject()->className()));
     if (path.isEmpty()) return files->reject();
     files->selectFile(path);
+    // selectFile can lose the name while the dialog's directory model is still loading (the
+    // name then stays empty and accept() does nothing): set the name field as a user types it.
+    if (auto* name = files->findChild<QLineEdit*>("fileNameEdit"))
+      name->setText(QFileInfo(path).fileName());
     // Queued: accepting may open a question (replace the file?) with its own event loop, and
     // the script's timer does not fire again until this step returns.
     QMetaObject::invokeMethod(files, "accept", Qt::QueuedConnection);

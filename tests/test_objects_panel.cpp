@@ -43,7 +43,7 @@ class TestObjectsPanel : public QObject {
     QSignalSpy done(w.pipeline(), &app::PipelineController::finished);
     w.pipelinePanel()->setMethod(PipelineMethod::Cpu);
     QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
-    QVERIFY(w.findChild<QDockWidget*>("objects")->widget()->isVisible());
+    QVERIFY(w.pipelinePanel()->inFront());
     QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 1 && !w.pipeline()->busy(), 60000);
     QVERIFY(done.last().at(0).toBool());
     const auto r = w.pipeline()->result();

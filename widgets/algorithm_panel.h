@@ -31,6 +31,11 @@ class AlgorithmPanel : public QWidget {
   Q_OBJECT
  public:
   bool live() const;
+  // Whether the panel is the one shown in its dock area (tabbed docks behind it stay "visible"
+  // to Qt): the main window keeps this from the docks' visibility; panels of their own windows
+  // are always in front. Only the panel in front re-runs on new input and draws in the view.
+  bool inFront() const { return in_front_; }
+  void setInFront(bool on) { in_front_ = on; }
   // GPU methods are offered only when usable, with `reason` as their tooltip otherwise; a GPU
   // method chosen then is replaced by the table's default without a GPU.
   void setGpuAvailable(bool available, const QString& reason);
@@ -101,6 +106,7 @@ class AlgorithmPanel : public QWidget {
 
   QString busy_status_;
   bool filling_ = false;
+  bool in_front_ = true;
   QVBoxLayout* column_ = nullptr;
   QFormLayout* form_ = nullptr;
   QComboBox* method_ = nullptr;

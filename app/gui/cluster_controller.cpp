@@ -92,6 +92,10 @@ void ClusterController::run() {
       });
 }
 
+void ClusterController::frameChanged() {
+  if (panel_->inFront()) jobs_->runNowIfLive();
+}
+
 void ClusterController::cancel() {
   jobs_->cancel();  // a job in slabs stops early
 }

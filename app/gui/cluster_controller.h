@@ -25,6 +25,8 @@ class ClusterController : public QObject {
   // superseded: its result is dropped and the new one starts when it ends).
   void run();
   void cancel();
+  // The sequence moved on a frame: a live panel in front clusters it now.
+  void frameChanged();
   bool busy() const { return runner_->busy(); }
   // Colours the current cloud by cluster (the selected one bright, the others dimmed).
   void applyColours();

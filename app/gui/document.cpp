@@ -76,6 +76,11 @@ QVariant DocumentModel::data(const QModelIndex& index, int role) const {
   const Dataset& d = at(index.row());
   switch (role) {
     case Qt::DisplayRole:
+      if (d.sequence)
+        return QStringLiteral("%1  (frame %L2 of %L3)")
+            .arg(d.name)
+            .arg(qulonglong(d.frame + 1))
+            .arg(qulonglong(d.sequence->frames.size()));
       return d.isCloud()
                  ? QStringLiteral("%1  (%L2 pts)").arg(d.name).arg(qulonglong(d.cloud->size()))
                  : QStringLiteral("%1  (%2×%3)")
@@ -127,6 +132,16 @@ void DocumentModel::setSegments(int row, std::shared_ptr<const SegmentResult> re
   if (row < 0 || row >= count()) return;
   datasets_[std::size_t(row)].segments = std::move(result);
   emit dataChanged(index(row), index(row));
+}
+
+void DocumentModel::setFrame(int row, std::size_t frame, std::shared_ptr<const PointCloud> cloud) {
+  if (row < 0 || row >= count() || !at(row).sequence) return;
+  Dataset& d = datasets_[std::size_t(row)];
+  d.frame = frame;
+  d.cloud = std::move(cloud);
+  d.clusters.reset();
+  emit dataChanged(index(row), index(row));
+  emit frameChanged(row);
 }
 
 int DocumentModel::findDepth(const DepthImage* image) const {

@@ -13,6 +13,14 @@
 
 namespace cumulus::app {
 
+// A sequence's frames (a folder, pattern or list: sequence/sequence.h) and what lies beside
+// them: times.txt (seconds a frame) and poses.txt (KITTI ground truth), where present.
+struct SequenceInfo {
+  QString spec;  // as opened
+  std::vector<std::string> frames;
+  std::vector<double> times;  // empty or one a frame
+};
+
 struct Dataset {
   QString name;                             // shown in the list; unique within the document
   QString path;                             // file it came from; empty for derived datasets
@@ -20,6 +28,8 @@ struct Dataset {
   std::shared_ptr<const DepthImage> depth;
   std::shared_ptr<const ClusterResult> clusters;  // latest clustering of `cloud`, if any
   std::shared_ptr<const SegmentResult> segments;  // latest RDP segmentation of `depth`, if any
+  std::shared_ptr<const SequenceInfo> sequence;   // set for a sequence: `cloud` is its frame
+  std::size_t frame = 0;                          // which
 
   bool isCloud() const { return cloud != nullptr; }
   // A few lines describing the dataset (size, fields, bounds or depth range), as HTML.
@@ -42,6 +52,8 @@ class DocumentModel : public QAbstractListModel {
   void remove(int row);
   void setClusters(int row, std::shared_ptr<const ClusterResult> result);
   void setSegments(int row, std::shared_ptr<const SegmentResult> result);
+  // A sequence's frame `frame` becomes its cloud (results of the last frame are dropped).
+  void setFrame(int row, std::size_t frame, std::shared_ptr<const PointCloud> cloud);
   int findDepth(const DepthImage* image) const;
   // Row of the dataset holding this cloud, or -1 (it may have been closed meanwhile).
   int findCloud(const PointCloud* cloud) const;
@@ -52,6 +64,7 @@ class DocumentModel : public QAbstractListModel {
 
  signals:
   void clustersChanged(int row);
+  void frameChanged(int row);
 
  private:
   std::vector<Dataset> datasets_;

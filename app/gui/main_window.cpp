@@ -46,6 +46,7 @@
 #include "run_history.h"
 #include "segment_controller.h"
 #include "segment_panel.h"
+#include "sequence_player.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -116,6 +117,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   buildDocks();
   buildActions();
+  buildTimeline();
   restoreSettings();
 
   connect(cloud_view_, &ui::VtkCloudView::pointPicked, this, &MainWindow::onPointPicked);
@@ -169,11 +171,14 @@ void MainWindow::buildDocks() {
                         [this](const QString& m) { reportError(m); },
                         [this] { return last_dir_; }};
   // The algorithm panels share the right dock area as tabs, clustering in front.
-  const auto panel_dock = [this](QWidget* panel, const QString& title, const char* name) {
+  const auto panel_dock = [this](ui::AlgorithmPanel* panel, const QString& title,
+                                 const char* name) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(name);
     dock->setWidget(panel);
     addDockWidget(Qt::RightDockWidgetArea, dock);
+    panel->setInFront(false);  // until its tab is the one shown
+    connect(dock, &QDockWidget::visibilityChanged, panel, &ui::AlgorithmPanel::setInFront);
     return dock;
   };
   cluster_panel_ = new ui::ClusterPanel(this);
@@ -192,6 +197,7 @@ void MainWindow::buildDocks() {
   auto* objects_dock = panel_dock(pipeline_panel_, tr("Objects"), "objects");
   tabifyDockWidget(cluster_dock, objects_dock);
   cluster_dock->raise();
+  cluster_panel_->setInFront(true);
   filters_ = new FilterController(bench, filter_panel_, this);
   pipeline_ = new PipelineController(bench, pipeline_panel_, this);
   connect(objects_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
@@ -209,6 +215,7 @@ void MainWindow::buildActions() {
                                &MainWindow::openDialog);
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu(tr("Open &Recent"));
+  file->addAction(tr("Open Se&quence…"), this, &MainWindow::openSequenceDialog);
   file->addAction(tr("&Save Dataset As…"), this, &MainWindow::saveAsDialog)
       ->setShortcut(QKeySequence::SaveAs);
   file->addSeparator();
@@ -326,6 +333,8 @@ void MainWindow::setCurrentRow(int row) {
 
 void MainWindow::showDataset(int row) {
   pick_label_->clear();
+  if (!keep_camera_ && player_) player_->setRow(row);
+  if (player_) updateTimeline();
   if (row < 0 || row >= document_->count()) {
     cloud_view_->clearCloud();
     depth_view_->setImage(nullptr);
@@ -333,8 +342,11 @@ void MainWindow::showDataset(int row) {
     setWindowTitle(tr("Cumulus"));
     return;
   }
-  filters_->datasetShown(row);
-  pipeline_->datasetShown(row);
+  // A sequence's next frame is the same dataset moving on: panels follow it (frameChanged).
+  if (!keep_camera_) {
+    filters_->datasetShown(row);
+    pipeline_->datasetShown(row);
+  }
   const Dataset& d = document_->at(row);
   info_label_->setText(d.summaryHtml());
   setWindowTitle(tr("%1 — Cumulus").arg(d.name));
@@ -353,10 +365,13 @@ void MainWindow::showDataset(int row) {
       color_combo_->setCurrentIndex(color_combo_->findData(int(mode)));
     }
     cloud_view_->setColorMode(mode);
-    cloud_view_->setCloud(d.cloud);
+    cloud_view_->setCloud(d.cloud, !keep_camera_);
     // A LiDAR scan clustered raw is one ground cluster: its objects come first, ground removed.
-    const bool scan = PipelineController::looksLikeLidarScan(*d.cloud, d.path);
-    if (auto* dock = findChild<QDockWidget*>(scan ? "objects" : "clustering")) dock->raise();
+    const bool scan = d.sequence || PipelineController::looksLikeLidarScan(*d.cloud, d.path);
+    if (keep_camera_) {
+    } else if (auto* dock = findChild<QDockWidget*>(scan ? "objects" : "clustering")) {
+      dock->raise();
+    }
     stack_->setCurrentWidget(cloud_view_);
   } else {
     depth_view_->setImage(d.depth);
@@ -437,31 +452,6 @@ void MainWindow::onPointPicked(qint64 index) {
                                .arg(c.origin[0] + p.x, 0, 'f', 3)
                                .arg(c.origin[1] + p.y, 0, 'f', 3)
                                .arg(c.origin[2] + p.z, 0, 'f', 3));
-}
-
-void MainWindow::restoreSettings() {
-  QSettings s;
-  restoreGeometry(s.value("geometry").toByteArray());
-  restoreState(s.value("windowState").toByteArray());
-  last_dir_ = s.value("lastDir", QDir::homePath()).toString();
-  depth_scale_text_ = s.value("depthScale", "mm").toString();
-  point_size_->setValue(s.value("pointSize", 2.0).toDouble());
-  const int mode = s.value("colorMode", int(ui::ColorMode::Height)).toInt();
-  if (const int i = color_combo_->findData(mode); i >= 0) color_combo_->setCurrentIndex(i);
-  axes_action_->setChecked(s.value("axes", true).toBool());
-  rebuildRecentMenu();
-  if (!s.contains("geometry")) resize(1280, 800);
-}
-
-void MainWindow::saveSettings() const {
-  QSettings s;
-  s.setValue("geometry", saveGeometry());
-  s.setValue("windowState", saveState());
-  s.setValue("lastDir", last_dir_);
-  s.setValue("depthScale", depth_scale_text_);
-  s.setValue("pointSize", point_size_->value());
-  s.setValue("colorMode", color_combo_->currentData());
-  s.setValue("axes", axes_action_->isChecked());
 }
 
 void MainWindow::closeEvent(QCloseEvent* e) {

@@ -23,6 +23,7 @@ class ClusterPanel;
 class SegmentPanel;
 class FilterPanel;
 class PipelinePanel;
+class TimelineBar;
 }  // namespace cumulus::ui
 
 namespace cumulus::app {
@@ -31,6 +32,7 @@ class ClusterController;
 class SegmentController;
 class FilterController;
 class PipelineController;
+class SequencePlayer;
 class DatasetLoader;
 class JobRunner;
 
@@ -85,6 +87,11 @@ class MainWindow : public QMainWindow {
   void openFiles(const QStringList& paths, double depth_scale = 0);
   // Loads on the calling thread (scripted runs, tests); returns the error messages.
   QStringList openFilesNow(const QStringList& paths, double depth_scale = 0);
+  // Opens a folder, pattern or list of frames as a sequence (its first frame read now); an
+  // empty string, or the reason it could not.
+  QString openSequence(const QString& spec);
+  SequencePlayer* player() const { return player_; }
+  ui::TimelineBar* timeline() const { return timeline_; }
   bool loading() const;
   void cancelLoading();
 
@@ -114,6 +121,13 @@ class MainWindow : public QMainWindow {
   void buildActions();
   void buildDocks();
   void showDataset(int row);
+  // Sequences (main_window_sequence.cpp): the timeline and its player; a new frame refreshes
+  // the view without moving the camera and re-runs the live panel in front.
+  void buildTimeline();
+  void openSequenceDialog();
+  void frameChanged(int row);
+  void updateTimeline();
+  bool keep_camera_ = false;
   void reportError(const QString& message);
   // Runs `write`; false with what it threw in `error`.
   static bool writeOrExplain(const std::function<void()>& write, QString* error);
@@ -162,6 +176,8 @@ class MainWindow : public QMainWindow {
   FilterController* filters_ = nullptr;
   ui::PipelinePanel* pipeline_panel_ = nullptr;
   PipelineController* pipeline_ = nullptr;
+  SequencePlayer* player_ = nullptr;
+  ui::TimelineBar* timeline_ = nullptr;
   JobRunner* release_runner_ = nullptr;
   QString last_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");

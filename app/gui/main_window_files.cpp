@@ -1,6 +1,10 @@
 // The main window's File and Data menus: opening, saving, exporting images, converting between
-// depth images and clouds, the recent-files list. Each handler asks (dialogs.h), then hands the
-// work to the loader or the backend.
+// depth images and clouds, the recent-files list, the settings kept between runs. Each handler
+// asks (dialogs.h), then hands the work to the loader or the backend.
+#include <QAction>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QImage>
@@ -224,6 +228,39 @@ void MainWindow::rebuildRecentMenu() {
     recent_menu_->addAction(QFileInfo(path).fileName(), this, [this, path] { openFiles({path}); })
         ->setToolTip(path);
   recent_menu_->setEnabled(!recent_menu_->isEmpty());
+}
+
+namespace {
+constexpr int kWindowStateVersion = 2;  // docks and toolbars: Objects panel, timeline
+}  // namespace
+
+void MainWindow::restoreSettings() {
+  QSettings s;
+  restoreGeometry(s.value("geometry").toByteArray());
+  // A layout saved before the Objects panel and the timeline existed would leave them out of
+  // place: such a layout is not restored.
+  if (s.value("windowStateVersion").toInt() == kWindowStateVersion)
+    restoreState(s.value("windowState").toByteArray(), kWindowStateVersion);
+  last_dir_ = s.value("lastDir", QDir::homePath()).toString();
+  depth_scale_text_ = s.value("depthScale", "mm").toString();
+  point_size_->setValue(s.value("pointSize", 2.0).toDouble());
+  const int mode = s.value("colorMode", int(ui::ColorMode::Height)).toInt();
+  if (const int i = color_combo_->findData(mode); i >= 0) color_combo_->setCurrentIndex(i);
+  axes_action_->setChecked(s.value("axes", true).toBool());
+  rebuildRecentMenu();
+  if (!s.contains("geometry")) resize(1280, 800);
+}
+
+void MainWindow::saveSettings() const {
+  QSettings s;
+  s.setValue("geometry", saveGeometry());
+  s.setValue("windowState", saveState(kWindowStateVersion));
+  s.setValue("windowStateVersion", kWindowStateVersion);
+  s.setValue("lastDir", last_dir_);
+  s.setValue("depthScale", depth_scale_text_);
+  s.setValue("pointSize", point_size_->value());
+  s.setValue("colorMode", color_combo_->currentData());
+  s.setValue("axes", axes_action_->isChecked());
 }
 
 }  // namespace cumulus::app

@@ -9,7 +9,7 @@ namespace cumulus::app {
 
 PanelJobs::PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms,
                      std::function<void()> run, QObject* parent)
-    : QObject(parent), panel_(panel), runner_(runner), pause_(new QTimer(this)) {
+    : QObject(parent), panel_(panel), runner_(runner), pause_(new QTimer(this)), run_(run) {
   pause_->setSingleShot(true);
   pause_->setInterval(pause_ms);
   connect(pause_, &QTimer::timeout, this, run);
@@ -29,6 +29,10 @@ void PanelJobs::started() {
 
 void PanelJobs::rerunSoon() {
   if (panel_->live()) pause_->start();
+}
+
+void PanelJobs::runNowIfLive() {
+  if (panel_->live()) run_();
 }
 
 void PanelJobs::cancel() {

@@ -26,6 +26,8 @@ class PanelJobs : public QObject {
   void started();
   // Re-runs after the pause if Live is on (new input, such as another cloud).
   void rerunSoon();
+  // Runs at once if Live is on (a sequence's next frame: no pause, the player waits instead).
+  void runNowIfLive();
   void cancel();
 
  signals:
@@ -37,6 +39,7 @@ class PanelJobs : public QObject {
   ui::AlgorithmPanel* panel_;
   JobRunner* runner_;
   QTimer* pause_;
+  std::function<void()> run_;
 };
 
 }  // namespace cumulus::app

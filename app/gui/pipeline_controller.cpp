@@ -95,7 +95,7 @@ void PipelineController::show(std::shared_ptr<const PointCloud> source,
   result_ = std::move(r);
   panel_->setResult(*result_);
   // Only the panel in front draws in the view; a hidden one draws when it comes to the front.
-  if (panel_->isVisible()) draw();
+  if (panel_->inFront()) draw();
 }
 
 void PipelineController::draw() {
@@ -116,7 +116,11 @@ void PipelineController::datasetShown(int row) {
   result_.reset();
   shown_.reset();
   panel_->clearResult();
-  if (row >= 0 && bench_.document->at(row).isCloud() && panel_->isVisible()) jobs_->rerunSoon();
+  if (row >= 0 && bench_.document->at(row).isCloud() && panel_->inFront()) jobs_->rerunSoon();
+}
+
+void PipelineController::frameChanged() {
+  if (panel_->inFront()) jobs_->runNowIfLive();
 }
 
 void PipelineController::panelShown() {

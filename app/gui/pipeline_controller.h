@@ -34,6 +34,9 @@ class PipelineController : public QObject {
   void datasetShown(int row);
   // The panel came to the front: a live panel runs on the current cloud if it has no result.
   void panelShown();
+  // The sequence moved on a frame: a live panel in front runs on it now (its last result stays
+  // on show until the new one arrives).
+  void frameChanged();
   void selectObject(int index);
 
   // A LiDAR scan (a `ring` field, or a KITTI .bin file): what the main window opens the Objects

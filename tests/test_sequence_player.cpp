@@ -1,0 +1,133 @@
+// Sequences in the GUI (issue 23): a folder of frames opens as one dataset with the timeline;
+// stepping, seeking, playing (real time, skipping what the live panel cannot keep up with) and
+// looping move the frame; the Objects panel in front follows every frame; frames are read
+// ahead within a memory budget; a frame that cannot be read is reported and playback goes on.
+#include <QDockWidget>
+#include <QSignalSpy>
+
+#include "cluster_panel.h"
+#include "generate/generate.h"
+#include "gui_support.h"
+#include "io/io.h"
+#include "main_window.h"
+#include "pipeline_controller.h"
+#include "pipeline_panel.h"
+#include "sequence_player.h"
+#include "test_support.h"
+#include "vtk_cloud_view.h"
+
+using namespace cumulus;
+using namespace cumulus::test;
+
+namespace {
+
+// A small drive: `frames` frames of 8 beams in DIR, as KITTI lays one out.
+void write_drive(const QString& dir, int frames) {
+  StreetDriveParams d;
+  d.scene.beams = 8;
+  d.scene.azimuth_steps = 400;
+  d.frames = frames;
+  QFile times(dir + "/times.txt");
+  QVERIFY(times.open(QIODevice::WriteOnly));
+  for (int k = 0; k < frames; ++k) {
+    save_kitti_bin(QString("%1/%2.bin").arg(dir).arg(k, 6, 10, QChar('0')).toStdString(),
+                   generate_street_frame(d, k, nullptr));
+    times.write(QByteArray::number(0.1 * k) + "\n");
+  }
+}
+
+}  // namespace
+
+class TestSequencePlayer : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void stepsSeeksAndPlaysThroughASequence() {
+    QTemporaryDir dir;
+    write_drive(dir.path(), 6);
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    w.pipelinePanel()->setMethod(PipelineMethod::Cpu);
+    QVERIFY(w.openSequence(dir.path()).isEmpty());
+    wait_ms(200);
+    // the docks' tabs settle
+    app::SequencePlayer* p = w.player();
+    QCOMPARE(p->row(), 0);
+    QCOMPARE(p->frameCount(), std::size_t(6));
+    QCOMPARE(p->frame(), std::size_t(0));
+    QVERIFY(w.document()->at(0).sequence);
+    QCOMPARE(w.document()->at(0).sequence->times.size(), std::size_t(6));
+    // A sequence is a LiDAR drive: the Objects panel is in front and runs on the frame.
+    QVERIFY(w.pipelinePanel()->inFront());
+    QVERIFY(!w.clusterPanel()->inFront());  // tabbed behind: it does not run on frames
+    QTRY_VERIFY_WITH_TIMEOUT(w.pipeline()->result() && !w.pipeline()->busy(), 30000);
+    QSignalSpy shown(p, &app::SequencePlayer::frameShown);
+    p->step(1);
+    QTRY_COMPARE_WITH_TIMEOUT(p->frame(), std::size_t(1), 10000);
+    const auto frame1 = load_cloud(dir.path().toStdString() + "/000001.bin");
+    QCOMPARE(w.document()->at(0).cloud->size(), frame1.size());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.pipeline()->busy() && w.pipeline()->result() &&
+                                 w.pipeline()->result()->filtered.size() <= frame1.size() &&
+                                 w.cloudView()->cloud() == w.pipeline()->shown(),
+                             30000);
+    p->seek(4);
+    QTRY_COMPARE_WITH_TIMEOUT(p->frame(), std::size_t(4), 10000);
+    p->step(-1);
+    QTRY_COMPARE_WITH_TIMEOUT(p->frame(), std::size_t(3), 10000);
+    // Playing runs to the last frame and stops there; what the panel could not keep up with
+    // was skipped, never queued.
+    p->setRate(50);
+    p->play();
+    QVERIFY(p->playing());
+    QTRY_VERIFY_WITH_TIMEOUT(!p->playing(), 20000);
+    QCOMPARE(p->frame(), std::size_t(5));
+    qInfo("played frames 3 to 5 at 50 fps: %zu skipped", p->skipped());
+    // Looping comes back round.
+    p->setLoop(true);
+    p->setRate(20);
+    p->play();
+    QTRY_VERIFY_WITH_TIMEOUT(p->frame() < 3, 20000);
+    p->pause();
+    QVERIFY(!p->playing());
+    QVERIFY(shown.count() >= 5);
+  }
+
+  void readsAheadWithinItsBudgetAndReportsBadFrames() {
+    QTemporaryDir dir;
+    write_drive(dir.path(), 12);
+    {
+      QFile bad(dir.path() + "/000007.bin");  // not a whole number of points
+      QVERIFY(bad.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      bad.write("broken");
+    }
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    w.findChild<QDockWidget*>("filters")->raise();  // no live panel: frames come at once
+    QVERIFY(w.openSequence(dir.path()).isEmpty());
+    app::SequencePlayer* p = w.player();
+    // The frame and 8 ahead, but for the broken one.
+    QTRY_VERIFY_WITH_TIMEOUT(p->cachedFrames() >= 8, 10000);
+    const std::size_t one = p->cachedBytes() / p->cachedFrames();
+    p->setBudget(3 * one);
+    p->step(1);
+    QTRY_COMPARE_WITH_TIMEOUT(p->frame(), std::size_t(1), 10000);
+    QVERIFY2(p->cachedFrames() <= 4, qPrintable(QString::number(p->cachedFrames())));
+    QSignalSpy failed(p, &app::SequencePlayer::failed);
+    p->seek(7);
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
+    QVERIFY(failed.at(0).at(0).toString().contains("000007.bin"));
+    QCOMPARE(p->frame(), std::size_t(1));  // still on show
+    p->seek(8);
+    QTRY_COMPARE_WITH_TIMEOUT(p->frame(), std::size_t(8), 10000);
+    // What cannot be a sequence says why.
+    QVERIFY(w.openSequence(dir.path() + "/nothing*.bin").contains("nothing"));
+    QCOMPARE(w.document()->count(), 1);
+  }
+};
+
+int main(int argc, char** argv) {
+  return run_gui_tests<TestSequencePlayer>(argc, argv);
+}
+#include "test_sequence_player.moc"
