@@ -1,7 +1,7 @@
-// Sequences with poses (issue 23): KITTI and TUM pose files, trajectory errors as the KITTI and
+// Sequences (issue 23): KITTI and TUM pose files, trajectory errors as the KITTI and
 // TUM benchmarks define them, LiDAR odometry following a generated drive (CPU here, the GPU's
 // poses equal to the CPU's on the GPU machine), and `generate sequence` with `sequence --task
-// odometry` end to end.
+// odometry` end to end; depth-image sequences segmented frame by frame.
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
@@ -14,6 +14,8 @@
 #include "commands.h"
 #include "core/error.h"
 #include "generate/generate.h"
+#include "io/io.h"
+#include "segment/segment.h"
 #include "sequence/odometry.h"
 #include "sequence/trajectory.h"
 #include "test_support.h"
@@ -212,6 +214,41 @@ class TestOdometry : public QObject {
     QCOMPARE(cli::cli_main({"sequence", d + "/drive", "--task", "cluster", "--poses", "x.txt"}, out,
                            err),
              2);
+  }
+
+  // Depth images are frames too: --task segment segments each one's columns as
+  // cumulus-cli segment would, and other tasks name the frame they cannot take.
+  void cliSegmentsADepthSequence() {
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    std::vector<std::size_t> expected;
+    for (int k = 0; k < 3; ++k) {
+      const std::string path = d + "/depth" + std::to_string(k) + ".png";
+      save_depth_png(path, generate_depth_columns(320, 120, std::uint64_t(k + 1)), 0.001);
+      SegmentParams p;
+      p.epsilon = 0.1f;
+      expected.push_back(
+          segment_columns(load_depth_image(path, 0.001), p, SegmentMethod::Cpu).segment_count());
+    }
+    std::ostringstream out, err;
+    QCOMPARE(cli::cli_main({"sequence", d, "--task", "segment", "--epsilon", "0.1", "--scale",
+                            "0.001", "--method", "cpu", "--json", "--out", d + "/out"},
+                           out, err),
+             0);
+    std::istringstream lines(out.str());
+    std::string line;
+    for (std::size_t k = 0; k < 3; ++k) {
+      std::getline(lines, line);
+      const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
+      QCOMPARE(std::size_t(j["segments"].toDouble()), expected[k]);
+    }
+    QVERIFY(QFile::exists(QString::fromStdString(d + "/out/depth2.segments.csv")));
+    out.str("");
+    QCOMPARE(
+        cli::cli_main({"sequence", d, "--task", "cluster", "--method", "cpu", "--json"}, out, err),
+        1);
+    QVERIFY(out.str().find("only --task segment takes depth images") != std::string::npos);
+    QCOMPARE(cli::cli_main({"sequence", d, "--task", "segment"}, out, err), 2);  // no epsilon
   }
 };
 

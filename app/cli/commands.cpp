@@ -49,7 +49,8 @@ const std::vector<Command>& commands() {
        help_for("pipeline"), run_pipeline},
       {"sequence", "a task over every frame of a sequence, in one process",
        help_for("sequence", "  cluster " + method_help(ClusterMethod{}).substr(2) + "  odometry " +
-                                method_help(IcpMethod{}).substr(2)),
+                                method_help(IcpMethod{}).substr(2) + "  segment " +
+                                method_help(SegmentMethod{}).substr(2)),
        run_sequence},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},

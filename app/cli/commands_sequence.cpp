@@ -19,7 +19,9 @@
 #include "interrupt.h"
 #include "io/atomic_file.h"
 #include "io/io.h"
+#include "io/projection.h"
 #include "json.h"
+#include "segment/segment.h"
 #include "sequence/odometry.h"
 #include "sequence/sequence.h"
 #include "sequence/trajectory.h"
@@ -32,15 +34,17 @@ struct Frame {
   std::size_t index = 0;
   std::string path;
   std::optional<PointCloud> cloud;
-  std::string error;  // why it could not be read
+  std::optional<DepthImage> depth;  // a depth image frame (--task segment)
+  std::string error;                // why it could not be read
   double read_ms = 0;
 };
 
 // Frames read by a few threads, at most `capacity` ahead of the consumer, handed out in order.
 class FrameReader {
  public:
-  FrameReader(std::vector<std::string> paths, std::size_t capacity, std::size_t threads)
-      : paths_(std::move(paths)), capacity_(capacity) {
+  FrameReader(std::vector<std::string> paths, std::size_t capacity, std::size_t threads,
+              double depth_scale)
+      : paths_(std::move(paths)), capacity_(capacity), depth_scale_(depth_scale) {
     for (std::size_t t = 0; t < threads; ++t)
       threads_.emplace_back([this] { run(); });
   }
@@ -78,11 +82,16 @@ class FrameReader {
         if (stop_ || next_ >= paths_.size()) return;
         i = next_++;
       }
-      Frame f{i, paths_[i], std::nullopt, {}, 0};
+      Frame f{i, paths_[i], std::nullopt, std::nullopt, {}, 0};
       WallTimer t;
       try {
-        f.cloud = load_cloud(paths_[i]);
-        if (f.cloud->size() == f.cloud->count_non_finite()) f.error = "no finite point";
+        if (is_depth_image_path(paths_[i])) {
+          f.depth = load_depth_image(paths_[i], depth_scale_);
+          if (f.depth->count_valid() == 0) f.error = "no valid pixel";
+        } else {
+          f.cloud = load_cloud(paths_[i]);
+          if (f.cloud->size() == f.cloud->count_non_finite()) f.error = "no finite point";
+        }
       } catch (const std::exception& e) {
         f.error = e.what();
       }
@@ -97,6 +106,7 @@ class FrameReader {
 
   std::vector<std::string> paths_;
   std::size_t capacity_;
+  double depth_scale_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::size_t, Frame> ready_;
@@ -117,9 +127,8 @@ std::string frame_text(const QJsonObject& line, const std::string& task) {
     t << std::fixed << std::setprecision(2) << "at (" << p[3].toDouble() << ", " << p[7].toDouble()
       << ", " << p[11].toDouble() << ") m, " << line["iterations"].toInt() << " iterations, ";
   } else {
-    const bool cluster = task == "cluster";
-    t << std::size_t(line[cluster ? "clusters" : "objects"].toDouble())
-      << (cluster ? " clusters, " : " objects, ");
+    const char* what = task == "cluster" ? "clusters" : task == "segment" ? "segments" : "objects";
+    t << std::size_t(line[what].toDouble()) << ' ' << what << ", ";
   }
   return t.str();
 }
@@ -191,15 +200,33 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
                 "max-distance",  "max-iterations",
                 "map-scans",     "map-voxel",
                 "poses",         "pose-format",
-                "ground-truth",  "times"});
-  a.expect_positionals(1, 1, "cumulus-cli sequence PATH --task cluster|objects|odometry [options]");
+                "ground-truth",  "times",
+                "scale",         "distance",
+                "median"});
+  a.expect_positionals(
+      1, 1, "cumulus-cli sequence PATH --task cluster|objects|odometry|segment [options]");
   const std::string task = a.get("task", "");
-  if (task != "cluster" && task != "objects" && task != "odometry")
-    throw UsageError("sequence needs --task cluster, objects or odometry");
+  if (task != "cluster" && task != "objects" && task != "odometry" && task != "segment")
+    throw UsageError("sequence needs --task cluster, objects, odometry or segment");
   const std::string method = a.get("method", method_name(default_method<ClusterMethod>()));
   std::optional<ClusterMethod> cluster_method;
   std::optional<Odometry> odometry;
-  if (task == "odometry") {
+  std::optional<SegmentMethod> segment_method;
+  SegmentParams segment;
+  if (task == "segment") {
+    segment_method =
+        parse_method<SegmentMethod>(a.get("method", method_name(default_method<SegmentMethod>())));
+    if (!segment_method)
+      throw UsageError("unknown method '" + a.get("method") + "' (" +
+                       method_table(SegmentMethod{}).names() + ")");
+    segment.epsilon = float(a.required_double("epsilon", "sequence --task segment", "metres"));
+    const std::string d = a.get("distance", "vertical");
+    if (d != "vertical" && d != "perpendicular")
+      throw UsageError("--distance must be vertical or perpendicular");
+    segment.distance = d == "vertical" ? SegmentDistance::Vertical : SegmentDistance::Perpendicular;
+    segment.median = int(a.get_int("median", 0));
+    validate(segment);
+  } else if (task == "odometry") {
     const auto icp_method = parse_method<IcpMethod>(method);
     if (!icp_method)
       throw UsageError("unknown method '" + method + "' (" + method_table(IcpMethod{}).names() +
@@ -236,7 +263,8 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   const bool json = a.flag("json"), strict = a.flag("strict");
 
   RunProgress progress("sequence (" + task + ", " + method + ")");
-  FrameReader reader(paths, std::size_t(queue), std::size_t(readers));
+  FrameReader reader(paths, std::size_t(queue), std::size_t(readers),
+                     parse_depth_scale(a.get("scale", "mm")));
   WallTimer total;
   std::size_t done = 0, failed = 0;
   double read_ms = 0, compute_ms = 0;
@@ -248,9 +276,28 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
     std::string error = frame->error;
     if (error.empty()) {
       try {
-        const PointCloud& cloud = *frame->cloud;
-        line["points"] = double(cloud.size());
-        if (task == "odometry") {
+        if (task == "segment") {
+          // A cloud frame becomes a spinning LiDAR's range image, as cumulus-cli segment does.
+          const DepthImage img =
+              frame->depth ? *frame->depth : cloud_to_range_image(*frame->cloud, RangeImageModel{});
+          const SegmentResult r = segment_columns(img, segment, *segment_method);
+          compute_ms += r.total_ms;
+          line["pixels"] = double(img.size());
+          line["segments"] = double(r.segment_count());
+          line["compute_ms"] = r.total_ms;
+          line["stages_ms"] = stages_json(r.stages);
+          if (!dir.empty())
+            save_segments(dir + "/" + stem(frame->path) + ".segments.csv", img, r,
+                          SegmentFormat::Csv);
+        } else if (!frame->cloud) {
+          throw Error("a depth image: only --task segment takes depth images");
+        }
+        static const PointCloud kNoCloud;
+        const PointCloud& cloud = frame->cloud ? *frame->cloud : kNoCloud;  // no copy
+        if (frame->cloud) line["points"] = double(cloud.size());
+        if (task == "segment") {
+          // done above
+        } else if (task == "odometry") {
           const OdometryStep st = odometry->add(cloud);
           compute_ms += st.total_ms;
           line["pose"] = pose_json(st.pose);

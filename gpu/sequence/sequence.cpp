@@ -74,7 +74,8 @@ std::vector<std::string> sequence_frames(const std::string& spec) {
   if (fs::is_directory(path, ec)) {
     for (const auto& e : fs::directory_iterator(path, ec))
       // A sequence's folder often holds calib.txt or times.txt: .txt is not taken for XYZ here.
-      if (e.is_regular_file() && is_cloud_path(e.path().string()) && e.path().extension() != ".txt")
+      if (e.is_regular_file() && e.path().extension() != ".txt" &&
+          (is_cloud_path(e.path().string()) || is_depth_image_path(e.path().string())))
         frames.push_back(e.path().string());
     if (ec) throw IoError(spec, "cannot list the folder: " + ec.message());
     frames = sorted(std::move(frames));
@@ -101,7 +102,7 @@ std::vector<std::string> sequence_frames(const std::string& spec) {
   } else {
     throw IoError(spec, "not a folder, a pattern with * or ?, or a .txt list of frames");
   }
-  if (frames.empty()) throw IoError(spec, "no cloud frames found");
+  if (frames.empty()) throw IoError(spec, "no frames found (clouds or depth images)");
   return frames;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// The frames of a sequence of clouds: a folder (its cloud files, .txt aside: calibration and
-// times live there), a pattern with * and ? in
+// The frames of a sequence of clouds or depth images: a folder (its cloud files and depth
+// images, .txt aside: calibration and times live there), a pattern with * and ? in
 // its file name (velodyne/*.bin), or a list file (.txt: one path a line, relative to the list's
 // folder; blank lines and lines starting with # skipped). Folders and patterns come in natural
 // order (frame 2 before frame 10); a list keeps its own order.
