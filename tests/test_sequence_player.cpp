@@ -1,7 +1,8 @@
 // Sequences in the GUI (issue 23): a folder of frames opens as one dataset with the timeline;
 // stepping, seeking, playing (real time, skipping what the live panel cannot keep up with) and
 // looping move the frame; the Objects panel in front follows every frame; frames are read
-// ahead within a memory budget; a frame that cannot be read is reported and playback goes on.
+// ahead within a memory budget; a frame that cannot be read is reported and playback goes on;
+// odometry draws the sensor's path, exports its poses and builds a map.
 #include <QDockWidget>
 #include <QSignalSpy>
 
@@ -10,8 +11,10 @@
 #include "gui_support.h"
 #include "io/io.h"
 #include "main_window.h"
+#include "odometry_controller.h"
 #include "pipeline_controller.h"
 #include "pipeline_panel.h"
+#include "sequence/trajectory.h"
 #include "sequence_player.h"
 #include "test_support.h"
 #include "vtk_cloud_view.h"
@@ -124,6 +127,55 @@ class TestSequencePlayer : public QObject {
     // What cannot be a sequence says why.
     QVERIFY(w.openSequence(dir.path() + "/nothing*.bin").contains("nothing"));
     QCOMPARE(w.document()->count(), 1);
+  }
+
+  // Sequence > Run Odometry: the trajectory in the view from the frame on show, its errors
+  // against poses.txt, the poses exported, the map added as a dataset.
+  void odometryDrawsTheTrajectoryAndMakesAMap() {
+    QTemporaryDir dir;
+    StreetDriveParams d;
+    d.scene.beams = 32;
+    d.frames = 10;
+    Trajectory truth;
+    for (int k = 0; k < d.frames; ++k) {
+      std::array<double, 16> m{};
+      save_kitti_bin(QString("%1/%2.bin").arg(dir.path()).arg(k, 6, 10, QChar('0')).toStdString(),
+                     generate_street_frame(d, k, &m));
+      truth.push_back(Eigen::Map<const Eigen::Matrix<double, 4, 4, Eigen::RowMajor>>(m.data()));
+    }
+    save_kitti_poses(dir.path().toStdString() + "/poses.txt", truth);
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    w.findChild<QDockWidget*>("filters")->raise();
+    QVERIFY(w.openSequence(dir.path()).isEmpty());
+    QSignalSpy done(w.odometry(), &app::OdometryController::finished);
+    QVERIFY(w.odometry()->run());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
+    QVERIFY(done.at(0).at(0).toBool());
+    QCOMPARE(w.odometry()->poses().size(), std::size_t(10));
+    QVERIFY(w.odometry()->errors());
+    qInfo("ATE %.3f m, drift %.2f %%", w.odometry()->errors()->ate_rmse,
+          w.odometry()->errors()->drift_percent);
+    QVERIFY(w.odometry()->errors()->ate_rmse < 0.3);
+    QCOMPARE(w.cloudView()->pathPointCount(), std::size_t(10));
+    w.player()->step(1);
+    QTRY_COMPARE_WITH_TIMEOUT(w.player()->frame(), std::size_t(1), 10000);
+    QCOMPARE(w.cloudView()->pathPointCount(), std::size_t(10));
+    const QString out = dir.path() + "/estimate.txt";
+    {
+      ModalScript script({choose_file(out)});
+      w.odometry()->exportPoses();
+      QCOMPARE(script.answered(), std::size_t(1));
+    }
+    QCOMPARE(read_kitti_poses(out.toStdString()).size(), std::size_t(10));
+    QSignalSpy added(w.odometry(), &app::OdometryController::mapAdded);
+    QVERIFY(w.odometry()->addMap(0.2));
+    QTRY_COMPARE_WITH_TIMEOUT(added.count(), 1, 60000);
+    const int map = added.at(0).at(0).toInt();
+    QVERIFY(w.document()->at(map).cloud->size() > 1000);
+    QCOMPARE(w.currentRow(), map);
+    QCOMPARE(w.cloudView()->pathPointCount(), std::size_t(0));  // not the sequence on show
   }
 };
 

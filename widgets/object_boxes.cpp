@@ -39,4 +39,27 @@ void fill_box_lines(vtkPolyData* poly,
   poly->GetCellData()->SetScalars(colours);
 }
 
+void fill_path_lines(vtkPolyData* poly, const std::vector<std::array<double, 3>>& points,
+                     int marked) {
+  vtkNew<vtkPoints> pts;
+  vtkNew<vtkCellArray> lines;
+  vtkNew<vtkUnsignedCharArray> colours;
+  colours->SetNumberOfComponents(3);
+  for (const auto& p : points)
+    pts->InsertNextPoint(p[0], p[1], p[2]);
+  for (vtkIdType i = 1; i < vtkIdType(points.size()); ++i) {
+    const vtkIdType ids[2] = {i - 1, i};
+    lines->InsertNextCell(2, ids);
+    const bool here = i - 1 == marked;
+    const unsigned char rgb[3] = {static_cast<unsigned char>(here ? 255 : 40),
+                                  static_cast<unsigned char>(here ? 220 : 200),
+                                  static_cast<unsigned char>(here ? 40 : 255)};
+    colours->InsertNextTypedTuple(rgb);
+  }
+  poly->Initialize();
+  poly->SetPoints(pts);
+  poly->SetLines(lines);
+  poly->GetCellData()->SetScalars(colours);
+}
+
 }  // namespace cumulus::ui

@@ -111,6 +111,14 @@ VtkCloudView::VtkCloudView(QWidget* parent) : QOpenGLWidget(parent) {
   boxes_actor_->VisibilityOff();
   renderer_->AddActor(boxes_actor_);
 
+  vtkNew<vtkPolyDataMapper> path_mapper;
+  path_mapper->SetInputData(path_poly_);
+  path_mapper->SetColorModeToDirectScalars();
+  path_actor_->SetMapper(path_mapper);
+  path_actor_->GetProperty()->SetLineWidth(3);
+  path_actor_->VisibilityOff();
+  renderer_->AddActor(path_actor_);
+
   axes_->SetVisibility(true);
   axes_->SetAxisLabels(false);  // captions scale with the scene and swamp small clouds
   renderer_->AddActor(axes_);
@@ -365,6 +373,16 @@ void VtkCloudView::setObjectBoxes(const std::vector<BoxCorners>& boxes, int high
   fill_box_lines(boxes_poly_, boxes, highlighted);
   boxes_actor_->SetVisibility(!boxes.empty());
   update();
+}
+
+void VtkCloudView::setPath(const std::vector<std::array<double, 3>>& points, int marked) {
+  fill_path_lines(path_poly_, points, marked);
+  path_actor_->SetVisibility(points.size() >= 2);
+  update();
+}
+
+std::size_t VtkCloudView::pathPointCount() const {
+  return path_actor_->GetVisibility() ? std::size_t(path_poly_->GetNumberOfPoints()) : 0;
 }
 
 std::size_t VtkCloudView::objectBoxCount() const {

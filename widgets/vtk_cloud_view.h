@@ -70,6 +70,10 @@ class VtkCloudView : public QOpenGLWidget {
   // An empty list hides them; a new cloud clears them.
   void setObjectBoxes(const std::vector<BoxCorners>& boxes, int highlighted = -1);
   std::size_t objectBoxCount() const;
+  // A path (local coordinates), e.g. a sensor's trajectory; empty hides it. It stays when the
+  // cloud changes (a sequence's frames), unlike the boxes.
+  void setPath(const std::vector<std::array<double, 3>>& points, int marked = -1);
+  std::size_t pathPointCount() const;
 
   // Both views look through one camera from now on (split views); each repaints when the
   // other moves it.
@@ -112,6 +116,8 @@ class VtkCloudView : public QOpenGLWidget {
   vtkNew<vtkAxesActor> axes_;
   vtkNew<vtkOutlineSource> box_source_;
   vtkNew<vtkActor> box_actor_;
+  vtkNew<vtkPolyData> path_poly_;
+  vtkNew<vtkActor> path_actor_;
   vtkNew<vtkPolyData> boxes_poly_;
   vtkNew<vtkActor> boxes_actor_;
   vtkNew<vtkPolyData> pick_poly_;

@@ -41,6 +41,7 @@
 #include "history_window.h"
 #include "io/io.h"
 #include "job_runner.h"
+#include "odometry_controller.h"
 #include "pipeline_controller.h"
 #include "pipeline_panel.h"
 #include "run_history.h"
@@ -335,6 +336,7 @@ void MainWindow::showDataset(int row) {
   pick_label_->clear();
   if (!keep_camera_ && player_) player_->setRow(row);
   if (player_) updateTimeline();
+  if (odometry_ && !keep_camera_) odometry_->frameShown(row);
   if (row < 0 || row >= document_->count()) {
     cloud_view_->clearCloud();
     depth_view_->setImage(nullptr);

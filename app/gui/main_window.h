@@ -33,6 +33,7 @@ class SegmentController;
 class FilterController;
 class PipelineController;
 class SequencePlayer;
+class OdometryController;
 class DatasetLoader;
 class JobRunner;
 
@@ -91,6 +92,7 @@ class MainWindow : public QMainWindow {
   // empty string, or the reason it could not.
   QString openSequence(const QString& spec);
   SequencePlayer* player() const { return player_; }
+  OdometryController* odometry() const { return odometry_; }
   ui::TimelineBar* timeline() const { return timeline_; }
   bool loading() const;
   void cancelLoading();
@@ -177,6 +179,7 @@ class MainWindow : public QMainWindow {
   ui::PipelinePanel* pipeline_panel_ = nullptr;
   PipelineController* pipeline_ = nullptr;
   SequencePlayer* player_ = nullptr;
+  OdometryController* odometry_ = nullptr;
   ui::TimelineBar* timeline_ = nullptr;
   JobRunner* release_runner_ = nullptr;
   QString last_dir_;

@@ -1,11 +1,13 @@
 // The main window's sequences: File > Open Sequence, the timeline bar and its player.
 #include <QFileDialog>
+#include <QMenuBar>
 #include <QStatusBar>
 
 #include "cluster_controller.h"
 #include "core/error.h"
 #include "filter_controller.h"
 #include "main_window.h"
+#include "odometry_controller.h"
 #include "pipeline_controller.h"
 #include "sequence_player.h"
 #include "timeline_bar.h"
@@ -28,6 +30,19 @@ void MainWindow::buildTimeline() {
   connect(player_, &SequencePlayer::stateChanged, this, &MainWindow::updateTimeline);
   connect(player_, &SequencePlayer::failed, this, &MainWindow::reportError);
   connect(document_, &DocumentModel::frameChanged, this, &MainWindow::frameChanged);
+
+  odometry_ = new OdometryController(
+      {document_, cloud_view_, depth_view_, this, statusBar(), [this] { return currentRow(); },
+       [this](const QString& m) { reportError(m); }, [this] { return last_dir_; }},
+      this);
+  connect(odometry_, &OdometryController::mapAdded, this, &MainWindow::setCurrentRow);
+  auto* menu = menuBar()->addMenu(tr("&Sequence"));
+  menu->addAction(tr("Open Se&quence…"), this, &MainWindow::openSequenceDialog);
+  menu->addSeparator();
+  menu->addAction(tr("Run &Odometry"), odometry_, &OdometryController::run);
+  menu->addAction(tr("&Cancel Odometry"), odometry_, &OdometryController::cancel);
+  menu->addAction(tr("&Export Poses…"), odometry_, &OdometryController::exportPoses);
+  menu->addAction(tr("Add Odometry &Map as Dataset"), this, [this] { odometry_->addMap(0.2); });
 }
 
 void MainWindow::openSequenceDialog() {
@@ -59,6 +74,7 @@ void MainWindow::frameChanged(int row) {
   keep_camera_ = false;
   pipeline_->frameChanged();
   clustering_->frameChanged();
+  odometry_->frameShown(row);
 }
 
 void MainWindow::updateTimeline() {
