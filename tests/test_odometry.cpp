@@ -151,9 +151,13 @@ class TestOdometry : public QObject {
     QVERIFY(e.drift_percent < 3);
   }
 
+  // Issue 23's target is the same poses within 0.1 mm on a 20-frame drive; measured on an H100
+  // they drift apart to 0.134 mm by frame 15 (each ICP agrees with PCL's to 1e-5, but the
+  // local map carries the last bits of every pose on), so the test holds 1 mm: the target is
+  // reported missed.
   void gpuOdometryGivesTheCpusPoses() {
     CUMULUS_REQUIRE_GPU();
-    const StreetDriveParams d = small_drive(15);
+    const StreetDriveParams d = small_drive(20);
     const Trajectory cpu = run_odometry(d, {}, IcpMethod::Cpu, FilterMethod::Cpu);
     const Trajectory gpu = run_odometry(d, {}, IcpMethod::Gpu, FilterMethod::Gpu);
     for (std::size_t i = 0; i < cpu.size(); ++i) {
@@ -193,13 +197,13 @@ class TestOdometry : public QObject {
                  {"generate", "sequence", "--out", d + "/drive", "--frames", "12", "--beams", "32"},
                  out, err),
              0);
-    QVERIFY(QFile::exists(QString::fromStdString(d + "/drive/000011.bin")));
+    QVERIFY(QFile::exists(QString::fromStdString(d + "/drive/velodyne/000011.bin")));
     QCOMPARE(read_kitti_poses(d + "/drive/poses.txt").size(), std::size_t(12));
     out.str("");
-    QCOMPARE(cli::cli_main({"sequence", d + "/drive", "--task", "odometry", "--method", "cpu",
-                            "--ground-truth", d + "/drive/poses.txt", "--poses", d + "/est.txt",
-                            "--pose-format", "tum", "--times", d + "/drive/times.txt", "--out",
-                            d + "/out", "--json"},
+    QCOMPARE(cli::cli_main({"sequence", d + "/drive/velodyne", "--task", "odometry", "--method",
+                            "cpu", "--ground-truth", d + "/drive/poses.txt", "--poses",
+                            d + "/est.txt", "--pose-format", "tum", "--times",
+                            d + "/drive/times.txt", "--out", d + "/out", "--json"},
                            out, err),
              0);
     const std::string text = out.str();
@@ -211,9 +215,10 @@ class TestOdometry : public QObject {
     QCOMPARE(read_kitti_poses(d + "/out/poses.txt").size(), std::size_t(12));
     QVERIFY(QFile::exists(QString::fromStdString(d + "/est.txt")));
     // Options of one task are refused with another.
-    QCOMPARE(cli::cli_main({"sequence", d + "/drive", "--task", "cluster", "--poses", "x.txt"}, out,
-                           err),
-             2);
+    QCOMPARE(
+        cli::cli_main({"sequence", d + "/drive/velodyne", "--task", "cluster", "--poses", "x.txt"},
+                      out, err),
+        2);
   }
 
   // Depth images are frames too: --task segment segments each one's columns as

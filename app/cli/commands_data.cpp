@@ -237,7 +237,7 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     d.scene = street_params();
     d.frames = int(a.get_int("frames", d.frames));
     d.speed = a.get_double("speed", d.speed);
-    fs::create_directories(dst);
+    fs::create_directories(dst + "/velodyne");
     AtomicOstream poses(dst + "/poses.txt"), times(dst + "/times.txt");
     poses << std::setprecision(12);
     std::size_t points = 0;
@@ -245,7 +245,7 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
       std::array<double, 16> pose{};
       const PointCloud c = generate_street_frame(d, k, &pose);
       char name[32];
-      std::snprintf(name, sizeof name, "/%06d.bin", k);
+      std::snprintf(name, sizeof name, "/velodyne/%06d.bin", k);
       save_kitti_bin(dst + name, c);
       points += c.size();
       for (int i = 0; i < 12; ++i)
@@ -255,7 +255,7 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     poses.commit();
     times.commit();
     out << "wrote " << d.frames << " frames (" << points << " points) to " << dst
-        << ", with poses.txt (ground truth, KITTI format) and times.txt\n";
+        << "/velodyne, with poses.txt (ground truth, KITTI format) and times.txt\n";
   } else if (what == "pair") {
     fs::create_directories(dst);
     pair(dst);

@@ -242,17 +242,23 @@ PointCloud generate_street_frame(const StreetDriveParams& d, int frame,
     throw InvalidArgument("street drive: frame " + std::to_string(frame) + " of " +
                           std::to_string(d.frames) + " (1 to 100,000 frames)");
   if (!std::isfinite(d.speed) || std::abs(d.speed) > 10 || !std::isfinite(d.start_x) ||
-      !std::isfinite(d.weave) || std::abs(d.weave) > 3)
-    throw InvalidArgument("street drive: speed up to 10 m a frame, weave up to 3 m");
+      !std::isfinite(d.weave) || std::abs(d.weave) > 3 || !(d.speed_variation >= 0) ||
+      d.speed_variation > 0.9 || !(d.dropout >= 0) || d.dropout > 0.5)
+    throw InvalidArgument(
+        "street drive: speed up to 10 m a frame varying by up to 90 %, weave up to 3 m, "
+        "dropout up to 0.5");
   Random rng(d.scene.seed);
   const Profile prof = profile_of(d.scene);
   const auto scene = build_street(rng, d.scene.sensor_height, prof);
   // The sensor drives along the street weaving across its lane, turned along its path, and
   // keeps its height above the road; poses are relative to the first frame's.
+  // The speed varies by +-speed_variation over a 40-frame period.
+  const double sv = 2 * std::numbers::pi / 40, w = 2 * std::numbers::pi / 60;
   const auto place = [&](int k, V3& at, double& yaw) {
-    const double x = d.start_x + d.speed * k, w = 2 * std::numbers::pi / 60;
+    const double x = d.start_x + d.speed * (k + d.speed_variation * std::sin(sv * k) / sv);
+    const double dx = d.speed * (1 + d.speed_variation * std::cos(sv * k));
     at = {x, d.weave * std::sin(w * k), prof.at(x)};
-    yaw = std::atan2(d.weave * w * std::cos(w * k), d.speed);
+    yaw = std::atan2(d.weave * w * std::cos(w * k), dx);
   };
   V3 at0, at;
   double yaw0 = 0, yaw = 0;
@@ -283,7 +289,28 @@ PointCloud generate_street_frame(const StreetDriveParams& d, int frame,
   // their own.
   Random noise(frame == 0 ? d.scene.seed : d.scene.seed * 1000003ull + std::uint64_t(frame));
   Random& r = frame == 0 ? rng : noise;
-  return cast_scan(scene, prof, d.scene, at, yaw, r);
+  PointCloud scan = cast_scan(scene, prof, d.scene, at, yaw, r);
+  if (d.dropout > 0) {
+    // Returns a real sensor loses (dark or specular surfaces), at random.
+    std::vector<std::int32_t> keep;
+    for (std::size_t i = 0; i < scan.size(); ++i)
+      if (!(noise.uniform() < d.dropout)) keep.push_back(std::int32_t(i));
+    PointCloud kept;
+    kept.points.reserve(keep.size());
+    for (const auto i : keep) {
+      kept.points.push_back(scan.points[std::size_t(i)]);
+      kept.intensity.push_back(scan.intensity[std::size_t(i)]);
+    }
+    for (const auto& e : scan.extra) {
+      ExtraField f{e.name, e.count, {}};
+      for (const auto i : keep)
+        f.values.push_back(e.values[std::size_t(i)]);
+      kept.extra.push_back(std::move(f));
+    }
+    kept.width = std::uint32_t(kept.size());
+    scan = std::move(kept);
+  }
+  return scan;
 }
 
 }  // namespace cumulus
