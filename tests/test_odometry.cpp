@@ -1,7 +1,7 @@
 // Sequences (issue 23): KITTI and TUM pose files, trajectory errors as the KITTI and
 // TUM benchmarks define them, LiDAR odometry following a generated drive (CPU here, the GPU's
 // poses equal to the CPU's on the GPU machine), and `generate sequence` with `sequence --task
-// odometry` end to end; depth-image sequences segmented frame by frame.
+// odometry` end to end; depth-image sequences segmented and clouds described frame by frame.
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "features/features.h"
 #include "generate/generate.h"
 #include "io/io.h"
 #include "segment/segment.h"
@@ -254,6 +255,43 @@ class TestOdometry : public QObject {
         1);
     QVERIFY(out.str().find("only --task segment takes depth images") != std::string::npos);
     QCOMPARE(cli::cli_main({"sequence", d, "--task", "segment"}, out, err), 2);  // no epsilon
+  }
+
+  // --task features: every frame's descriptors, as cumulus-cli features computes them.
+  void cliDescribesEveryFrame() {
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    StreetDriveParams drive;
+    drive.scene.beams = 8;
+    drive.scene.azimuth_steps = 300;
+    drive.frames = 2;
+    std::vector<std::size_t> expected;
+    FeatureParams p;
+    p.descriptor = Descriptor::Fpfh;
+    p.neighbourhood = Neighbourhood::nearest(16);
+    p.normals.neighbourhood = p.neighbourhood;
+    for (int k = 0; k < 2; ++k) {
+      const PointCloud c = generate_street_frame(drive, k, nullptr);
+      save_kitti_bin(d + "/" + std::to_string(k) + ".bin", c);
+      const FeatureResult r =
+          compute_features(load_cloud(d + "/" + std::to_string(k) + ".bin"), p, FeatureMethod::Cpu);
+      expected.push_back(r.size() - r.nan_histograms);
+    }
+    std::ostringstream out, err;
+    QCOMPARE(cli::cli_main({"sequence", d, "--task", "features", "--descriptor", "fpfh", "--k",
+                            "16", "--method", "cpu", "--json", "--out", d + "/out"},
+                           out, err),
+             0);
+    std::istringstream lines(out.str());
+    std::string line;
+    for (std::size_t k = 0; k < 2; ++k) {
+      std::getline(lines, line);
+      const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
+      QCOMPARE(std::size_t(j["descriptors"].toDouble()), expected[k]);
+      QCOMPARE(j["bins"].toInt(), 33);
+    }
+    QVERIFY(QFile::exists(QString::fromStdString(d + "/out/1.features.pcd")));
+    QCOMPARE(cli::cli_main({"sequence", d, "--task", "features"}, out, err), 2);  // no k
   }
 };
 

@@ -50,7 +50,8 @@ const std::vector<Command>& commands() {
       {"sequence", "a task over every frame of a sequence, in one process",
        help_for("sequence", "  cluster " + method_help(ClusterMethod{}).substr(2) + "  odometry " +
                                 method_help(IcpMethod{}).substr(2) + "  segment " +
-                                method_help(SegmentMethod{}).substr(2)),
+                                method_help(SegmentMethod{}).substr(2) + "  features " +
+                                method_help(FeatureMethod{}).substr(2)),
        run_sequence},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "feature_args.h"
 #include "features/features.h"
 #include "io/io.h"
 #include "json.h"
@@ -194,6 +195,17 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
                             kBenchNotes + stages_md.str(), command_line, out);
 }
 
+FeatureParams feature_params(const Args& a) {
+  FeatureParams p;
+  const auto d = parse_descriptor(a.get("descriptor", "fpfh"));
+  if (!d) throw UsageError("unknown descriptor '" + a.get("descriptor") + "' (pfh, fpfh)");
+  p.descriptor = *d;
+  p.neighbourhood = neighbourhood_from(a, "k", "radius", std::nullopt);
+  p.normals.neighbourhood = neighbourhood_from(a, "normals-k", "normals-radius", p.neighbourhood);
+  if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
+  return p;
+}
+
 int run_features(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv, {"json"},
                {"descriptor", "method", "k", "radius", "normals-k", "normals-radius", "viewpoint",
@@ -201,14 +213,8 @@ int run_features(const std::vector<std::string>& argv, std::ostream& out) {
   a.expect_positionals(1, 1,
                        "cumulus-cli features FILE --descriptor pfh|fpfh [--method NAME] (--k K | "
                        "--radius R) [--normals-k K | --normals-radius R] [--out FILE] [--json]");
-  FeatureParams p;
-  const auto d = parse_descriptor(a.get("descriptor", "fpfh"));
-  if (!d) throw UsageError("unknown descriptor '" + a.get("descriptor") + "' (pfh, fpfh)");
-  p.descriptor = *d;
   const FeatureMethod method = method_arg(a, default_method<FeatureMethod>());
-  p.neighbourhood = neighbourhood_from(a, "k", "radius", std::nullopt);
-  p.normals.neighbourhood = neighbourhood_from(a, "normals-k", "normals-radius", p.neighbourhood);
-  if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
+  const FeatureParams p = feature_params(a);
   const std::string file = a.positionals()[0];
   const PointCloud cloud = load_cloud(file);
   TileOptions tiles;

@@ -15,6 +15,7 @@
 #include "cluster/cluster_export.h"
 #include "commands.h"
 #include "core/error.h"
+#include "feature_args.h"
 #include "filter_args.h"
 #include "interrupt.h"
 #include "io/atomic_file.h"
@@ -127,7 +128,10 @@ std::string frame_text(const QJsonObject& line, const std::string& task) {
     t << std::fixed << std::setprecision(2) << "at (" << p[3].toDouble() << ", " << p[7].toDouble()
       << ", " << p[11].toDouble() << ") m, " << line["iterations"].toInt() << " iterations, ";
   } else {
-    const char* what = task == "cluster" ? "clusters" : task == "segment" ? "segments" : "objects";
+    const char* what = task == "cluster"    ? "clusters"
+                       : task == "segment"  ? "segments"
+                       : task == "features" ? "descriptors"
+                                            : "objects";
     t << std::size_t(line[what].toDouble()) << ' ' << what << ", ";
   }
   return t.str();
@@ -185,35 +189,69 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   const Args a(argv,
                {"json", "strict", "crop-negative", "keep-outliers", "allow-precision-loss",
                 "no-motion-prior"},
-               {"task",          "method",
-                "queue",         "readers",
-                "out",           "crop",
-                "voxel",         "min-points",
-                "sor",           "ror",
-                "ground",        "ground-threshold",
-                "level",         "tolerance",
-                "min",           "max",
-                "rows",          "columns",
-                "fov",           "epsilon",
-                "max-slope",     "max-step",
-                "sensor-height", "odometry",
-                "max-distance",  "max-iterations",
-                "map-scans",     "map-voxel",
-                "poses",         "pose-format",
-                "ground-truth",  "times",
-                "scale",         "distance",
-                "median"});
+               {"task",
+                "method",
+                "queue",
+                "readers",
+                "out",
+                "crop",
+                "voxel",
+                "min-points",
+                "sor",
+                "ror",
+                "ground",
+                "ground-threshold",
+                "level",
+                "tolerance",
+                "min",
+                "max",
+                "rows",
+                "columns",
+                "fov",
+                "epsilon",
+                "max-slope",
+                "max-step",
+                "sensor-height",
+                "odometry",
+                "max-distance",
+                "max-iterations",
+                "map-scans",
+                "map-voxel",
+                "poses",
+                "pose-format",
+                "ground-truth",
+                "times",
+                "scale",
+                "distance",
+                "median",
+                "descriptor",
+                "k",
+                "radius",
+                "normals-k",
+                "normals-radius",
+                "viewpoint"});
   a.expect_positionals(
-      1, 1, "cumulus-cli sequence PATH --task cluster|objects|odometry|segment [options]");
+      1, 1, "cumulus-cli sequence PATH --task cluster|objects|odometry|segment|features [options]");
   const std::string task = a.get("task", "");
-  if (task != "cluster" && task != "objects" && task != "odometry" && task != "segment")
-    throw UsageError("sequence needs --task cluster, objects, odometry or segment");
+  if (task != "cluster" && task != "objects" && task != "odometry" && task != "segment" &&
+      task != "features")
+    throw UsageError("sequence needs --task cluster, objects, odometry, segment or features");
   const std::string method = a.get("method", method_name(default_method<ClusterMethod>()));
   std::optional<ClusterMethod> cluster_method;
   std::optional<Odometry> odometry;
   std::optional<SegmentMethod> segment_method;
   SegmentParams segment;
-  if (task == "segment") {
+  std::optional<FeatureMethod> feature_method;
+  FeatureParams features;
+  if (task == "features") {
+    feature_method =
+        parse_method<FeatureMethod>(a.get("method", method_name(default_method<FeatureMethod>())));
+    if (!feature_method)
+      throw UsageError("unknown method '" + a.get("method") + "' (" +
+                       method_table(FeatureMethod{}).names() + ")");
+    features = feature_params(a);
+    validate(features, *feature_method, false);
+  } else if (task == "segment") {
     segment_method =
         parse_method<SegmentMethod>(a.get("method", method_name(default_method<SegmentMethod>())));
     if (!segment_method)
@@ -297,6 +335,14 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
         if (frame->cloud) line["points"] = double(cloud.size());
         if (task == "segment") {
           // done above
+        } else if (task == "features") {
+          const FeatureResult r = compute_features(cloud, features, *feature_method);
+          compute_ms += r.total_ms;
+          line["descriptors"] = double(r.size() - r.nan_histograms);
+          line["bins"] = r.bins;
+          line["compute_ms"] = r.total_ms;
+          line["stages_ms"] = stages_json(r.stages);
+          if (!dir.empty()) write_features_pcd(dir + "/" + stem(frame->path) + ".features.pcd", r);
         } else if (task == "odometry") {
           const OdometryStep st = odometry->add(cloud);
           compute_ms += st.total_ms;
