@@ -61,6 +61,15 @@ Trajectory run_odometry(const StreetDriveParams& d, const OdometryParams& p, Icp
   return odo.poses();
 }
 
+// The JSON objects of `sequence --json`'s output, a line each.
+std::vector<QJsonObject> json_lines(const std::string& text) {
+  std::vector<QJsonObject> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    out.push_back(QJsonDocument::fromJson(QByteArray::fromStdString(line)).object());
+  return out;
+}
+
 }  // namespace
 
 class TestOdometry : public QObject {
@@ -241,13 +250,10 @@ class TestOdometry : public QObject {
                             "0.001", "--method", "cpu", "--json", "--out", d + "/out"},
                            out, err),
              0);
-    std::istringstream lines(out.str());
-    std::string line;
-    for (std::size_t k = 0; k < 3; ++k) {
-      std::getline(lines, line);
-      const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
-      QCOMPARE(std::size_t(j["segments"].toDouble()), expected[k]);
-    }
+    const std::vector<QJsonObject> lines = json_lines(out.str());
+    QCOMPARE(lines.size(), std::size_t(4));  // three frames and the summary
+    for (std::size_t k = 0; k < 3; ++k)
+      QCOMPARE(std::size_t(lines[k]["segments"].toDouble()), expected[k]);
     QVERIFY(QFile::exists(QString::fromStdString(d + "/out/depth2.segments.csv")));
     out.str("");
     QCOMPARE(
@@ -282,13 +288,11 @@ class TestOdometry : public QObject {
                             "16", "--method", "cpu", "--json", "--out", d + "/out"},
                            out, err),
              0);
-    std::istringstream lines(out.str());
-    std::string line;
+    const std::vector<QJsonObject> lines = json_lines(out.str());
+    QCOMPARE(lines.size(), std::size_t(3));  // two frames and the summary
     for (std::size_t k = 0; k < 2; ++k) {
-      std::getline(lines, line);
-      const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(line)).object();
-      QCOMPARE(std::size_t(j["descriptors"].toDouble()), expected[k]);
-      QCOMPARE(j["bins"].toInt(), 33);
+      QCOMPARE(std::size_t(lines[k]["descriptors"].toDouble()), expected[k]);
+      QCOMPARE(lines[k]["bins"].toInt(), 33);
     }
     QVERIFY(QFile::exists(QString::fromStdString(d + "/out/1.features.pcd")));
     QCOMPARE(cli::cli_main({"sequence", d, "--task", "features"}, out, err), 2);  // no k
