@@ -124,6 +124,14 @@ class TestSequencePlayer : public QObject {
     QCOMPARE(p->frame(), std::size_t(1));  // still on show
     p->seek(8);
     QTRY_COMPARE_WITH_TIMEOUT(p->frame(), std::size_t(8), 10000);
+    // Playing over the broken frame passes it by without saying so again.
+    p->seek(5);
+    QTRY_COMPARE_WITH_TIMEOUT(p->frame(), std::size_t(5), 10000);
+    p->setRate(20);
+    p->play();
+    QTRY_VERIFY_WITH_TIMEOUT(!p->playing(), 20000);
+    QCOMPARE(p->frame(), std::size_t(11));
+    QCOMPARE(failed.count(), 1);
     // What cannot be a sequence says why.
     QVERIFY(w.openSequence(dir.path() + "/nothing*.bin").contains("nothing"));
     QCOMPARE(w.document()->count(), 1);

@@ -68,6 +68,7 @@ void SequencePlayer::setRow(int row) {
   row_ = row >= 0 && row < document_->count() && document_->at(row).sequence ? row : -1;
   cache_.clear();
   loading_.clear();
+  broken_.clear();
   wanted_ = -1;
   skipped_ = 0;
   ++generation_;
@@ -121,8 +122,17 @@ void SequencePlayer::step(int delta) {
   seek(int(f));
 }
 
+void SequencePlayer::reportBroken(std::size_t f) {
+  const SequenceInfo* s = info();
+  emit failed(tr("Frame %1 (%2): %3")
+                  .arg(f)
+                  .arg(s ? QString::fromStdString(s->frames[f]) : QString())
+                  .arg(broken_[f]));
+}
+
 void SequencePlayer::seek(int f) {
   if (row_ < 0 || f < 0 || std::size_t(f) >= frameCount()) return;
+  if (broken_.count(std::size_t(f))) return reportBroken(std::size_t(f));  // asked for again
   if (const auto it = cache_.find(std::size_t(f)); it != cache_.end()) {
     wanted_ = -1;
     show(std::size_t(f));
@@ -177,7 +187,8 @@ void SequencePlayer::show(std::size_t f) {
 
 void SequencePlayer::request(std::size_t f) {
   const SequenceInfo* s = info();
-  if (!s || f >= s->frames.size() || cache_.count(f) || loading_.count(f)) return;
+  if (!s || f >= s->frames.size() || cache_.count(f) || loading_.count(f) || broken_.count(f))
+    return;
   loading_.insert(f);
   auto* watcher = new QFutureWatcher<std::shared_ptr<const PointCloud>>(this);
   const unsigned generation = generation_;
@@ -188,11 +199,9 @@ void SequencePlayer::request(std::size_t f) {
     try {
       cache_[f] = watcher->result();
     } catch (const std::exception& e) {
-      const SequenceInfo* s = info();
-      emit failed(tr("Frame %1 (%2): %3")
-                      .arg(f)
-                      .arg(s ? QString::fromStdString(s->frames[f]) : QString())
-                      .arg(QString::fromUtf8(e.what())));
+      // Said once; playback passes over it (read-ahead does not try it again).
+      broken_[f] = QString::fromUtf8(e.what());
+      reportBroken(f);
       if (wanted_ == (long long)f) wanted_ = -1;
       return;
     }

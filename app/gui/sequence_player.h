@@ -62,6 +62,7 @@ class SequencePlayer : public QObject {
   void prefetch(std::size_t from);
   void evict(std::size_t around);
   const SequenceInfo* info() const;
+  void reportBroken(std::size_t frame);
 
   DocumentModel* document_;
   std::function<bool()> busy_;
@@ -74,8 +75,9 @@ class SequencePlayer : public QObject {
   std::size_t budget_ = std::size_t(512) << 20;
   std::map<std::size_t, std::shared_ptr<const PointCloud>> cache_;
   std::set<std::size_t> loading_;
-  long long wanted_ = -1;    // a seek waiting for its frame
-  unsigned generation_ = 0;  // another sequence: reads of the old one are dropped
+  std::map<std::size_t, QString> broken_;  // frames that could not be read, and why
+  long long wanted_ = -1;                  // a seek waiting for its frame
+  unsigned generation_ = 0;                // another sequence: reads of the old one are dropped
 };
 
 }  // namespace cumulus::app
