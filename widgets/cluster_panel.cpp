@@ -105,9 +105,7 @@ ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
   column()->addWidget(histogram_);
   stages_ = new StageTable(150, this);
   column()->addWidget(stages_);
-  clusters_ = read_only_table({tr("Cluster"), tr("Points"), tr("Centroid")}, 0, this);
-  clusters_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  clusters_->setSelectionMode(QAbstractItemView::SingleSelection);
+  clusters_ = row_picker_table({tr("Cluster"), tr("Points"), tr("Centroid")}, this);
   column()->addWidget(clusters_, 1);
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Export:"), this));

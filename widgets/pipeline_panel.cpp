@@ -187,10 +187,8 @@ PipelinePanel::PipelinePanel(QWidget* parent) : MethodPanel(parent) {
             tr("Open a LiDAR scan to find its objects."));
   stages_ = new StageTable(170, this);
   column()->addWidget(stages_);
-  objects_ = read_only_table({tr("Object"), tr("Points"), tr("L × W × H (m)"), tr("Above ground")},
-                             0, this);
-  objects_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  objects_->setSelectionMode(QAbstractItemView::SingleSelection);
+  objects_ =
+      row_picker_table({tr("Object"), tr("Points"), tr("L × W × H (m)"), tr("Above ground")}, this);
   connect(objects_, &QTableWidget::itemSelectionChanged, this, [this] {
     if (!filling()) emit objectSelected(selectedObject());
   });

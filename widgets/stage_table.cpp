@@ -21,6 +21,13 @@ QTableWidget* read_only_table(const QStringList& headers, int max_height, QWidge
   return table;
 }
 
+QTableWidget* row_picker_table(const QStringList& headers, QWidget* parent) {
+  QTableWidget* t = read_only_table(headers, 0, parent);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  return t;
+}
+
 void set_row(QTableWidget* table, int row, const QStringList& cells) {
   for (int c = 0; c < int(cells.size()); ++c)
     table->setItem(row, c, new QTableWidgetItem(cells[c]));

@@ -14,6 +14,8 @@ namespace cumulus::ui {
 void make_read_only(QTableWidget* table, const QStringList& headers, int max_height = 0);
 // A new such table.
 QTableWidget* read_only_table(const QStringList& headers, int max_height, QWidget* parent);
+// A read-only table whose rows are picked one at a time (clusters, objects).
+QTableWidget* row_picker_table(const QStringList& headers, QWidget* parent);
 
 // Sets row `row` of `table` to `cells`, one per column.
 void set_row(QTableWidget* table, int row, const QStringList& cells);
