@@ -76,6 +76,24 @@ ClusterResult euclidean_cluster_tiled(const Point3f* points, std::size_t n,
                                       std::size_t max_tile_points = 0,
                                       const ClusterProgress& progress = {});
 
+// The exact merge of clusterings of overlapping tiles (slabs here, a Dask run's tiles in the
+// Python module): each tile is clustered whole (every component kept) and handed over with its
+// members' indices into the cloud; a point in two tiles joins their components. When every pair
+// of neighbours lies together in at least one tile (halos of the tolerance), the merged
+// components are the whole cloud's, and finish() gives the labels one call would.
+class ClusterTileMerge {
+ public:
+  explicit ClusterTileMerge(std::size_t points);
+  // `labels[k]` is the component (0, 1, ...; -1: none) of point `members[k]` within the tile.
+  // InvalidArgument for an index outside the cloud.
+  void add(const std::uint32_t* members, const std::int32_t* labels, std::size_t count);
+  // The canonical result; points in no tile are non-finite ones (counted as such).
+  ClusterResult finish(const ClusterParams& params);
+
+ private:
+  std::vector<std::int32_t> first_, parent_;
+};
+
 // Points one call of `method` takes: for `gpu`, 2^26 points, and no more than its memory per
 // point fits in the cap of set_gpu_memory_limit (or, for large clouds without a cap, in the
 // device's free memory). Unbounded for the others. `gpu` tiles on its own beyond this.

@@ -116,7 +116,7 @@ ClusterResult euclidean_cluster_tiled(const Point3f* points, std::size_t n,
   ClusterParams all = params;
   all.min_size = 1;
   all.max_size = std::numeric_limits<std::int32_t>::max();
-  std::vector<std::int32_t> first(n, -1), parent;
+  ClusterTileMerge merge(n);
   std::vector<Point3f> buffer;
   double call_ms = 0, merge_ms = 0;
   for (std::size_t s = 0; s < slabs; ++s) {
@@ -131,38 +131,72 @@ ClusterResult euclidean_cluster_tiled(const Point3f* points, std::size_t n,
     }
     call_ms += t.ms();
     t.reset();
-    const auto base = std::int32_t(parent.size());
-    parent.resize(parent.size() + part.sizes.size());
-    std::iota(parent.begin() + base, parent.end(), base);
-    for (std::size_t k = 0; k < mem.size(); ++k) {
-      const std::int32_t c = base + part.labels[k];
-      std::int32_t& f = first[mem[k]];
-      if (f < 0)
-        f = c;
-      else
-        unite(parent, f, c);
-    }
+    merge.add(mem.data(), part.labels.data(), mem.size());
     merge_ms += t.ms();
     if (progress && !progress(s + 1, slabs)) throw Cancelled("clustering cancelled");
   }
   r.stages.emplace_back(std::string(method_name(method)) + " per slab", call_ms);
   t.reset();
+  ClusterResult merged = merge.finish(params);
+  r.stages.emplace_back("merge", merge_ms + t.ms() - merged.stages.back().second);
+  r.stages.push_back(merged.stages.back());
+  merged.stages = std::move(r.stages);
+  merged.method = method_name(method);
+  merged.total_ms = total.ms();
+  return merged;
+}
+
+ClusterTileMerge::ClusterTileMerge(std::size_t points) : first_(points, -1) {
+  if (points >= std::size_t(std::numeric_limits<std::int32_t>::max()))
+    throw InvalidArgument("clouds of 2^31 points or more are not supported");
+}
+
+void ClusterTileMerge::add(const std::uint32_t* members, const std::int32_t* labels,
+                           std::size_t count) {
+  std::int32_t components = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (members[k] >= first_.size())
+      throw InvalidArgument("tile member " + std::to_string(members[k]) +
+                            " is outside the cloud of " + std::to_string(first_.size()) +
+                            " points");
+    components = std::max(components, labels[k] + 1);
+  }
+  if (parent_.size() + std::size_t(components) >=
+      std::size_t(std::numeric_limits<std::int32_t>::max()))
+    throw InvalidArgument("too many tile components to merge");
+  const auto base = std::int32_t(parent_.size());
+  parent_.resize(parent_.size() + std::size_t(components));
+  std::iota(parent_.begin() + base, parent_.end(), base);
+  for (std::size_t k = 0; k < count; ++k) {
+    if (labels[k] < 0) continue;
+    const std::int32_t c = base + labels[k];
+    std::int32_t& f = first_[members[k]];
+    if (f < 0)
+      f = c;
+    else
+      unite(parent_, f, c);
+  }
+}
+
+ClusterResult ClusterTileMerge::finish(const ClusterParams& params) {
+  validate(params);
+  WallTimer t;
   // Roots as compact component ids (< n, as canonicalize() requires).
-  std::vector<std::int32_t> id(parent.size(), -1), component(n, -1);
+  const std::size_t n = first_.size();
+  std::vector<std::int32_t> id(parent_.size(), -1), component(n, -1);
   std::int32_t next = 0;
+  std::size_t placed = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (first[i] < 0) continue;
-    const auto root = std::size_t(find_root(parent, first[i]));
+    if (first_[i] < 0) continue;
+    ++placed;
+    const auto root = std::size_t(find_root(parent_, first_[i]));
     if (id[root] < 0) id[root] = next++;
     component[i] = id[root];
   }
-  r.stages.emplace_back("merge", merge_ms + t.ms());
-  t.reset();
+  ClusterResult r;
   canonicalize(component, params, r);
-  r.non_finite = n - finite_idx.size();
+  r.non_finite = n - placed;
   r.stages.emplace_back("canonicalize", t.ms());
-  r.method = method_name(method);
-  r.total_ms = total.ms();
   return r;
 }
 

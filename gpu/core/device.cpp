@@ -58,6 +58,30 @@ DeviceInfo query_device() {
   return info;
 }
 
+std::vector<DeviceInfo> query_devices() {
+  std::vector<DeviceInfo> all{query_device()};
+#ifdef CUMULUS_HAS_CUDA
+  int count = 0;
+  if (!all.front().available || cudaGetDeviceCount(&count) != cudaSuccess) return all;
+  for (int d = 1; d < count; ++d) {
+    DeviceInfo info = all.front();
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    info.name = prop.name;
+    info.total_memory = prop.totalGlobalMem;
+    info.free_memory = 0;
+    info.compute_major = prop.major;
+    info.compute_minor = prop.minor;
+    info.multiprocessors = prop.multiProcessorCount;
+    all.push_back(info);
+  }
+#endif
+  return all;
+}
+
 std::string describe(const DeviceInfo& info) {
   if (!info.available) return "No GPU: " + info.reason;
   char buf[256];

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/point_cloud.h"
 
@@ -47,6 +48,10 @@ std::string describe_host();
 
 // Queries device 0 once per call; never throws.
 DeviceInfo query_device();
+// Every device this process can see (CUDA_VISIBLE_DEVICES narrows them; GPU methods use the
+// first), in CUDA's order; free memory is read for the first only, to create no context on the
+// others. One entry saying why, with available false, when there is none.
+std::vector<DeviceInfo> query_devices();
 // One line for status bars and logs: "NVIDIA H100 (79.1 GiB)" or "No GPU: <reason>".
 std::string describe(const DeviceInfo& info);
 

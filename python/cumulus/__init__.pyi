@@ -1,0 +1,180 @@
+# Type stubs of the cumulus package (the compiled part, cumulus._core, and pipeline()).
+from os import PathLike
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+Points = Union["Cloud", npt.NDArray[np.float32], npt.NDArray[np.float64]]
+Method = Optional[str]
+__version__: str
+
+class Error(RuntimeError): ...
+class IoError(Error, OSError): ...
+class InvalidArgument(Error, ValueError): ...
+class GpuError(Error): ...
+class Cancelled(Error): ...
+
+class Cloud:
+    def __init__(
+        self,
+        points: npt.ArrayLike,
+        intensity: Optional[npt.ArrayLike] = ...,
+        rgb: Optional[npt.ArrayLike] = ...,
+        normals: Optional[npt.ArrayLike] = ...,
+        labels: Optional[npt.ArrayLike] = ...,
+    ) -> None: ...
+    @property
+    def points(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def local_points(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def origin(self) -> tuple[float, float, float]: ...
+    @property
+    def fields(self) -> dict[str, np.ndarray]: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    def __len__(self) -> int: ...
+
+class DepthImage:
+    def __init__(self, depth: npt.ArrayLike) -> None: ...
+    @property
+    def depth(self) -> npt.NDArray[np.float32]: ...
+    @property
+    def width(self) -> int: ...
+    @property
+    def height(self) -> int: ...
+    @property
+    def source_scale(self) -> float: ...
+
+class RegistrationResult:
+    transform: npt.NDArray[np.float64]
+    fitness: float
+    iterations: int
+    converged: bool
+    stop: str
+    stop_reason: str
+    method: str
+    total_ms: float
+    timings: dict[str, float]
+    history: list[dict[str, float]]
+
+class SegmentResult:
+    width: int
+    height: int
+    offsets: npt.NDArray[np.uint32]
+    rows: npt.NDArray[np.uint32]
+    levels: npt.NDArray[np.uint8]
+    segment_count: int
+    method: str
+    total_ms: float
+    def segments(self, depth: Union[DepthImage, npt.ArrayLike]) -> np.ndarray: ...
+
+class PipelineResult:
+    cloud: Cloud
+    labels: npt.NDArray[np.int32]
+    objects: list[dict[str, Any]]
+    stages: list[dict[str, Any]]
+    ground_plane: Optional[tuple[float, float, float, float]]
+    ground_points: int
+    total_ms: float
+
+def read(path: Union[str, PathLike[str]], depth_scale: Union[None, float, str] = ...) -> Union[Cloud, DepthImage]: ...
+def write(
+    path: Union[str, PathLike[str]],
+    data: Union[Points, DepthImage],
+    encoding: str = ...,
+    allow_precision_loss: bool = ...,
+    depth_scale: Union[None, float, str] = ...,
+) -> None: ...
+def cluster(
+    points: Points, tolerance: float, min_size: int = ..., max_size: Optional[int] = ..., method: Method = ...
+) -> npt.NDArray[np.int32]: ...
+def knn(
+    targets: Points, queries: Optional[Points] = ..., k: int = ..., max_distance: float = ..., method: Method = ...
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]: ...
+def radius_search(
+    targets: Points, queries: Optional[Points] = ..., radius: float = ..., max_neighbours: int = ..., method: Method = ...
+) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.int32], npt.NDArray[np.float32]]: ...
+def register(
+    source: Points,
+    target: Points,
+    max_correspondence_distance: float = ...,
+    max_iterations: int = ...,
+    transformation_epsilon: float = ...,
+    fitness_epsilon: float = ...,
+    initial: Optional[npt.ArrayLike] = ...,
+    method: Method = ...,
+) -> RegistrationResult: ...
+def normals(
+    points: Points, k: Optional[int] = ..., radius: Optional[float] = ..., viewpoint: Sequence[float] = ..., method: Method = ...
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]: ...
+def pfh(
+    points: Points,
+    k: Optional[int] = ...,
+    radius: Optional[float] = ...,
+    normals: Optional[npt.ArrayLike] = ...,
+    normal_k: Optional[int] = ...,
+    normal_radius: Optional[float] = ...,
+    viewpoint: Sequence[float] = ...,
+    method: Method = ...,
+) -> npt.NDArray[np.float32]: ...
+def fpfh(
+    points: Points,
+    k: Optional[int] = ...,
+    radius: Optional[float] = ...,
+    normals: Optional[npt.ArrayLike] = ...,
+    normal_k: Optional[int] = ...,
+    normal_radius: Optional[float] = ...,
+    viewpoint: Sequence[float] = ...,
+    method: Method = ...,
+) -> npt.NDArray[np.float32]: ...
+def segment(
+    depth: Union[DepthImage, npt.ArrayLike],
+    epsilon: float = ...,
+    distance: str = ...,
+    row_pitch: float = ...,
+    median: int = ...,
+    method: Method = ...,
+) -> SegmentResult: ...
+def crop_box(points: Points, min: Sequence[float], max: Sequence[float], negative: bool = ..., method: Method = ...) -> Cloud: ...
+def voxel_grid(points: Points, leaf: Union[float, Sequence[float]], min_points: int = ..., method: Method = ...) -> Cloud: ...
+def remove_statistical_outliers(points: Points, mean_k: int = ..., stddev_mul: float = ..., method: Method = ...) -> Cloud: ...
+def remove_radius_outliers(points: Points, radius: float, min_neighbors: int = ..., method: Method = ...) -> Cloud: ...
+def ground(
+    points: Points,
+    algorithm: str = ...,
+    threshold: float = ...,
+    max_iterations: int = ...,
+    axis: Optional[Sequence[float]] = ...,
+    max_angle_deg: float = ...,
+    seed: int = ...,
+    sensor_height: float = ...,
+    method: Method = ...,
+) -> tuple[npt.NDArray[np.int32], tuple[float, float, float, float]]: ...
+def objects(
+    points: Points, labels: npt.ArrayLike, ground_plane: Optional[Sequence[float]] = ...
+) -> list[dict[str, Any]]: ...
+def pipeline(
+    points: Points,
+    preset: Optional[Union[str, PathLike[str]]] = ...,
+    *,
+    method: Method = ...,
+    crop: Optional[Sequence[float]] = ...,
+    crop_negative: bool = ...,
+    voxel: Union[None, float, Sequence[float]] = ...,
+    min_points: int = ...,
+    sor: Optional[tuple[int, float]] = ...,
+    ror: Optional[tuple[float, int]] = ...,
+    ground: str = ...,
+    ground_threshold: float = ...,
+    tolerance: Optional[float] = ...,
+    min_size: int = ...,
+    max_size: int = ...,
+) -> PipelineResult: ...
+def methods(algorithm: str) -> list[dict[str, str]]: ...
+def devices() -> list[dict[str, Any]]: ...
+def last_timings() -> dict[str, Any]: ...
+def set_gpu_memory_limit(megabytes: int) -> None: ...

@@ -1,0 +1,316 @@
+// cluster, knn, radius_search, register, normals, pfh, fpfh and segment.
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include <limits>
+
+#include "bindings.h"
+#include "cluster/cluster.h"
+#include "convert.h"
+#include "features/features.h"
+#include "nns/nns.h"
+#include "registration/icp.h"
+#include "segment/segment.h"
+
+namespace cumulus::py_support {
+
+namespace {
+
+py::array_t<std::int32_t> cluster(py::handle points, double tolerance, std::size_t min_size,
+                                  std::optional<std::size_t> max_size,
+                                  const std::optional<std::string>& method) {
+  PointsArg p(points, "points");
+  ClusterParams params;
+  params.tolerance = float(finite_arg(tolerance, "tolerance", true));
+  params.min_size = min_size;
+  if (max_size) params.max_size = *max_size;
+  const auto m = method_arg<ClusterMethod>(method, "clustering");
+  validate(params);
+  ClusterResult r;
+  WallTimer call;
+  {
+    py::gil_scoped_release release;
+    r = euclidean_cluster(p.data(), p.size(), params, m);
+  }
+  record_timings(r.method, r.stages, r.total_ms, call.ms());
+  return to_array(std::move(r.labels));
+}
+
+// A search's targets and queries (the targets when None), the queries in the targets' frame.
+struct SearchInput {
+  std::vector<Point3f> targets, queries;
+  SearchInput(py::handle t, const py::object& q) {
+    PointsArg ta(t, "targets");
+    targets = ta.vector();
+    queries = q.is_none() ? targets : PointsArg(q, "queries", ta.origin()).in_frame(ta.origin());
+  }
+};
+
+py::tuple knn(py::handle targets, const py::object& queries, int k, double max_distance,
+              const std::optional<std::string>& method) {
+  const auto m = method_arg<NnsMethod>(method, "neighbour search");
+  validate_knn(k, m, float(max_distance));
+  const SearchInput in(targets, queries);
+  const auto& tv = in.targets;
+  const auto& qv = in.queries;
+  KnnResult r;
+  WallTimer call;
+  {
+    py::gil_scoped_release release;
+    r = knn_search(tv, qv, k, m, float(max_distance));
+  }
+  record_timings(r.method, r.stages, r.total_ms, call.ms());
+  const auto rows = py::ssize_t(qv.size());
+  return py::make_tuple(to_array(std::move(r.indices), {rows, k}),
+                        to_array(std::move(r.sq_distances), {rows, k}));
+}
+
+py::tuple radius(py::handle targets, const py::object& queries, double radius,
+                 std::size_t max_neighbours, const std::optional<std::string>& method) {
+  const auto m = method_arg<NnsMethod>(method, "neighbour search");
+  validate_radius(float(radius));
+  const SearchInput in(targets, queries);
+  RadiusResult r;
+  WallTimer call;
+  {
+    py::gil_scoped_release release;
+    r = radius_search(in.targets, in.queries, float(radius), m, max_neighbours);
+  }
+  record_timings(r.method, r.stages, r.total_ms, call.ms());
+  return py::make_tuple(to_array(std::move(r.offsets)), to_array(std::move(r.indices)),
+                        to_array(std::move(r.sq_distances)));
+}
+
+IcpResult register_clouds(py::handle source, py::handle target, double max_correspondence_distance,
+                          int max_iterations, double transformation_epsilon, double fitness_epsilon,
+                          const std::optional<Eigen::Matrix4d>& initial,
+                          const std::optional<std::string>& method) {
+  PointsArg t(target, "target");
+  PointsArg s(source, "source", t.origin());
+  IcpParams params;
+  params.max_correspondence_distance = max_correspondence_distance;
+  params.criteria.max_iterations = max_iterations;
+  params.criteria.transformation_epsilon = transformation_epsilon;
+  params.criteria.fitness_epsilon = fitness_epsilon;
+  if (initial) params.initial = *initial;
+  const auto m = method_arg<IcpMethod>(method, "registration");
+  validate(params);
+  const PointCloud& tc = t.cloud();
+  const PointCloud& sc = s.cloud();
+  IcpResult r;
+  WallTimer call;
+  {
+    py::gil_scoped_release release;
+    r = icp(sc, tc, params, m);
+  }
+  record_timings(r.method, r.stages, r.total_ms, call.ms());
+  return r;
+}
+
+Neighbourhood neighbourhood_arg(std::optional<int> k, std::optional<double> radius, int default_k,
+                                const char* what) {
+  if (k && radius) throw InvalidArgument(std::string(what) + ": give k or radius, not both");
+  if (radius) return Neighbourhood::within(float(finite_arg(*radius, "radius", true)));
+  const int kk = k.value_or(default_k);
+  if (kk < 1) throw InvalidArgument(std::string(what) + ": k must be at least 1");
+  return Neighbourhood::nearest(kk);
+}
+
+py::tuple normals(py::handle points, std::optional<int> k, std::optional<double> radius,
+                  std::array<double, 3> viewpoint, const std::optional<std::string>& method) {
+  PointsArg p(points, "points");
+  NormalParams params;
+  params.neighbourhood = neighbourhood_arg(k, radius, 16, "normals");
+  params.viewpoint = viewpoint;
+  const auto m = method_arg<FeatureMethod>(method, "features");
+  validate(params, m);
+  const PointCloud& c = p.cloud();
+  NormalsResult r;
+  WallTimer call;
+  {
+    py::gil_scoped_release release;
+    r = estimate_normals(c, params, m);
+  }
+  record_timings(r.method, r.stages, r.total_ms, call.ms());
+  return py::make_tuple(points_array(std::move(r.normals)), to_array(std::move(r.curvature)));
+}
+
+py::array_t<float> histograms(Descriptor descriptor, py::handle points, std::optional<int> k,
+                              std::optional<double> radius, const py::object& given_normals,
+                              std::optional<int> normal_k, std::optional<double> normal_radius,
+                              std::array<double, 3> viewpoint,
+                              const std::optional<std::string>& method) {
+  PointsArg p(points, "points");
+  FeatureParams params;
+  params.descriptor = descriptor;
+  params.neighbourhood = neighbourhood_arg(k, radius, 32, descriptor_name(descriptor));
+  params.normals.neighbourhood = neighbourhood_arg(normal_k, normal_radius, 16, "normals");
+  params.normals.viewpoint = viewpoint;
+  const auto m = method_arg<FeatureMethod>(method, "features");
+  std::optional<std::vector<Point3f>> n;
+  if (!given_normals.is_none()) {
+    PointsArg na(given_normals, "normals");
+    if (na.size() != p.size())
+      throw py::value_error("normals must have one row per point (" + std::to_string(p.size()) +
+                            ")");
+    n = na.vector();
+  }
+  validate(params, m, n.has_value());
+  const PointCloud& c = p.cloud();
+  FeatureResult r;
+  WallTimer call;
+  {
+    py::gil_scoped_release release;
+    r = compute_features(c, params, m, n ? &*n : nullptr);
+  }
+  record_timings(r.method, r.stages, r.total_ms, call.ms());
+  const auto rows = py::ssize_t(r.size());
+  return to_array(std::move(r.histograms), {rows, r.bins});
+}
+
+SegmentResult segment(py::handle depth, double epsilon, const std::string& distance,
+                      double row_pitch, int median, const std::optional<std::string>& method) {
+  const DepthImage image = depth_image_arg(depth);
+  SegmentParams params;
+  params.epsilon = float(finite_arg(epsilon, "epsilon", true));
+  if (distance == "perpendicular")
+    params.distance = SegmentDistance::Perpendicular;
+  else if (distance != "vertical")
+    throw InvalidArgument("unknown distance '" + distance + "'; valid: vertical, perpendicular");
+  params.row_pitch = float(row_pitch);
+  params.median = median;
+  const auto m = method_arg<SegmentMethod>(method, "segmentation");
+  validate(params);
+  SegmentResult r;
+  WallTimer call;
+  {
+    py::gil_scoped_release release;
+    r = segment_columns(image, params, m);
+  }
+  record_timings(r.method, r.stages, r.total_ms, call.ms());
+  return r;
+}
+
+}  // namespace
+
+void bind_algorithms(py::module_& m) {
+  const char* method_doc = "None: the default method (gpu where a GPU can be used, else cpu)";
+  m.def("cluster", &cluster, py::arg("points"), py::arg("tolerance"), py::arg("min_size") = 1,
+        py::arg("max_size") = py::none(), py::arg("method") = py::none(),
+        (std::string("Euclidean clustering with PCL's semantics. Returns int32 labels, one per\n"
+                     "point: the cluster's rank by size (largest first), -1 for points in\n"
+                     "clusters outside [min_size, max_size] and for non-finite points.\nmethod: ") +
+         method_doc)
+            .c_str());
+  m.def("knn", &knn, py::arg("targets"), py::arg("queries") = py::none(), py::arg("k") = 1,
+        py::arg("max_distance") = std::numeric_limits<double>::infinity(),
+        py::arg("method") = py::none(),
+        "The k nearest targets of every query (queries None: the targets themselves). Returns\n"
+        "(indices int32 (Q, k), squared distances float32 (Q, k)), nearest first, ties by index;\n"
+        "-1 and inf where fewer than k targets lie within max_distance.");
+  m.def("radius_search", &radius, py::arg("targets"), py::arg("queries") = py::none(),
+        py::arg("radius") = 1.0, py::arg("max_neighbours") = 0, py::arg("method") = py::none(),
+        "Every target closer than radius to each query, as CSR: (offsets uint32 (Q + 1),\n"
+        "indices int32, squared distances float32); query q's are offsets[q]:offsets[q + 1].");
+
+  py::class_<IcpResult>(m, "RegistrationResult", "What register() found.")
+      .def_readonly("transform", &IcpResult::transform,
+                    "4 x 4 float64, source to target in world coordinates")
+      .def_readonly("fitness", &IcpResult::fitness, "PCL's getFitnessScore()")
+      .def_readonly("iterations", &IcpResult::iterations)
+      .def_readonly("converged", &IcpResult::converged, "PCL's hasConverged()")
+      .def_property_readonly("stop", [](const IcpResult& r) { return stop_name(r.stop); })
+      .def_property_readonly("stop_reason",
+                             [](const IcpResult& r) { return stop_description(r.stop); })
+      .def_readonly("method", &IcpResult::method)
+      .def_readonly("total_ms", &IcpResult::total_ms)
+      .def_property_readonly("timings", [](const IcpResult& r) { return stage_dict(r.stages); })
+      .def_property_readonly("history",
+                             [](const IcpResult& r) {
+                               py::list l;
+                               for (const auto& h : r.history)
+                                 l.append(py::dict(py::arg("correspondences") = h.correspondences,
+                                                   py::arg("mse") = h.mse));
+                               return l;
+                             })
+      .def("__repr__", [](const IcpResult& r) {
+        return "<cumulus.RegistrationResult " + std::string(stop_name(r.stop)) + " after " +
+               std::to_string(r.iterations) + " iterations, fitness " + std::to_string(r.fitness) +
+               ">";
+      });
+  m.def("register", &register_clouds, py::arg("source"), py::arg("target"),
+        py::arg("max_correspondence_distance") = 0.05, py::arg("max_iterations") = 50,
+        py::arg("transformation_epsilon") = 1e-10, py::arg("fitness_epsilon") = 1e-8,
+        py::arg("initial") = py::none(), py::arg("method") = py::none(),
+        "Point-to-point ICP with PCL's semantics, source onto target. initial: a 4 x 4 guess.\n"
+        "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
+  m.def("normals", &normals, py::arg("points"), py::arg("k") = py::none(),
+        py::arg("radius") = py::none(), py::arg("viewpoint") = std::array<double, 3>{0, 0, 0},
+        py::arg("method") = py::none(),
+        "Surface normals as PCL's NormalEstimation (k nearest, default 16, or radius). Returns\n"
+        "(normals float32 (N, 3), curvature float32 (N,)); NaN with fewer than 3 neighbours.");
+  const auto bind_descriptor = [&](const char* name, Descriptor d, const char* doc) {
+    m.def(
+        name,
+        [d](py::handle points, std::optional<int> k, std::optional<double> radius,
+            const py::object& normals, std::optional<int> normal_k,
+            std::optional<double> normal_radius, std::array<double, 3> viewpoint,
+            const std::optional<std::string>& method) {
+          return histograms(d, points, k, radius, normals, normal_k, normal_radius, viewpoint,
+                            method);
+        },
+        py::arg("points"), py::arg("k") = py::none(), py::arg("radius") = py::none(),
+        py::arg("normals") = py::none(), py::arg("normal_k") = py::none(),
+        py::arg("normal_radius") = py::none(),
+        py::arg("viewpoint") = std::array<double, 3>{0, 0, 0}, py::arg("method") = py::none(), doc);
+  };
+  bind_descriptor(
+      "pfh", Descriptor::Pfh,
+      "PFH histograms (125 bins) as PCL's PFHEstimation: float32 (N, 125). Neighbours:\n"
+      "k (default 32) or radius; normals given, or estimated with normal_k/radius.");
+  bind_descriptor(
+      "fpfh", Descriptor::Fpfh,
+      "FPFH histograms (33 bins) as PCL's FPFHEstimation: float32 (N, 33). Neighbours:\n"
+      "k (default 32) or radius; normals given, or estimated with normal_k/radius.");
+
+  PYBIND11_NUMPY_DTYPE(Segment, column, start_row, end_row, start_depth, end_depth);
+  py::class_<SegmentResult>(m, "SegmentResult", "The cut rows of every column.")
+      .def_readonly("width", &SegmentResult::width)
+      .def_readonly("height", &SegmentResult::height)
+      .def_property_readonly(
+          "offsets",
+          [](const py::object& self) {
+            const auto& r = self.cast<const SegmentResult&>();
+            return view(r.offsets.data(), {py::ssize_t(r.offsets.size())}, self);
+          },
+          "column c's cut rows are rows[offsets[c]:offsets[c + 1]]")
+      .def_property_readonly("rows",
+                             [](const py::object& self) {
+                               const auto& r = self.cast<const SegmentResult&>();
+                               return view(r.rows.data(), {py::ssize_t(r.rows.size())}, self);
+                             })
+      .def_property_readonly("levels",
+                             [](const py::object& self) {
+                               const auto& r = self.cast<const SegmentResult&>();
+                               return view(r.levels.data(), {py::ssize_t(r.levels.size())}, self);
+                             })
+      .def_property_readonly("segment_count", &SegmentResult::segment_count)
+      .def_readonly("method", &SegmentResult::method)
+      .def_readonly("total_ms", &SegmentResult::total_ms)
+      .def(
+          "segments",
+          [](const SegmentResult& r, py::handle depth) {
+            auto s = list_segments(depth_image_arg(depth), r);
+            return py::array_t<Segment>(py::ssize_t(s.size()), s.data());
+          },
+          py::arg("depth"),
+          "The segments as a structured array (column, start_row, end_row, start_depth,\n"
+          "end_depth), given the image that was segmented.");
+  m.def("segment", &segment, py::arg("depth"), py::arg("epsilon") = 0.1,
+        py::arg("distance") = "vertical", py::arg("row_pitch") = 0.01, py::arg("median") = 0,
+        py::arg("method") = py::none(),
+        "RDP segmentation of every column of a depth image (a DepthImage or a 2-D array of\n"
+        "metres). Returns a SegmentResult.");
+}
+
+}  // namespace cumulus::py_support
