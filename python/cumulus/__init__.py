@@ -20,6 +20,7 @@ from ._core import (  # noqa: F401
     GpuError,
     InvalidArgument,
     IoError,
+    Odometry,
     PipelineResult,
     RegistrationResult,
     SegmentResult,
@@ -27,6 +28,7 @@ from ._core import (  # noqa: F401
     crop_box,
     devices,
     fpfh,
+    generate_street_frame,
     ground,
     knn,
     last_timings,
@@ -40,6 +42,7 @@ from ._core import (  # noqa: F401
     remove_radius_outliers,
     remove_statistical_outliers,
     segment,
+    sequence_frames,
     set_gpu_memory_limit,
     voxel_grid,
     write,
@@ -141,6 +144,19 @@ def pipeline(
         radius, least = settings["ror"]
         settings["ror"] = (float(radius), int(least))
     return _core_pipeline(points, **settings)
+
+
+def odometry(frames, **params):
+    """The trajectory of a sequence: ``frames`` is a sequence spec (a folder, a glob or a list
+    file), a list of paths, or a list of clouds or arrays; ``params`` are :class:`Odometry`'s.
+    Returns the poses, float64 (frames, 4, 4), the first the identity."""
+    if isinstance(frames, (str, bytes)) or hasattr(frames, "__fspath__"):
+        frames = sequence_frames(str(frames))
+    o = Odometry(**params)
+    for frame in frames:
+        o.add(read(str(frame)) if isinstance(frame, str) or hasattr(frame, "__fspath__")
+              else frame)
+    return o.poses
 
 
 from ._core import _pipeline as _core_pipeline  # noqa: E402

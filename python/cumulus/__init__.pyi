@@ -178,3 +178,36 @@ def methods(algorithm: str) -> list[dict[str, str]]: ...
 def devices() -> list[dict[str, Any]]: ...
 def last_timings() -> dict[str, Any]: ...
 def set_gpu_memory_limit(megabytes: int) -> None: ...
+
+class Odometry:
+    def __init__(
+        self,
+        method: Method = ...,
+        filter_method: Method = ...,
+        target: str = ...,
+        voxel: float = ...,
+        max_correspondence_distance: float = ...,
+        max_iterations: int = ...,
+        map_scans: int = ...,
+        map_voxel: float = ...,
+        motion_prior: bool = ...,
+        ground: bool = ...,
+    ) -> None: ...
+    def add(self, points: Points) -> dict[str, Any]: ...
+    def skip(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def poses(self) -> npt.NDArray[np.float64]: ...
+
+def odometry(frames: Union[str, PathLike[str], Sequence[Any]], **params: Any) -> npt.NDArray[np.float64]: ...
+def sequence_frames(spec: str) -> list[str]: ...
+def generate_street_frame(
+    frame: int,
+    frames: int = ...,
+    seed: int = ...,
+    terrain: str = ...,
+    speed: float = ...,
+    speed_variation: float = ...,
+    start_x: float = ...,
+    weave: float = ...,
+    dropout: float = ...,
+) -> tuple[Cloud, npt.NDArray[np.float64]]: ...

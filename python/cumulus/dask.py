@@ -24,6 +24,8 @@ TASKS = {
     "ground": "(ground indices, plane) (algorithm, threshold, method)",
     "objects": "a dict of the pipeline's labels, objects and stages (pipeline()'s arguments)",
     "segment": "a dict of offsets, rows and segments (epsilon, ..., method; depth_scale)",
+    "odometry": "poses (frames, 4, 4) of a whole sequence: each item is a sequence's folder, "
+                "glob or list file (Odometry's arguments)",
 }
 
 # Bytes a tile's point needs on a worker: its coordinates in and out, labels, the method's
@@ -36,6 +38,8 @@ def _file_task(path, task, depth_scale, params):
     import cumulus
 
     try:
+        if task == "odometry":
+            return cumulus.odometry(path, **params)
         data = cumulus.read(path, depth_scale=depth_scale)
         if callable(task):
             return task(data, **params)

@@ -92,6 +92,7 @@ PYBIND11_MODULE(_core, m) {
   ps::bind_algorithms(m);
   ps::bind_scan(m);
   ps::bind_tiles(m);
+  ps::bind_sequence(m);
   m.def("methods", &ps::methods, pybind11::arg("algorithm"),
         "The method table of an algorithm (cluster, segment, knn, register, features, filter,\n"
         "ground, range-ground, pipeline): a dict per method with name, label, device, origin,\n"

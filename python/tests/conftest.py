@@ -50,11 +50,16 @@ def street():
     return cumulus.read(str(SAMPLE / "street_scene.pcd"))
 
 
-def cli_json(*args):
-    """`cumulus-cli ARGS --json`'s output."""
+def cli_path():
+    """The CLI to compare with, or a skip where it was not carried."""
     cli = os.environ.get("CUMULUS_CLI", str(ROOT / "build" / "app" / "cli" / "cumulus-cli"))
     if not Path(cli).is_file():
         pytest.skip(f"cumulus-cli not found at {cli} (set CUMULUS_CLI)")
-    out = subprocess.run([cli, *map(str, args), "--json"], check=True, capture_output=True,
-                         text=True)
+    return cli
+
+
+def cli_json(*args):
+    """`cumulus-cli ARGS --json`'s output."""
+    out = subprocess.run([cli_path(), *map(str, args), "--json"], check=True,
+                         capture_output=True, text=True)
     return json.loads(out.stdout)

@@ -109,3 +109,17 @@ def test_bad_parameters_are_refused_before_anything_runs(client, street):
         cdask.cluster_tiled(client, street, -1.0)
     with pytest.raises(ValueError, match="unknown task"):
         cdask.map_files(client, [], "explode")
+
+
+def test_map_files_runs_whole_sequences_for_odometry(client, tmp_path):
+    drives = []
+    for seed in (1, 2):
+        folder = tmp_path / f"drive{seed}"
+        folder.mkdir()
+        for frame in range(4):
+            cloud, _ = cumulus.generate_street_frame(frame, frames=4, seed=seed)
+            cumulus.write(str(folder / f"{frame:06d}.bin"), cloud)
+        drives.append(str(folder))
+    poses = cdask.map_files(client, drives, "odometry", method="cpu", filter_method="cpu")
+    for folder, p in zip(drives, poses):
+        assert np.array_equal(p, cumulus.odometry(folder, method="cpu", filter_method="cpu"))
