@@ -4,7 +4,7 @@
       what a call costs above the C++ call it makes (last_timings()'s call_ms), per function,
       median over the calls: argument checks, array conversion and copies, the GIL, results
   python3 -m cumulus.bench dask [--points N] [--tolerance T] [--tile-size S] [--method M]
-                                [--workers N]
+                                [--workers N | --gpus N]
       one cloud of N generated points clustered three ways in one run: one call
       (cumulus.cluster, which tiles on its own beyond one GPU call), the tiles one after another
       in this process, and the same tiles over Dask workers (one per GPU, or N CPU workers);
@@ -33,11 +33,16 @@ import cumulus
 def _overhead(args):
     rng = np.random.default_rng(1)
     pts = rng.uniform(0, 10, (args.points, 3)).astype(np.float32)
+    cloud = cumulus.Cloud(pts)
+    queries = cumulus.Cloud(pts[:64])
     cases = {
         "cluster": lambda: cumulus.cluster(pts, 0.5, method=args.method),
         "knn": lambda: cumulus.knn(pts, pts[:64], k=4, method=args.method),
         "radius_search": lambda: cumulus.radius_search(pts, pts[:64], radius=0.3,
                                                        method=args.method),
+        "knn (Clouds)": lambda: cumulus.knn(cloud, queries, k=4, method=args.method),
+        "radius_search (Clouds)": lambda: cumulus.radius_search(cloud, queries, radius=0.3,
+                                                                method=args.method),
     }
     rows = []
     for name, call in cases.items():
@@ -94,7 +99,7 @@ def _dask(args):
         cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
                                            dashboard_address=":0")
     else:
-        cluster = cdask.local_cluster()
+        cluster = cdask.local_cluster(gpus=args.gpus)
     with cluster, distributed.Client(cluster) as client:
         rows["workers"] = len(client.scheduler_info()["workers"])
         cdask.cluster_tiled(client, _cloud(200_000, seed=9), args.tolerance, method=args.method)
@@ -209,6 +214,7 @@ def main(argv=None):
     d.add_argument("--method", default=None)
     d.add_argument("--workers", type=int, default=0,
                    help="CPU workers (default: one worker per GPU, or Dask's default)")
+    d.add_argument("--gpus", type=int, default=None, help="GPU workers (default: every GPU)")
     s = sub.add_parser("scaling")
     s.add_argument("--points", type=float, default=200e6)
     s.add_argument("--frames", type=int, default=1000)

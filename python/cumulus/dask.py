@@ -8,6 +8,9 @@ dies; the results are the same.
 """
 import math
 import os
+import shutil
+import socket
+import tempfile
 import uuid
 
 import numpy as np
@@ -87,6 +90,11 @@ def map_files(client, files, task, *, depth_scale=None, progress=False, **params
 
 
 def _cluster_tile(number, key, points, tolerance, method):
+    """A tile's labels (every component kept); ``points``: the tile's points, or (the cloud's
+    .npy file, the tile's members' .npy file) to read them from."""
+    if isinstance(points, tuple):
+        cloud_file, members_file = points
+        points = np.load(cloud_file, mmap_mode="r")[np.load(members_file)]
     # Test hook: the first task to create this file kills its worker, to test Dask's retry.
     marker = os.environ.get("CUMULUS_DASK_TEST_KILL_ONCE")
     if marker:
@@ -137,13 +145,33 @@ def choose_tile_size(client, cloud, tolerance):
     return max(edge, 4.0 * tolerance)
 
 
+def _workers_on_this_host(client):
+    here = socket.gethostname()
+    hosts = client.run(socket.gethostname)
+    return bool(hosts) and all(h == here for h in hosts.values())
+
+
+def _scratch_folder(nbytes):
+    """A fresh folder for the shared files: in memory (/dev/shm) when it has room."""
+    base = "/dev/shm"
+    if not os.path.isdir(base) or shutil.disk_usage(base).free < 2 * nbytes:
+        base = tempfile.gettempdir()
+    return tempfile.mkdtemp(prefix="cumulus-tiles-", dir=base)
+
+
 def cluster_tiled(client, cloud_or_path, tolerance, min_size=1, max_size=None, method=None,
-                  tile_size=None, progress=False):
+                  tile_size=None, progress=False, transport=None):
     """Euclidean clustering of a cloud too big for one GPU or one host: square tiles of
     ``tile_size`` metres in x and y (None: :func:`choose_tile_size`), each with a halo of the
     tolerance, clustered on the workers (client None: one after another in this process) and
     merged exactly, so the labels equal :func:`cumulus.cluster`'s on the whole cloud.
-    ``cloud_or_path``: a Cloud, an (N, 3) array or a file. An error names the tile."""
+    ``cloud_or_path``: a Cloud, an (N, 3) array or a file. An error names the tile.
+
+    ``transport``: how tiles reach the workers. "tasks": each task carries its tile's points
+    (workers anywhere). "files": the cloud is written once, and each tile's member indices, to a
+    scratch folder that every worker reads (workers on this host, or a folder they share; the
+    workers gather their tiles themselves). None: "files" when every worker runs on this host.
+    Either way a task holds all it needs, so Dask can run it again after its worker dies."""
     cloud = _as_cloud(cloud_or_path)
     tolerance = float(tolerance)
     if not (math.isfinite(tolerance) and tolerance > 0):
@@ -161,24 +189,40 @@ def cluster_tiled(client, cloud_or_path, tolerance, min_size=1, max_size=None, m
         return merge.finish(tolerance, min_size, max_size)
     from distributed import as_completed
 
+    if transport is None:
+        transport = "files" if _workers_on_this_host(client) else "tasks"
+    if transport not in ("files", "tasks"):
+        raise ValueError(f"transport is 'files' or 'tasks', not {transport!r}")
     run = uuid.uuid4().hex[:8]
+    scratch = _scratch_folder(points.nbytes) if transport == "files" else None
     members_of = {}
     futures = []
-    for number, (ix, iy, members) in enumerate(tiles):
-        f = client.submit(_cluster_tile, number, (ix, iy), points[members], tolerance, method,
-                          key=f"cumulus-tile-{run}-{number}", pure=False)
-        members_of[f.key] = members
-        futures.append(f)
-    if progress:
-        from distributed import progress as show
-
-        show(futures)  # a widget in a notebook; a text bar, returning when done, elsewhere
     try:
+        if scratch:
+            cloud_file = os.path.join(scratch, "cloud.npy")
+            np.save(cloud_file, points)
+        for number, (ix, iy, members) in enumerate(tiles):
+            if scratch:
+                members_file = os.path.join(scratch, f"tile{number}.npy")
+                np.save(members_file, members)
+                data = (cloud_file, members_file)
+            else:
+                data = points[members]
+            f = client.submit(_cluster_tile, number, (ix, iy), data, tolerance, method,
+                              key=f"cumulus-tile-{run}-{number}", pure=False)
+            members_of[f.key] = members
+            futures.append(f)
+        if progress:
+            from distributed import progress as show
+
+            show(futures)  # a widget in a notebook; a text bar, returning when done, elsewhere
         for f in as_completed(futures):
             merge.add(members_of[f.key], f.result())
     finally:
         for f in futures:
             f.cancel()
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
     return merge.finish(tolerance, min_size, max_size)
 
 

@@ -37,13 +37,33 @@ py::array_t<std::int32_t> cluster(py::handle points, double tolerance, std::size
 }
 
 // A search's targets and queries (the targets when None), the queries in the targets' frame.
-struct SearchInput {
-  std::vector<Point3f> targets, queries;
-  SearchInput(py::handle t, const py::object& q) {
-    PointsArg ta(t, "targets");
-    targets = ta.vector();
-    queries = q.is_none() ? targets : PointsArg(q, "queries", ta.origin()).in_frame(ta.origin());
+// The search API takes vectors: a Cloud's own is used as it is, arrays are copied.
+class SearchInput {
+ public:
+  SearchInput(py::handle t, const py::object& q) : targets_arg_(t, "targets") {
+    targets_ = own_points(targets_arg_, targets_arg_.origin(), owned_targets_);
+    if (q.is_none()) {
+      queries_ = targets_;
+      return;
+    }
+    const PointsArg qa(q, "queries", targets_arg_.origin());
+    queries_ = own_points(qa, targets_arg_.origin(), owned_queries_);
   }
+  const std::vector<Point3f>& targets() const { return *targets_; }
+  const std::vector<Point3f>& queries() const { return *queries_; }
+
+ private:
+  static const std::vector<Point3f>* own_points(const PointsArg& a,
+                                                const std::array<double, 3>& origin,
+                                                std::vector<Point3f>& owned) {
+    if (a.cloud_points() && a.origin() == origin) return a.cloud_points();
+    owned = a.in_frame(origin);
+    return &owned;
+  }
+  PointsArg targets_arg_;
+  std::vector<Point3f> owned_targets_, owned_queries_;
+  const std::vector<Point3f>* targets_ = nullptr;
+  const std::vector<Point3f>* queries_ = nullptr;
 };
 
 py::tuple knn(py::handle targets, const py::object& queries, int k, double max_distance,
@@ -51,8 +71,8 @@ py::tuple knn(py::handle targets, const py::object& queries, int k, double max_d
   const auto m = method_arg<NnsMethod>(method, "neighbour search");
   validate_knn(k, m, float(max_distance));
   const SearchInput in(targets, queries);
-  const auto& tv = in.targets;
-  const auto& qv = in.queries;
+  const auto& tv = in.targets();
+  const auto& qv = in.queries();
   KnnResult r;
   WallTimer call;
   {
@@ -74,7 +94,7 @@ py::tuple radius(py::handle targets, const py::object& queries, double radius,
   WallTimer call;
   {
     py::gil_scoped_release release;
-    r = radius_search(in.targets, in.queries, float(radius), m, max_neighbours);
+    r = radius_search(in.targets(), in.queries(), float(radius), m, max_neighbours);
   }
   record_timings(r.method, r.stages, r.total_ms, call.ms());
   return py::make_tuple(to_array(std::move(r.offsets)), to_array(std::move(r.indices)),

@@ -228,3 +228,19 @@ def test_gpu_clustering_in_slabs_gives_the_same_labels(kitti):
     finally:
         cumulus.set_gpu_memory_limit(0)
     assert np.array_equal(slabs, whole)
+
+
+def test_searches_give_the_same_from_clouds_and_from_arrays():
+    rng = np.random.default_rng(8)
+    world = rng.uniform(0, 20, (3000, 3)) + np.array([600000.0, 4200000.0, 50.0])
+    targets = cumulus.Cloud(world)  # a local origin
+    assert targets.origin != (0.0, 0.0, 0.0)
+    queries = world[:40] + 0.05
+    idx, sq = cumulus.knn(targets, queries, k=3, method="cpu")
+    bidx, bsq = brute_knn(world, queries, 3)
+    assert np.array_equal(idx, bidx) and np.allclose(sq, bsq, rtol=1e-3, atol=1e-6)
+    offsets, found, _ = cumulus.radius_search(targets, cumulus.Cloud(queries), radius=0.5,
+                                              method="cpu")
+    d = ((queries[:, None, :] - world[None]) ** 2).sum(axis=2)
+    for q in range(40):
+        assert set(found[offsets[q]:offsets[q + 1]].tolist()) == set(np.nonzero(d[q] < 0.25)[0])

@@ -39,12 +39,27 @@ def test_tiles_merge_to_the_whole_clouds_labels(client, street):
     assert np.array_equal(labels, expected)
 
 
-def test_a_chain_across_many_tiles_stays_one_cluster(client):
+@pytest.mark.parametrize("transport", ["files", "tasks"])
+def test_a_chain_across_many_tiles_stays_one_cluster(client, transport):
     pts = chain()
     expected = cumulus.cluster(pts, 0.5, method="cpu")
-    labels = cdask.cluster_tiled(client, pts, 0.5, method="cpu", tile_size=5.0)
+    labels = cdask.cluster_tiled(client, pts, 0.5, method="cpu", tile_size=5.0,
+                                 transport=transport)
     assert np.array_equal(labels, expected)
     assert (labels == labels[0]).sum() >= 400
+
+
+def test_the_scratch_files_are_removed_after_a_run(client, street, monkeypatch, tmp_path):
+    made = []
+    real = cdask._scratch_folder
+
+    def spy(nbytes):
+        made.append(real(nbytes))
+        return made[-1]
+
+    monkeypatch.setattr(cdask, "_scratch_folder", spy)
+    cdask.cluster_tiled(client, street, 0.5, method="cpu", tile_size=20.0)
+    assert made and not os.path.exists(made[0])
 
 
 def test_in_process_tiles_give_the_same_labels(street):
