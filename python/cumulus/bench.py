@@ -96,8 +96,7 @@ def _dask(args):
     here = cdask.cluster_tiled(None, cloud, args.tolerance, method=args.method, tile_size=tile)
     rows["tiles_in_process_s"] = time.perf_counter() - t
     if args.workers:
-        cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
-                                           dashboard_address=":0")
+        cluster = cdask.local_cluster(gpus=0, n_workers=args.workers, threads_per_worker=1)
     else:
         cluster = cdask.local_cluster(gpus=args.gpus)
     with cluster, distributed.Client(cluster) as client:
@@ -142,8 +141,8 @@ def _scaling(args):
     seq = os.path.join(args.dir, "sequence")
     os.makedirs(seq, exist_ok=True)
     t = time.perf_counter()
-    with distributed.LocalCluster(n_workers=os.cpu_count(), threads_per_worker=1,
-                                  dashboard_address=":0") as cpus, distributed.Client(cpus) as c:
+    with cdask.local_cluster(gpus=0, n_workers=os.cpu_count(),
+                             threads_per_worker=1) as cpus, distributed.Client(cpus) as c:
         c.gather(c.map(_write_frame, [seq] * args.frames, range(args.frames),
                        [args.frames] * args.frames, [1] * args.frames, pure=False))
     rows["frames_written_s"] = time.perf_counter() - t

@@ -226,15 +226,22 @@ def cluster_tiled(client, cloud_or_path, tolerance, min_size=1, max_size=None, m
     return merge.finish(tolerance, min_size, max_size)
 
 
+# Where local clusters listen unless told otherwise: this machine only.
+LOOPBACK = "127.0.0.1"
+
+
 def local_cluster(gpus=None, **kwargs):
-    """A Dask cluster on this host: one single-threaded worker per visible GPU (each seeing only
-    its GPU through CUDA_VISIBLE_DEVICES), or, without GPUs, distributed.LocalCluster(**kwargs).
-    ``gpus``: how many GPUs to use (None: all)."""
+    """A Dask cluster on this host, listening on the loopback interface only (scheduler,
+    workers and dashboard; pass ``host=`` to open it wider): one single-threaded worker per
+    visible GPU (each seeing only its GPU through CUDA_VISIBLE_DEVICES), or, without GPUs,
+    distributed.LocalCluster(**kwargs). ``gpus``: how many GPUs to use (None: all)."""
     import distributed
 
+    host = kwargs.pop("host", LOOPBACK)
+    dashboard = kwargs.pop("dashboard_address", f"{host}:0")
     found = [d for d in _core.devices() if d["available"]]
     if not found or gpus == 0:
-        return distributed.LocalCluster(**kwargs)
+        return distributed.LocalCluster(host=host, dashboard_address=dashboard, **kwargs)
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     ids = visible.split(",") if visible else [str(d["index"]) for d in found]
     ids = ids[: len(found) if gpus is None else gpus]
@@ -243,9 +250,11 @@ def local_cluster(gpus=None, **kwargs):
     workers = {
         f"gpu-{gpu}": {
             "cls": distributed.Nanny,
-            "options": {"nthreads": 1, "env": {**env_common, "CUDA_VISIBLE_DEVICES": gpu}},
+            "options": {"nthreads": 1, "host": host,
+                        "env": {**env_common, "CUDA_VISIBLE_DEVICES": gpu}},
         }
         for gpu in ids
     }
-    scheduler = {"cls": distributed.Scheduler, "options": {"dashboard_address": ":0"}}
+    scheduler = {"cls": distributed.Scheduler,
+                 "options": {"host": host, "dashboard_address": dashboard}}
     return distributed.SpecCluster(workers=workers, scheduler=scheduler, **kwargs)

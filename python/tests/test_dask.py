@@ -13,8 +13,8 @@ import cumulus.dask as cdask  # noqa: E402
 
 
 def local(**kwargs):
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                    dashboard_address=":0", **kwargs)
+    return cdask.local_cluster(gpus=0, n_workers=2, threads_per_worker=1, processes=True,
+                               **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +138,43 @@ def test_map_files_runs_whole_sequences_for_odometry(client, tmp_path):
     poses = cdask.map_files(client, drives, "odometry", method="cpu", filter_method="cpu")
     for folder, p in zip(drives, poses):
         assert np.array_equal(p, cumulus.odometry(folder, method="cpu", filter_method="cpu"))
+
+
+def outside_address():
+    """An address of this machine that is not loopback, or None."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+            ip = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if ip.startswith("127.") else ip
+
+
+def test_a_default_local_run_listens_on_loopback_only(client):
+    import socket
+    from urllib.parse import urlparse
+
+    info = client.scheduler_info()
+    addresses = [info["address"], *info["workers"]]
+    assert all(urlparse(a).hostname == "127.0.0.1" for a in addresses), addresses
+    ip = outside_address()
+    if ip is None:
+        pytest.skip("this machine has no address besides loopback")
+    for a in addresses:
+        with socket.socket() as s:
+            s.settimeout(2)
+            assert s.connect_ex((ip, urlparse(a).port)) != 0, f"{a} answers on {ip}"
+
+
+def test_tiles_run_over_tls_as_multi_host_runs_should(street):
+    from distributed.security import Security
+
+    security = Security.temporary()  # a throwaway certificate authority and key
+    with local(protocol="tls://", security=security) as cluster, \
+            distributed.Client(cluster, security=security) as c:
+        assert c.scheduler.address.startswith("tls://")
+        labels = cdask.cluster_tiled(c, street, 0.5, 10, method="cpu", tile_size=20.0)
+    assert np.array_equal(labels, cumulus.cluster(street, 0.5, 10, method="cpu"))
