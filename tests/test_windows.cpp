@@ -204,7 +204,8 @@ class TestWindows : public QObject {
     QCOMPARE(fw->distances().size(), cloud->size());
     QCOMPARE(fw->distances()[100], 0.0f);
     // The highlighted neighbourhood is FLANN's (as a set; nearest first).
-    const KnnResult knn = knn_search(cloud->points, {cloud->points[100]}, 16, NnsMethod::Cpu);
+    const KnnResult knn =
+        knn_search(cloud->points, std::span(cloud->points).subspan(100, 1), 16, NnsMethod::Cpu);
     std::vector<std::int32_t> expect(knn.indices.begin(), knn.indices.end()),
         got = fw->neighbourhood();
     std::sort(expect.begin(), expect.end());

@@ -4,6 +4,7 @@
 #include <pcl/kdtree/kdtree_flann.h>
 #include <pcl/point_cloud.h>
 #include <pcl/point_types.h>
+#include <span>
 
 #include <cmath>
 
@@ -16,7 +17,7 @@ namespace cumulus {
 
 namespace {
 
-pcl::PointCloud<pcl::PointXYZ>::Ptr to_pcl(const std::vector<Point3f>& points) {
+pcl::PointCloud<pcl::PointXYZ>::Ptr to_pcl(std::span<const Point3f> points) {
   auto cloud = std::make_shared<pcl::PointCloud<pcl::PointXYZ>>();
   cloud->resize(points.size());
   for (std::size_t i = 0; i < points.size(); ++i)
@@ -27,7 +28,7 @@ pcl::PointCloud<pcl::PointXYZ>::Ptr to_pcl(const std::vector<Point3f>& points) {
 
 // FLANN's tree over the targets (it leaves non-finite ones out); false when none is finite, as
 // FLANN cannot build an empty tree.
-bool build_tree(const std::vector<Point3f>& targets, pcl::KdTreeFLANN<pcl::PointXYZ>& tree) {
+bool build_tree(std::span<const Point3f> targets, pcl::KdTreeFLANN<pcl::PointXYZ>& tree) {
   for (const auto& p : targets)
     if (is_finite(p)) {
       tree.setInputCloud(to_pcl(targets));
@@ -59,13 +60,13 @@ void validate_radius(float radius) {
 
 namespace {
 // Targets and queries one call holds: a search of points among themselves holds them once.
-std::size_t call_points(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries) {
+std::size_t call_points(std::span<const Point3f> targets, std::span<const Point3f> queries) {
   return &targets == &queries ? targets.size() : targets.size() + queries.size();
 }
 }  // namespace
 
-KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
-                     int k, NnsMethod method, float max_distance) {
+KnnResult knn_search(std::span<const Point3f> targets, std::span<const Point3f> queries, int k,
+                     NnsMethod method, float max_distance) {
   validate_knn(k, method, max_distance);
   const std::size_t n = call_points(targets, queries);
   if (method != NnsMethod::Cpu && n > nns_call_capacity(method, k, n))
@@ -73,8 +74,8 @@ KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Poin
   return knn_search_call(targets, queries, k, method, max_distance);
 }
 
-KnnResult knn_search_call(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
-                          int k, NnsMethod method, float max_distance) {
+KnnResult knn_search_call(std::span<const Point3f> targets, std::span<const Point3f> queries, int k,
+                          NnsMethod method, float max_distance) {
   validate_knn(k, method, max_distance);
   const WallTimer timer;
   KnnResult out;
@@ -112,7 +113,7 @@ KnnResult knn_search_call(const std::vector<Point3f>& targets, const std::vector
   return out;
 }
 
-RadiusResult radius_search(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
+RadiusResult radius_search(std::span<const Point3f> targets, std::span<const Point3f> queries,
                            float radius, NnsMethod method, std::size_t max_neighbours) {
   validate_radius(radius);
   const std::size_t n = call_points(targets, queries);
@@ -121,9 +122,8 @@ RadiusResult radius_search(const std::vector<Point3f>& targets, const std::vecto
   return radius_search_call(targets, queries, radius, method, max_neighbours);
 }
 
-RadiusResult radius_search_call(const std::vector<Point3f>& targets,
-                                const std::vector<Point3f>& queries, float radius, NnsMethod method,
-                                std::size_t max_neighbours) {
+RadiusResult radius_search_call(std::span<const Point3f> targets, std::span<const Point3f> queries,
+                                float radius, NnsMethod method, std::size_t max_neighbours) {
   validate_radius(radius);
   const WallTimer timer;
   RadiusResult out;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -50,26 +51,27 @@ constexpr int kMaxKnnK = 256;
 void validate_knn(int k, NnsMethod method, float max_distance);
 void validate_radius(float radius);
 
+// Points come as spans, so callers search any contiguous points in place (a vector, a numpy
+// array's memory in the Python module) without copying them into a vector first.
+//
 // The k nearest targets of every query. With max_distance finite, only targets with squared
 // distance <= max_distance^2 count (the ICP correspondence rule). Throws InvalidArgument for
 // k < 1, k > kMaxKnnK on the GPU, or a negative or NaN max_distance; GpuError without a GPU.
-KnnResult knn_search(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
-                     int k, NnsMethod method,
-                     float max_distance = std::numeric_limits<float>::infinity());
+KnnResult knn_search(std::span<const Point3f> targets, std::span<const Point3f> queries, int k,
+                     NnsMethod method, float max_distance = std::numeric_limits<float>::infinity());
 
 // All targets with squared distance < radius^2 (strict, as FLANN's radius search), sorted as
 // above. max_neighbours > 0 keeps only the nearest that many.
-RadiusResult radius_search(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
+RadiusResult radius_search(std::span<const Point3f> targets, std::span<const Point3f> queries,
                            float radius, NnsMethod method, std::size_t max_neighbours = 0);
 
 // The above as one call of the method, never tiled: what the tiling layer (tiles/tiles.h) runs
 // on each tile. knn_search and radius_search are this call when the input fits one, the tiled
 // search otherwise; nothing below the tiling layer calls back up into it.
-KnnResult knn_search_call(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
-                          int k, NnsMethod method,
+KnnResult knn_search_call(std::span<const Point3f> targets, std::span<const Point3f> queries, int k,
+                          NnsMethod method,
                           float max_distance = std::numeric_limits<float>::infinity());
-RadiusResult radius_search_call(const std::vector<Point3f>& targets,
-                                const std::vector<Point3f>& queries, float radius, NnsMethod method,
-                                std::size_t max_neighbours = 0);
+RadiusResult radius_search_call(std::span<const Point3f> targets, std::span<const Point3f> queries,
+                                float radius, NnsMethod method, std::size_t max_neighbours = 0);
 
 }  // namespace cumulus

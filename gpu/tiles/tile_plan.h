@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,8 +53,7 @@ struct Block {
 // LiDAR scan's sparse far points would pull the dense middle into every call near them.
 class CoarseGrid {
  public:
-  CoarseGrid(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
-             std::size_t cap) {
+  CoarseGrid(std::span<const Point3f> targets, std::span<const Point3f> queries, std::size_t cap) {
     Box all;
     std::size_t finite = 0;
     for (const auto* v : {&targets, &queries})
@@ -223,7 +223,7 @@ class CoarseGrid {
 
 // The finite queries (input indices) in the grid's cell order.
 inline std::vector<std::uint32_t> query_order(const CoarseGrid& g,
-                                              const std::vector<Point3f>& queries) {
+                                              std::span<const Point3f> queries) {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;
   for (std::size_t i = 0; i < queries.size(); ++i)
     if (is_finite(queries[i])) keyed.emplace_back(g.order_key(queries[i]), std::uint32_t(i));
@@ -245,7 +245,7 @@ struct Call {
 // (`self`) holds its queries among its targets. A query whose cells alone hold more goes to
 // `oversized`, or without it is refused.
 template <class Reach>
-std::vector<Call> plan_calls(const CoarseGrid& g, const std::vector<Point3f>& queries,
+std::vector<Call> plan_calls(const CoarseGrid& g, std::span<const Point3f> queries,
                              const std::vector<std::uint32_t>& order, Reach&& reach, bool self,
                              std::size_t cap, const char* what,
                              std::vector<std::uint32_t>* oversized = nullptr) {
@@ -289,7 +289,7 @@ std::vector<Call> plan_calls(const CoarseGrid& g, const std::vector<Point3f>& qu
   return calls;
 }
 
-inline std::vector<Point3f> gather(const std::vector<Point3f>& points,
+inline std::vector<Point3f> gather(std::span<const Point3f> points,
                                    const std::vector<std::uint32_t>& idx) {
   std::vector<Point3f> out(idx.size());
   for (std::size_t i = 0; i < idx.size(); ++i)
@@ -337,8 +337,8 @@ inline NnsMethod search_method_for(FeatureMethod m) {
 
 // Squared k-th distance of a query to the targets of the smallest block around its cell that
 // holds k: an upper bound of its k-th nearest distance (infinite with fewer than k targets).
-inline double nearby_kth_d2(const Point3f& p, const std::vector<Point3f>& targets,
-                            const CoarseGrid& g, int k) {
+inline double nearby_kth_d2(const Point3f& p, std::span<const Point3f> targets, const CoarseGrid& g,
+                            int k) {
   if (g.targets() < std::size_t(k)) return INFINITY;
   Block b = g.around(p);
   while (g.count(b) < std::size_t(k))
@@ -393,13 +393,13 @@ inline void finish_stages(StageTimes& stages, const char* call, const Timing& ti
 }
 
 // k nearest of every query in tiled calls (tiles_nns.cpp); `self` when queries are the targets.
-KnnResult knn_in_calls(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
+KnnResult knn_in_calls(std::span<const Point3f> targets, std::span<const Point3f> queries,
                        bool self, int k, NnsMethod method, float max_distance, std::size_t cap,
                        Progress& progress, Timing& time);
 
 // The k-th neighbour's distance of every point among the cloud's points (NaN where not finite,
 // infinite where the cloud has fewer than k finite points); the k-NN rows in `rows` if given.
-std::vector<double> kth_distances(const std::vector<Point3f>& points, int k, NnsMethod method,
+std::vector<double> kth_distances(std::span<const Point3f> points, int k, NnsMethod method,
                                   std::size_t cap, Progress& progress, Timing& time,
                                   KnnResult* rows = nullptr);
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <span>
 
 #include "features/features.h"
 #include "nns/nns.h"
@@ -33,13 +34,12 @@ struct TileOptions {
 // The same results as knn_search / radius_search / estimate_normals / compute_features; a run
 // that fits in one call is that one call. InvalidArgument when the cells within one query's
 // reach hold more than max_tile_points points (a huge radius, or a large k in a sparse cloud).
-KnnResult knn_search_tiled(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
+KnnResult knn_search_tiled(std::span<const Point3f> targets, std::span<const Point3f> queries,
                            int k, NnsMethod method,
                            float max_distance = std::numeric_limits<float>::infinity(),
                            const TileOptions& options = {});
-RadiusResult radius_search_tiled(const std::vector<Point3f>& targets,
-                                 const std::vector<Point3f>& queries, float radius,
-                                 NnsMethod method, std::size_t max_neighbours = 0,
+RadiusResult radius_search_tiled(std::span<const Point3f> targets, std::span<const Point3f> queries,
+                                 float radius, NnsMethod method, std::size_t max_neighbours = 0,
                                  const TileOptions& options = {});
 NormalsResult estimate_normals_tiled(const PointCloud& cloud, const NormalParams& params,
                                      FeatureMethod method, const TileOptions& options = {});

@@ -2,6 +2,7 @@
 // method takes (see tiles/tiles.h).
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "tiles/tile_plan.h"
 
@@ -9,7 +10,7 @@ namespace cumulus {
 
 namespace tiles_detail {
 
-KnnResult knn_in_calls(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
+KnnResult knn_in_calls(std::span<const Point3f> targets, std::span<const Point3f> queries,
                        bool self, int k, NnsMethod method, float max_distance, std::size_t cap,
                        Progress& progress, Timing& time) {
   WallTimer t;
@@ -96,8 +97,8 @@ KnnResult knn_in_calls(const std::vector<Point3f>& targets, const std::vector<Po
     const auto best = search_in_parts(
         grid, queries[i], reach[i], cap, progress, time,
         [&](const std::vector<std::uint32_t>& chunk, auto& found) {
-          const KnnResult r =
-              knn_search_call(gather(targets, chunk), {queries[i]}, k, method, max_distance);
+          const KnnResult r = knn_search_call(gather(targets, chunk), queries.subspan(i, 1), k,
+                                              method, max_distance);
           for (std::size_t e = 0; e < kk; ++e)
             if (r.indices[e] >= 0)
               found.emplace_back(r.sq_distances[e], std::int32_t(chunk[std::size_t(r.indices[e])]));
@@ -110,7 +111,7 @@ KnnResult knn_in_calls(const std::vector<Point3f>& targets, const std::vector<Po
   return out;
 }
 
-std::vector<double> kth_distances(const std::vector<Point3f>& points, int k, NnsMethod method,
+std::vector<double> kth_distances(std::span<const Point3f> points, int k, NnsMethod method,
                                   std::size_t cap, Progress& progress, Timing& time,
                                   KnnResult* rows) {
   KnnResult r = knn_in_calls(points, points, true, k, method, INFINITY, cap, progress, time);
@@ -160,7 +161,7 @@ std::size_t features_call_capacity(FeatureMethod method, const FeatureParams& pa
   return gpu_call_capacity(per_point, points, kGpuMaxCallPoints);
 }
 
-KnnResult knn_search_tiled(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries,
+KnnResult knn_search_tiled(std::span<const Point3f> targets, std::span<const Point3f> queries,
                            int k, NnsMethod method, float max_distance,
                            const TileOptions& options) {
   validate_knn(k, method, max_distance);
@@ -180,9 +181,8 @@ KnnResult knn_search_tiled(const std::vector<Point3f>& targets, const std::vecto
   return out;
 }
 
-RadiusResult radius_search_tiled(const std::vector<Point3f>& targets,
-                                 const std::vector<Point3f>& queries, float radius,
-                                 NnsMethod method, std::size_t max_neighbours,
+RadiusResult radius_search_tiled(std::span<const Point3f> targets, std::span<const Point3f> queries,
+                                 float radius, NnsMethod method, std::size_t max_neighbours,
                                  const TileOptions& options) {
   validate_radius(radius);
   const bool self = &targets == &queries;
@@ -239,8 +239,8 @@ RadiusResult radius_search_tiled(const std::vector<Point3f>& targets,
     auto row = search_in_parts(
         grid, queries[i], reach, cap, progress, time,
         [&](const std::vector<std::uint32_t>& chunk, auto& found) {
-          const RadiusResult r = radius_search_call(gather(targets, chunk), {queries[i]}, radius,
-                                                    method, max_neighbours);
+          const RadiusResult r = radius_search_call(gather(targets, chunk), queries.subspan(i, 1),
+                                                    radius, method, max_neighbours);
           for (std::size_t e = 0; e < r.indices.size(); ++e)
             found.emplace_back(r.sq_distances[e], std::int32_t(chunk[std::size_t(r.indices[e])]));
         });

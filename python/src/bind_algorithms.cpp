@@ -36,43 +36,35 @@ py::array_t<std::int32_t> cluster(py::handle points, double tolerance, std::size
   return to_array(std::move(r.labels));
 }
 
-// A search's targets and queries (the targets when None), the queries in the targets' frame.
-// The search API takes vectors: a Cloud's own is used as it is, arrays are copied.
+// A search's targets and queries (the targets when None), the queries in the targets' frame:
+// float32 arrays and Clouds in place, float64 arrays converted once.
 class SearchInput {
  public:
   SearchInput(py::handle t, const py::object& q) : targets_arg_(t, "targets") {
-    targets_ = own_points(targets_arg_, targets_arg_.origin(), owned_targets_);
-    if (q.is_none()) {
-      queries_ = targets_;
-      return;
-    }
-    const PointsArg qa(q, "queries", targets_arg_.origin());
-    queries_ = own_points(qa, targets_arg_.origin(), owned_queries_);
+    if (!q.is_none()) queries_arg_.emplace(q, "queries", targets_arg_.origin());
   }
-  const std::vector<Point3f>& targets() const { return *targets_; }
-  const std::vector<Point3f>& queries() const { return *queries_; }
+  std::span<const Point3f> targets() const { return {targets_arg_.data(), targets_arg_.size()}; }
+  std::span<const Point3f> queries() {
+    if (!queries_arg_) return targets();
+    if (queries_arg_->origin() == targets_arg_.origin())
+      return {queries_arg_->data(), queries_arg_->size()};
+    moved_ = queries_arg_->in_frame(targets_arg_.origin());
+    return moved_;
+  }
 
  private:
-  static const std::vector<Point3f>* own_points(const PointsArg& a,
-                                                const std::array<double, 3>& origin,
-                                                std::vector<Point3f>& owned) {
-    if (a.cloud_points() && a.origin() == origin) return a.cloud_points();
-    owned = a.in_frame(origin);
-    return &owned;
-  }
   PointsArg targets_arg_;
-  std::vector<Point3f> owned_targets_, owned_queries_;
-  const std::vector<Point3f>* targets_ = nullptr;
-  const std::vector<Point3f>* queries_ = nullptr;
+  std::optional<PointsArg> queries_arg_;
+  std::vector<Point3f> moved_;
 };
 
 py::tuple knn(py::handle targets, const py::object& queries, int k, double max_distance,
               const std::optional<std::string>& method) {
   const auto m = method_arg<NnsMethod>(method, "neighbour search");
   validate_knn(k, m, float(max_distance));
-  const SearchInput in(targets, queries);
-  const auto& tv = in.targets();
-  const auto& qv = in.queries();
+  SearchInput in(targets, queries);
+  const auto tv = in.targets();
+  const auto qv = in.queries();
   KnnResult r;
   WallTimer call;
   {
@@ -89,12 +81,14 @@ py::tuple radius(py::handle targets, const py::object& queries, double radius,
                  std::size_t max_neighbours, const std::optional<std::string>& method) {
   const auto m = method_arg<NnsMethod>(method, "neighbour search");
   validate_radius(float(radius));
-  const SearchInput in(targets, queries);
+  SearchInput in(targets, queries);
+  const auto tv = in.targets();
+  const auto qv = in.queries();
   RadiusResult r;
   WallTimer call;
   {
     py::gil_scoped_release release;
-    r = radius_search(in.targets(), in.queries(), float(radius), m, max_neighbours);
+    r = radius_search(tv, qv, float(radius), m, max_neighbours);
   }
   record_timings(r.method, r.stages, r.total_ms, call.ms());
   return py::make_tuple(to_array(std::move(r.offsets)), to_array(std::move(r.indices)),

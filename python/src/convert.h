@@ -37,8 +37,6 @@ class PointsArg {
   // The points relative to `origin` (a copy unless it is theirs already).
   std::vector<Point3f> in_frame(const std::array<double, 3>& origin) const;
   std::vector<Point3f> vector() const { return {data_, data_ + size_}; }
-  // The Cloud's own points when a Cloud was given (no copy), else null.
-  const std::vector<Point3f>* cloud_points() const { return cloud_ ? &cloud_->points : nullptr; }
   // As a PointCloud: the Cloud itself, or one made of the points (a copy).
   const PointCloud& cloud();
 

@@ -214,6 +214,10 @@ def test_gpu_methods_give_the_cpus_results(kitti):
         idx, sq = cumulus.knn(targets, targets[:2000], k=8, method=m)
         cidx, csq = cumulus.knn(targets, targets[:2000], k=8, method="cpu")
         assert np.array_equal(sq, csq), m
+        offsets, _, rsq = cumulus.radius_search(kitti, targets[:2000], radius=0.5, method=m)
+        coffsets, _, crsq = cumulus.radius_search(kitti, targets[:2000], radius=0.5,
+                                                  method="cpu")
+        assert np.array_equal(offsets, coffsets) and np.array_equal(rsq, crsq), m
     voxels = cumulus.voxel_grid(kitti, 0.2, method="gpu")
     assert len(voxels) == len(cumulus.voxel_grid(kitti, 0.2, method="cpu"))
 

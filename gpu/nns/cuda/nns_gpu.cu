@@ -1,6 +1,7 @@
 // GPU neighbour search: building the structures and the k-nearest and radius kernels.
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_sort.cuh>
+#include <span>
 
 #include <algorithm>
 #include <cmath>
@@ -342,8 +343,8 @@ struct Workspace {
 };
 
 // What both searches start with: the queries on the device and the method's structure built.
-void prepare(Workspace& ws, NnsMethod method, const std::vector<Point3f>& targets,
-             const std::vector<Point3f>& queries, cuda::StageClock& clock) {
+void prepare(Workspace& ws, NnsMethod method, std::span<const Point3f> targets,
+             std::span<const Point3f> queries, cuda::StageClock& clock) {
   ws.queries.reserve(std::max<std::size_t>(queries.size(), 1));
   if (!queries.empty())
     CU_CHECK(cudaMemcpyAsync(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
@@ -372,7 +373,7 @@ void download(Workspace& ws, const int* d_index, const float* d_d2, std::size_t 
 }  // namespace
 }  // namespace nns
 
-void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, int k,
+void gpu_knn(std::span<const Point3f> targets, std::span<const Point3f> queries, int k,
              NnsMethod method, float max_d2, KnnResult& out) {
   using namespace nns;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>(method_name(method));
@@ -389,7 +390,7 @@ void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& qu
            out.stages);
 }
 
-void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, float r2,
+void gpu_radius(std::span<const Point3f> targets, std::span<const Point3f> queries, float r2,
                 NnsMethod method, RadiusResult& out) {
   using namespace nns;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>(method_name(method));
@@ -404,7 +405,7 @@ void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>&
            clock, out.stages);
 }
 
-nns::Bounds gpu_bounds(const std::vector<Point3f>& points) {
+nns::Bounds gpu_bounds(std::span<const Point3f> points) {
   cuda::require_device(method_name(NnsMethod::Gpu));
   cuda::Stream stream;
   cuda::DeviceBuffer<float3> d(std::max<std::size_t>(points.size(), 1));

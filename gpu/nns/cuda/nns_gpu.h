@@ -6,11 +6,11 @@
 
 namespace cumulus {
 
-void gpu_knn(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, int k,
+void gpu_knn(std::span<const Point3f> targets, std::span<const Point3f> queries, int k,
              NnsMethod method, float max_d2, KnnResult& out);
-void gpu_radius(const std::vector<Point3f>& targets, const std::vector<Point3f>& queries, float r2,
+void gpu_radius(std::span<const Point3f> targets, std::span<const Point3f> queries, float r2,
                 NnsMethod method, RadiusResult& out);
 // The grid's bounds of the points as the device finds them (for tests against scan_bounds).
-nns::Bounds gpu_bounds(const std::vector<Point3f>& points);
+nns::Bounds gpu_bounds(std::span<const Point3f> points);
 
 }  // namespace cumulus

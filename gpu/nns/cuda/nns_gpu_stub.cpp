@@ -4,16 +4,16 @@
 
 namespace cumulus {
 
-void gpu_knn(const std::vector<Point3f>&, const std::vector<Point3f>&, int, NnsMethod method, float,
+void gpu_knn(std::span<const Point3f>, std::span<const Point3f>, int, NnsMethod method, float,
              KnnResult&) {
   throw_no_cuda(method_name(method));
 }
-void gpu_radius(const std::vector<Point3f>&, const std::vector<Point3f>&, float, NnsMethod method,
+void gpu_radius(std::span<const Point3f>, std::span<const Point3f>, float, NnsMethod method,
                 RadiusResult&) {
   throw_no_cuda(method_name(method));
 }
 
-nns::Bounds gpu_bounds(const std::vector<Point3f>&) {
+nns::Bounds gpu_bounds(std::span<const Point3f>) {
   throw_no_cuda(method_name(NnsMethod::Gpu));
 }
 
