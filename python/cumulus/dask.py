@@ -151,16 +151,18 @@ def _workers_on_this_host(client):
     return bool(hosts) and all(h == here for h in hosts.values())
 
 
-def _scratch_folder(nbytes):
-    """A fresh folder for the shared files: in memory (/dev/shm) when it has room."""
-    base = "/dev/shm"
-    if not os.path.isdir(base) or shutil.disk_usage(base).free < 2 * nbytes:
-        base = tempfile.gettempdir()
+def _scratch_folder(nbytes, base=None):
+    """A fresh folder for the shared files: under ``base``, else in memory (/dev/shm) when it
+    has room, else in the temporary folder."""
+    if base is None:
+        base = "/dev/shm"
+        if not os.path.isdir(base) or shutil.disk_usage(base).free < 2 * nbytes:
+            base = tempfile.gettempdir()
     return tempfile.mkdtemp(prefix="cumulus-tiles-", dir=base)
 
 
 def cluster_tiled(client, cloud_or_path, tolerance, min_size=1, max_size=None, method=None,
-                  tile_size=None, progress=False, transport=None):
+                  tile_size=None, progress=False, transport=None, scratch=None):
     """Euclidean clustering of a cloud too big for one GPU or one host: square tiles of
     ``tile_size`` metres in x and y (None: :func:`choose_tile_size`), each with a halo of the
     tolerance, clustered on the workers (client None: one after another in this process) and
@@ -169,8 +171,10 @@ def cluster_tiled(client, cloud_or_path, tolerance, min_size=1, max_size=None, m
 
     ``transport``: how tiles reach the workers. "tasks": each task carries its tile's points
     (workers anywhere). "files": the cloud is written once, and each tile's member indices, to a
-    scratch folder that every worker reads (workers on this host, or a folder they share; the
-    workers gather their tiles themselves). None: "files" when every worker runs on this host.
+    scratch folder that every worker reads (the workers gather their tiles themselves): a fresh
+    folder in /dev/shm for workers on this host, or one under ``scratch``, a folder every
+    worker sees at the same path (a shared filesystem). None: "files" when every worker runs on
+    this host or ``scratch`` is given, else "tasks". The files are removed at the end.
     Either way a task holds all it needs, so Dask can run it again after its worker dies."""
     cloud = _as_cloud(cloud_or_path)
     tolerance = float(tolerance)
@@ -190,11 +194,12 @@ def cluster_tiled(client, cloud_or_path, tolerance, min_size=1, max_size=None, m
     from distributed import as_completed
 
     if transport is None:
-        transport = "files" if _workers_on_this_host(client) else "tasks"
+        transport = "files" if scratch or _workers_on_this_host(client) else "tasks"
     if transport not in ("files", "tasks"):
         raise ValueError(f"transport is 'files' or 'tasks', not {transport!r}")
     run = uuid.uuid4().hex[:8]
-    scratch = _scratch_folder(points.nbytes) if transport == "files" else None
+    base = scratch
+    scratch = _scratch_folder(points.nbytes, base) if transport == "files" else None
     members_of = {}
     futures = []
     try:

@@ -53,13 +53,15 @@ def test_the_scratch_files_are_removed_after_a_run(client, street, monkeypatch, 
     made = []
     real = cdask._scratch_folder
 
-    def spy(nbytes):
-        made.append(real(nbytes))
+    def spy(nbytes, base=None):
+        made.append(real(nbytes, base))
         return made[-1]
 
     monkeypatch.setattr(cdask, "_scratch_folder", spy)
     cdask.cluster_tiled(client, street, 0.5, method="cpu", tile_size=20.0)
-    assert made and not os.path.exists(made[0])
+    cdask.cluster_tiled(client, street, 0.5, method="cpu", tile_size=20.0, scratch=str(tmp_path))
+    assert len(made) == 2 and made[1].startswith(str(tmp_path))
+    assert not any(os.path.exists(m) for m in made)
 
 
 def test_in_process_tiles_give_the_same_labels(street):
