@@ -106,6 +106,12 @@ class TestCli : public QObject {
     QCOMPARE(cli({"--help"}).code, 0);
   }
 
+  void versionNamesTheProgramAndItsVersion() {
+    const Run r = cli({"--version"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.rfind("cumulus-cli " CUMULUS_VERSION_FOR_TESTS " (", 0) == 0, r.out.c_str());
+  }
+
   void convertCloudAndRangeImage() {
     QTemporaryDir dir;
     const std::string src = (cumulus::test::sampleDir() + "/street_scene.pcd").toStdString();

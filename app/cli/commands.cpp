@@ -72,7 +72,7 @@ const std::vector<Command>& commands() {
 int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   auto usage = [&](std::ostream& s) {
     s << "Usage: cumulus-cli COMMAND [ARGS] (cumulus-cli COMMAND --help for "
-         "details)\n\nCommands:\n";
+         "details; cumulus-cli --version)\n\nCommands:\n";
     for (const auto& c : commands())
       s << "  " << std::left << std::setw(10) << c.name << c.summary << '\n';
     s << "\nGPU: " << describe(query_device()) << '\n';
@@ -83,6 +83,15 @@ int cli_main(const std::vector<std::string>& argv, std::ostream& out, std::ostre
   }
   if (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
     usage(out);
+    return 0;
+  }
+  if (argv[0] == "--version") {
+#ifdef CUMULUS_HAS_CUDA
+    const char* backend = "CUDA backend";
+#else
+    const char* backend = "CPU only (built without CUDA)";
+#endif
+    out << "cumulus-cli " << CUMULUS_VERSION << " (" << backend << ")\n";
     return 0;
   }
   for (const auto& c : commands()) {
