@@ -87,6 +87,22 @@ class TestWindows : public QObject {
     QCOMPARE(icp.method(), IcpMethod::Cpu);
   }
 
+  // An unlimited maximum cluster size reads "no limit", not 2147483647, and round-trips.
+  void clusterMaxSizeSaysNoLimit() {
+    ui::ClusterPanel cluster;
+    auto spins = cluster.findChildren<QSpinBox*>();
+    auto it = std::find_if(spins.begin(), spins.end(),
+                           [](QSpinBox* b) { return b->toolTip().contains("more points"); });
+    QVERIFY(it != spins.end());
+    QCOMPARE((*it)->text(), QString("no limit"));
+    QCOMPARE(cluster.params().max_size, ClusterParams{}.max_size);
+    cluster.setParams({0.5f, 1, 100});
+    QCOMPARE((*it)->text(), QString("100"));
+    QCOMPARE(cluster.params().max_size, std::size_t(100));
+    cluster.setParams(ClusterParams{});
+    QCOMPARE((*it)->text(), QString("no limit"));
+  }
+
   // A user's edit is reported once; the panel filling itself in is not reported.
   void panelsReportEditsOnce() {
     ui::ClusterPanel cluster;

@@ -81,11 +81,13 @@ ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
   min_ = new QSpinBox(this);
   max_ = new QSpinBox(this);
   min_->setRange(1, std::numeric_limits<int>::max());
-  max_->setRange(1, std::numeric_limits<int>::max());
+  // 0, the bottom of the range, stands for no limit and says so (not 2147483647).
+  max_->setRange(0, std::numeric_limits<int>::max());
+  max_->setSpecialValueText(tr("no limit"));
   min_->setValue(1);
-  max_->setValue(std::numeric_limits<int>::max());
+  max_->setValue(0);
   min_->setToolTip(tr("Clusters with fewer points are dropped whole (label -1)"));
-  max_->setToolTip(tr("Clusters with more points are dropped whole (label -1)"));
+  max_->setToolTip(tr("Clusters with more points are dropped whole (label -1); 0: no limit"));
   watch(min_, max_);
   form()->addRow(tr("Tolerance"), tolerance_);
   form()->addRow(tr("Min size"), min_);
@@ -141,7 +143,7 @@ ClusterParams ClusterPanel::params() const {
   ClusterParams p;
   p.tolerance = float(tolerance_->value());
   p.min_size = std::size_t(min_->value());
-  p.max_size = std::size_t(max_->value());
+  if (max_->value() > 0) p.max_size = std::size_t(max_->value());
   return p;
 }
 
@@ -150,8 +152,7 @@ void ClusterPanel::setParams(const ClusterParams& p) {
   tolerance_->setValue(p.tolerance);
   min_->setValue(
       int(std::min<std::size_t>(p.min_size, std::size_t(std::numeric_limits<int>::max()))));
-  max_->setValue(
-      int(std::min<std::size_t>(p.max_size, std::size_t(std::numeric_limits<int>::max()))));
+  max_->setValue(p.max_size >= std::size_t(std::numeric_limits<int>::max()) ? 0 : int(p.max_size));
 }
 
 void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
