@@ -6,6 +6,7 @@
 #include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QImage>
@@ -61,6 +62,13 @@ inline std::shared_ptr<PointCloud> labelled_plane(int label) {
 
 inline QString sample(const char* name) {
   return sampleDir() + "/" + name;
+}
+
+// Turns a panel's Live box on or off. Tests that open a small cloud for another window turn the
+// clustering panel's off first, so that no clustering runs beside what they count.
+inline void setLive(QWidget* panel, bool on) {
+  for (auto* box : panel->findChildren<QCheckBox*>())
+    if (box->text() == QStringLiteral("Live")) box->setChecked(on);
 }
 
 // Answers, in order, the modal dialogs that the code under test opens (the file dialog, message

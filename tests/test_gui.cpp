@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QTableWidget>
 
 #include "cluster/cluster.h"
@@ -235,6 +236,7 @@ class TestGui : public QObject {
     utm.width = 100;
     save_cloud((dir.path() + "/utm.pcd").toStdString(), utm);
     app::MainWindow w;
+    setLive(w.clusterPanel(), false);
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QVERIFY(w.openFilesNow({dir.path() + "/utm.pcd"}).isEmpty());
@@ -321,6 +323,32 @@ class TestGui : public QObject {
     QVERIFY(w.cloudView()->boxVisible());
     emit panel->clusterSelected(-1);
     QVERIFY(!w.cloudView()->boxVisible());
+  }
+
+  // A cloud opened while the clustering panel is in front with Live on is clustered without
+  // Run, and the panel no longer asks for a cloud; with Live off it says Run will do it.
+  void clusteringRunsLiveWhenACloudIsOpened() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    auto* panel = w.clusterPanel();
+    panel->setMethod(ClusterMethod::Cpu);
+    QSignalSpy done(&w, &app::MainWindow::clusteringFinished);
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    QVERIFY(done.at(0).at(0).toBool());
+    QVERIFY(w.document()->at(0).clusters);
+    for (auto* l : panel->findChildren<QLabel*>())
+      QVERIFY2(!l->text().contains("Open a point cloud"), qPrintable(l->text()));
+    setLive(panel, false);
+    QVERIFY(!panel->live());
+    QVERIFY(w.openFilesNow({sample("object_source.ply")}).isEmpty());
+    QTest::qWait(1200);  // longer than the live pause
+    QCOMPARE(done.count(), 1);
+    bool says_run = false;
+    for (auto* l : panel->findChildren<QLabel*>())
+      says_run = says_run || l->text().startsWith("Press Run");
+    QVERIFY(says_run);
   }
 
   void clusteringErrorsKeepTheData() {

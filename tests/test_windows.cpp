@@ -129,6 +129,7 @@ class TestWindows : public QObject {
     app::MainWindow w;
     w.setProperty("scripted", true);
     w.show();
+    setLive(w.clusterPanel(), false);
     QVERIFY(w.openFilesNow({sample("object_source.ply"), sample("object_target.ply")}).isEmpty());
     w.setCurrentRow(1);
     auto* reg = w.openRegistration();
@@ -183,6 +184,7 @@ class TestWindows : public QObject {
     app::MainWindow w;
     w.setProperty("scripted", true);
     w.show();
+    setLive(w.clusterPanel(), false);
     QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
     w.setCurrentRow(0);
     auto* fw = w.openFeatures();
@@ -270,6 +272,7 @@ class TestWindows : public QObject {
     app::MainWindow w;
     w.setProperty("scripted", true);
     w.show();
+    setLive(w.clusterPanel(), false);
     QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
     w.clusterPanel()->setParams({0.01f, 5, 1000000});
     const std::size_t before = app::RunHistory::instance().records().size();

@@ -92,6 +92,19 @@ void ClusterController::run() {
       });
 }
 
+void ClusterController::datasetShown(int row) {
+  if (runner_->busy()) return;  // its result, or its error, will speak
+  if (row < 0 || !bench_.document->at(row).isCloud()) {
+    panel_->setStatus(tr("Open a point cloud to cluster it."));
+    return;
+  }
+  const auto points = qulonglong(bench_.document->at(row).cloud->size());
+  panel_->setStatus(panel_->live()
+                        ? tr("Clusters %L1 points whenever a parameter changes (Live).").arg(points)
+                        : tr("Press Run to cluster %L1 points.").arg(points));
+  if (panel_->inFront()) jobs_->rerunSoon();
+}
+
 void ClusterController::frameChanged() {
   if (panel_->inFront()) jobs_->runNowIfLive();
 }

@@ -27,6 +27,9 @@ class ClusterController : public QObject {
   void cancel();
   // The sequence moved on a frame: a live panel in front clusters it now.
   void frameChanged();
+  // Another dataset is shown: the panel says what it can do with it, and a live panel in
+  // front clusters a cloud (after the usual pause), without waiting for Run.
+  void datasetShown(int row);
   bool busy() const { return runner_->busy(); }
   // Colours the current cloud by cluster (the selected one bright, the others dimmed).
   void applyColours();

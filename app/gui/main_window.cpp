@@ -373,9 +373,11 @@ void MainWindow::showDataset(int row) {
     if (keep_camera_) {
     } else if (auto* dock = findChild<QDockWidget*>(scan ? "objects" : "clustering")) {
       dock->raise();
+      clustering_->datasetShown(row);
     }
     stack_->setCurrentWidget(cloud_view_);
   } else {
+    if (!keep_camera_) clustering_->datasetShown(row);
     depth_view_->setImage(d.depth);
     if (auto* dock = findChild<QDockWidget*>("segmentation")) dock->raise();
     depth_view_->setSegments(d.segments);
