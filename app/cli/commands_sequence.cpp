@@ -145,9 +145,9 @@ OdometryParams odometry_params(const Args& a) {
   p.max_iterations = int(a.get_int("max-iterations", p.max_iterations));
   p.map_scans = int(a.get_int("map-scans", p.map_scans));
   const std::string target = a.get("odometry", "scan-to-map");
-  if (target != "scan-to-map" && target != "scan-to-scan")
-    throw UsageError("--odometry is scan-to-map or scan-to-scan, not '" + target + "'");
-  p.target = target == "scan-to-map" ? OdometryTarget::LocalMap : OdometryTarget::Scan;
+  const auto parsed = parse_odometry_target(target);
+  if (!parsed) throw UsageError("--odometry is scan-to-map or scan-to-scan, not '" + target + "'");
+  p.target = *parsed;
   p.motion_prior = !a.flag("no-motion-prior");
   validate(p);
   return p;

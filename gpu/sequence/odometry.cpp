@@ -6,6 +6,12 @@
 
 namespace cumulus {
 
+std::optional<OdometryTarget> parse_odometry_target(std::string_view name) {
+  if (name == "scan-to-map") return OdometryTarget::LocalMap;
+  if (name == "scan-to-scan") return OdometryTarget::Scan;
+  return std::nullopt;
+}
+
 namespace {
 
 void require(bool ok, const std::string& what) {

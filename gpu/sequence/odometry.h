@@ -3,9 +3,9 @@
 // the last scan or a local map of the last few, from a constant-velocity prediction of its
 // pose. Poses are sensor to world, the first scan's frame being the world.
 #include <deque>
-#include <vector>
-
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "filter/filter.h"
 #include "ground/range_ground.h"
@@ -15,6 +15,8 @@
 namespace cumulus {
 
 enum class OdometryTarget { Scan, LocalMap };
+// "scan-to-map" or "scan-to-scan", as the CLI and the Python module name the targets.
+std::optional<OdometryTarget> parse_odometry_target(std::string_view name);
 
 struct OdometryParams {
   // Each scan's voxel grid before ICP (metres). Centroids on a lattice fixed to the sensor pull

@@ -52,10 +52,10 @@ class PyOdometry {
     p.max_correspondence_distance =
         finite_arg(max_correspondence_distance, "max_correspondence_distance", true);
     p.max_iterations = max_iterations;
-    if (target == "scan-to-scan")
-      p.target = OdometryTarget::Scan;
-    else if (target != "scan-to-map")
+    const auto parsed = parse_odometry_target(target);
+    if (!parsed)
       throw InvalidArgument("target is scan-to-map or scan-to-scan, not '" + target + "'");
+    p.target = *parsed;
     p.map_scans = map_scans;
     p.map_voxel = float(finite_arg(map_voxel, "map_voxel", true));
     p.motion_prior = motion_prior;
