@@ -4,14 +4,14 @@
 # corpus in fuzz/corpus/EXT (what earlier runs found, merged with -merge=1; test_io loads every
 # one of those inputs too, which must load or fail with a clear error). Inputs that crash are copied
 # to fuzz/regressions/EXT/, where test_io loads every one of them on each test run.
-#   scripts/fuzz.sh [SECONDS_PER_LOADER] [EXT...]     (default 60 s; pcd ply bin xyz png tif)
+#   scripts/fuzz.sh [SECONDS_PER_LOADER] [EXT...]     (default 60 s; pcd ply bin xyz png tif las)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 seconds=${1:-60}
 shift || true
 exts=("$@")
-[ ${#exts[@]} -gt 0 ] || exts=(pcd ply bin xyz png tif)
+[ ${#exts[@]} -gt 0 ] || exts=(pcd ply bin xyz png tif las)
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCUMULUS_HEADLESS=ON -DCUMULUS_WITH_CUDA=OFF -DCUMULUS_BUILD_TESTS=OFF -DCUMULUS_FUZZ=ON >/dev/null || exit 1
 targets=()

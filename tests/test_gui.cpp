@@ -143,6 +143,32 @@ class TestGui : public QObject {
     QVERIFY(w.recentFiles().contains(QFileInfo(sample("street_scene.pcd")).absoluteFilePath()));
   }
 
+  // LAS opens like any cloud, saves back as LAS, and a LAZ or a cut LAS file is refused with
+  // its reason while what is open stays.
+  void windowOpensAndSavesLas() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QTemporaryDir dir;
+    const QString las = dir.path() + "/street.las";
+    save_cloud(las.toStdString(), load_cloud(sample("street_scene.pcd").toStdString()));
+    QVERIFY(w.openFilesNow({las}).isEmpty());
+    QCOMPARE(w.document()->count(), 1);
+    QCOMPARE(w.cloudView()->cloud()->size(), std::size_t(120414));
+    QVERIFY(w.cloudView()->cloud()->find_extra("semantic") != nullptr);
+    const QString laz = dir.path() + "/scan.laz", cut = dir.path() + "/cut.las";
+    test::writeBytes(laz, test::readAll(las));
+    test::writeBytes(cut, test::readAll(las).left(5000));
+    const QStringList e = w.openFilesNow({laz, cut});
+    QCOMPARE(e.size(), 2);
+    QVERIFY(e[0].contains("LASzip"));
+    QVERIFY(e[1].contains("truncated"));
+    QCOMPARE(w.document()->count(), 1);
+    QString err;
+    QVERIFY2(w.saveCurrentDataset(dir.path() + "/copy.las", &err), qPrintable(err));
+    QCOMPARE(load_cloud((dir.path() + "/copy.las").toStdString()).size(), std::size_t(120414));
+  }
+
   void backgroundLoadDoesNotBlock() {
     app::MainWindow w;
     w.setProperty("scripted", true);

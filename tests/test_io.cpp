@@ -487,8 +487,8 @@ class TestIo : public QObject {
 
   void unsupportedExtension() {
     QTemporaryDir dir;
-    const QString p = dir.path() + "/scan.las";
-    test::writeBytes(p, "LASF");
+    const QString p = dir.path() + "/scan.dxf";
+    test::writeBytes(p, "0\nSECTION");
     expect_io_error(p, [&] { load_cloud(p.toStdString()); });
   }
 };

@@ -196,7 +196,7 @@ class TestWrites : public QObject {
     c.origin = {0, 0, 0};
     c.rgb.assign(c.size(), Rgb8{1, 2, 3});
     c.labels.assign(c.size(), 7);
-    c.extra.push_back({"ring", 1, std::vector<float>(c.size(), 3.0f)});
+    c.extra.push_back({"ring", 1, std::vector<double>(c.size(), 3.0)});
     const SaveLoss bin = save_loss("x.bin", c);
     QCOMPARE(bin.max_rounding_m, 0.0);
     QCOMPARE(bin.dropped_fields, (std::vector<std::string>{"rgb", "label", "ring"}));

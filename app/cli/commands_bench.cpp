@@ -345,11 +345,12 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
                 "icp-lanes",
                 "grid-points-per-cell",
                 "fine-points-per-cell",
-                "frames"});
+                "frames",
+                "scratch"});
   a.expect_positionals(
       1, 1,
       "cumulus-cli bench "
-      "cluster|segment|icp|features|filter|ground|pipeline|sequence|tiled|all|plot "
+      "cluster|segment|icp|features|filter|ground|pipeline|sequence|tiled|io|all|plot "
       "[options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
@@ -365,6 +366,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "pipeline") return run_bench_pipeline(a, out, command_line);
   if (what == "sequence") return run_bench_sequence(a, out, command_line);
   if (what == "tiled") return run_bench_tiled(a, out);
+  if (what == "io") return run_bench_io(a, out, command_line);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
     const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());

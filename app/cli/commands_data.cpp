@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -27,7 +28,8 @@ namespace {
 
 const char* format_name(const std::string& path) {
   if (is_depth_image_path(path)) return "depth-image";
-  constexpr const char* kNames[] = {"pcd", "ply", "kitti-bin", "xyz"};  // CloudFormat's order
+  constexpr const char* kNames[] = {"pcd", "ply", "kitti-bin", "xyz",
+                                    "las", "laz", "e57"};  // CloudFormat's order
   const auto i = std::size_t(cloud_format_for(path));
   return i < std::size(kNames) ? kNames[i] : "unknown";
 }
@@ -112,6 +114,26 @@ int run_info(const std::vector<std::string>& argv, std::ostream& out) {
     j["bounds_min"] = vec3(c.origin[0] + b.min.x, c.origin[1] + b.min.y, c.origin[2] + b.min.z);
     j["bounds_max"] = vec3(c.origin[0] + b.max.x, c.origin[1] + b.max.y, c.origin[2] + b.max.z);
   }
+  QJsonObject las;
+  std::string las_text;
+  for (const auto& m : c.metadata) {
+    if (m.key.rfind("las.vlr.", 0) == 0 || m.key.rfind("las.evlr.", 0) == 0) {
+      // user id (16 characters at byte 2) and record id: what a reader needs to see the CRS.
+      const std::string user =
+          m.value.size() >= 20 ? std::string(m.value.c_str() + 2, strnlen(m.value.c_str() + 2, 16))
+                               : "";
+      const int id = m.value.size() >= 20
+                         ? int(std::uint8_t(m.value[18]) | std::uint8_t(m.value[19]) << 8)
+                         : -1;
+      QJsonArray records = las["records"].toArray();
+      records.append(QString::fromStdString(user + "/" + std::to_string(id)));
+      las["records"] = records;
+      las_text += " " + user + "/" + std::to_string(id);
+    } else if (m.key.rfind("las.", 0) == 0 && m.key != "las.guid") {
+      las[QString::fromStdString(m.key.substr(4))] = QString::fromStdString(m.value);
+    }
+  }
+  if (!las.isEmpty()) j["las"] = las;
   if (a.flag("json")) {
     print_json(out, j);
     return 0;
@@ -130,6 +152,13 @@ int run_info(const std::vector<std::string>& argv, std::ostream& out) {
   if (c.origin != std::array<double, 3>{0, 0, 0})
     out << "  local origin: [" << c.origin[0] << ", " << c.origin[1] << ", " << c.origin[2]
         << "]\n";
+  if (!las.isEmpty()) {
+    out << "  LAS " << las["version"].toString().toStdString() << ", point format "
+        << las["point_format"].toString().toStdString() << ", scale "
+        << las["scale"].toString().toStdString() << ", offset "
+        << las["offset"].toString().toStdString() << "\n";
+    if (!las_text.empty()) out << "  records (user/id):" << las_text << "\n";
+  }
   return 0;
 }
 

@@ -12,6 +12,18 @@ namespace cumulus::cli {
 
 inline SaveOptions save_options(const Args& a, SaveOptions options = {}) {
   options.allow_precision_loss = a.flag("allow-precision-loss");
+  if (a.has("las-labels")) {
+    const std::string v = a.get("las-labels");
+    if (v == "extra-bytes")
+      options.las_labels = LasLabels::ExtraBytes;
+    else if (v == "classification")
+      options.las_labels = LasLabels::Classification;
+    else if (v == "user-data")
+      options.las_labels = LasLabels::UserData;
+    else
+      throw UsageError("--las-labels must be extra-bytes, classification or user-data, not '" + v +
+                       "'");
+  }
   return options;
 }
 

@@ -191,7 +191,7 @@ void ClusterController::exportLabels() {
   const PointCloud labelled = with_labels(*d.cloud, *d.clusters);
   bench_.save(
       {tr("Save cloud with cluster labels"), bench_.last_dir() + "/clusters.pcd",
-       tr("PCD (*.pcd);;PLY (*.ply);;Text (*.xyz *.csv)")},
+       tr("PCD (*.pcd);;PLY (*.ply);;LAS (*.las);;Text (*.xyz *.csv)")},
       [&](const QString& path) { return save_cloud_asking(bench_.window, path, labelled); });
 }
 

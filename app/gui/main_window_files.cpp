@@ -29,8 +29,8 @@ namespace {
 constexpr int kMaxRecent = 10;
 
 const char* kOpenFilter =
-    "All supported (*.pcd *.ply *.bin *.xyz *.txt *.csv *.png *.tif *.tiff);;"
-    "Point clouds (*.pcd *.ply *.bin *.xyz *.txt *.csv);;Depth images (*.png *.tif *.tiff);;All "
+    "All supported (*.pcd *.ply *.bin *.xyz *.txt *.csv *.las *.png *.tif *.tiff);;"
+    "Point clouds (*.pcd *.ply *.bin *.xyz *.txt *.csv *.las);;Depth images (*.png *.tif *.tiff);;All "
     "files (*)";
 
 }  // namespace
@@ -162,7 +162,7 @@ void MainWindow::saveAsDialog() {
   if (row < 0) return reportError(tr("No dataset is selected"));
   const Dataset& d = document_->at(row);
   const QString filter =
-      d.isCloud() ? tr("PCD (*.pcd);;PLY (*.ply);;KITTI bin (*.bin);;Text (*.xyz *.txt *.csv)")
+      d.isCloud() ? tr("PCD (*.pcd);;PLY (*.ply);;LAS (*.las);;KITTI bin (*.bin);;Text (*.xyz *.txt *.csv)")
                   : tr("16-bit PNG (*.png)");
   // The dataset is held for the whole dialog: closing it meanwhile cannot pull it away.
   const auto cloud = d.cloud;

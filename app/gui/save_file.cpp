@@ -59,7 +59,7 @@ bool save_cloud_asking(QWidget* parent, const QString& path, const PointCloud& c
   const SaveLoss loss = save_loss(file, cloud);
   QStringList lost;
   if (loss.max_rounding_m > kMaxSilentRoundingM && !options.allow_precision_loss)
-    lost << QObject::tr("its float32 coordinates move points by up to %1 m")
+    lost << QObject::tr("its coordinates (float32, or LAS's grid) move points by up to %1 m")
                 .arg(loss.max_rounding_m, 0, 'g', 4);
   if (!loss.dropped_fields.empty()) {
     QStringList names;

@@ -23,7 +23,7 @@ std::size_t bytes_of(const PointCloud& c) {
                   c.rgb.size() * sizeof(Rgb8) + c.normals.size() * sizeof(Point3f) +
                   c.labels.size() * sizeof(std::int32_t);
   for (const auto& e : c.extra)
-    b += e.values.size() * sizeof(float);
+    b += e.values.size() * sizeof(double);
   return b;
 }
 

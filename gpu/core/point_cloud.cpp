@@ -15,6 +15,12 @@ const ExtraField* PointCloud::find_extra(const std::string& name) const {
   return nullptr;
 }
 
+const std::string* PointCloud::find_metadata(const std::string& key) const {
+  for (const auto& m : metadata)
+    if (m.key == key) return &m.value;
+  return nullptr;
+}
+
 std::vector<std::string> PointCloud::field_names() const {
   std::vector<std::string> names{"x", "y", "z"};
   if (has_intensity()) names.push_back("intensity");

@@ -32,11 +32,22 @@ struct Rgb8 {
 };
 
 // A field of the source file that has no dedicated member (ring, curvature, timestamps, ...),
-// kept so that a load/save round trip loses nothing. `count` values per point.
+// kept so that a load/save round trip loses nothing. `count` values per point. Doubles, because
+// files hold fields float32 cannot: GPS times (a 1e9 s count to the microsecond), 32-bit ids,
+// PCD doubles; writers store a field as float32 where every value fits it exactly.
 struct ExtraField {
   std::string name;
   int count = 1;
-  std::vector<float> values;  // size() == count * point count
+  std::vector<double> values;  // size() == count * point count
+};
+
+// What a file says beyond its points, kept so that writing to the same format puts it back:
+// LAS keeps its scale and offset, version, point format and every variable-length record (the
+// coordinate reference system among them) under "las." keys. Values are bytes.
+struct MetadataEntry {
+  std::string key;
+  std::string value;
+  friend bool operator==(const MetadataEntry&, const MetadataEntry&) = default;
 };
 
 struct Bounds {
@@ -52,6 +63,7 @@ struct PointCloud {
   std::vector<Point3f> normals;           // empty or one per point
   std::vector<std::int32_t> labels;       // empty or one per point (-1 = unlabelled)
   std::vector<ExtraField> extra;
+  std::vector<MetadataEntry> metadata;  // in file order
   std::uint32_t width = 0;   // organized clouds: width * height == size(); else width == size()
   std::uint32_t height = 1;  // 1 for unorganized clouds
 
@@ -63,6 +75,8 @@ struct PointCloud {
   bool has_normals() const { return !normals.empty(); }
   bool has_labels() const { return !labels.empty(); }
   const ExtraField* find_extra(const std::string& name) const;
+  // The value stored under `key`, or nullptr.
+  const std::string* find_metadata(const std::string& key) const;
 
   // Names of all fields present, in the order a PCD file would list them.
   std::vector<std::string> field_names() const;

@@ -83,6 +83,7 @@ LocalBox local_box(const PointCloud& cloud, const CropBoxParams& p) {
 PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t>& kept) {
   PointCloud out;
   out.origin = cloud.origin;
+  out.metadata = cloud.metadata;
   const auto gather = [&](const auto& from, auto& to) {
     if (from.empty()) return;
     to.reserve(kept.size());

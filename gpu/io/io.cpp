@@ -35,8 +35,23 @@ CloudFormat cloud_format_for(const std::string& path) {
   if (ext == ".ply") return CloudFormat::Ply;
   if (ext == ".bin") return CloudFormat::KittiBin;
   if (ext == ".xyz" || ext == ".txt" || ext == ".csv" || ext == ".pts") return CloudFormat::Xyz;
-  throw IoError(path, "unsupported file type '" + ext +
-                          "' (clouds: .pcd .ply .bin .xyz .txt .csv; depth images: .png .tif)");
+  if (ext == ".las") return CloudFormat::Las;
+  if (ext == ".laz") return CloudFormat::Laz;
+  if (ext == ".e57") return CloudFormat::E57;
+  throw IoError(path,
+                "unsupported file type '" + ext +
+                    "' (clouds: .pcd .ply .bin .xyz .txt .csv .las; depth images: .png .tif)");
+}
+
+[[noreturn]] static void unreadable(const std::string& path, CloudFormat format) {
+  if (format == CloudFormat::Laz)
+    throw IoError(path,
+                  "LAZ (compressed LAS) cannot be read or written: this build has no LASzip. "
+                  "Convert it to plain LAS first, e.g. 'laszip -i in.laz -o out.las' or "
+                  "'pdal translate in.laz out.las'");
+  throw IoError(path,
+                "E57 cannot be read or written: this build has no libE57Format. Convert it first, "
+                "e.g. 'pdal translate in.e57 out.las' or with CloudCompare (save as LAS or PLY)");
 }
 
 bool is_depth_image_path(const std::string& path) {
@@ -128,12 +143,19 @@ PointCloud load_cloud(const std::string& path) {
       return load_kitti_bin(path);
     case CloudFormat::Xyz:
       return load_xyz(path);
+    case CloudFormat::Las:
+      return load_las(path);
+    case CloudFormat::Laz:
+    case CloudFormat::E57:
+      unreadable(path, cloud_format_for(path));
   }
   throw IoError(path, "unsupported format");
 }
 
 void save_cloud(const std::string& path, const PointCloud& cloud, const SaveOptions& options) {
   cloud.validate();
+  if (const auto f = cloud_format_for(path); f == CloudFormat::Laz || f == CloudFormat::E57)
+    unreadable(path, f);
   if (!options.allow_precision_loss) {
     const double moved = save_loss(path, cloud).max_rounding_m;
     if (moved > kMaxSilentRoundingM) throw PrecisionLossError(path, moved);
@@ -147,6 +169,11 @@ void save_cloud(const std::string& path, const PointCloud& cloud, const SaveOpti
       return save_kitti_bin(path, cloud);
     case CloudFormat::Xyz:
       return save_xyz(path, cloud);
+    case CloudFormat::Las:
+      return save_las(path, cloud, options.las_labels);
+    case CloudFormat::Laz:
+    case CloudFormat::E57:
+      unreadable(path, cloud_format_for(path));
   }
 }
 
@@ -351,9 +378,9 @@ PointCloud load_xyz(const std::string& path) {
   }
   for (std::size_t c = 0; c < ncols; ++c) {
     if (used[c]) continue;
-    ExtraField f{names[c], 1, std::vector<float>(rows)};
+    ExtraField f{names[c], 1, std::vector<double>(rows)};
     for (std::size_t r = 0; r < rows; ++r)
-      f.values[r] = float(values[r * ncols + c]);
+      f.values[r] = values[r * ncols + c];
     cloud.extra.push_back(std::move(f));
   }
   finish_cloud(path, cloud);

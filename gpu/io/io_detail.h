@@ -16,5 +16,8 @@ void finish_cloud(const std::string& path, PointCloud& cloud);
 void set_positions_from_world(PointCloud& cloud, const std::vector<double>& xyz);
 std::vector<double> world_positions(const PointCloud& cloud);
 bool has_origin(const PointCloud& cloud);
+// How far writing `cloud` as LAS moves its farthest-moved point (its coordinates are rounded to
+// the grid of `scale`, the x scale, set here).
+double las_rounding(const std::string& path, const PointCloud& cloud, double& scale);
 
 }  // namespace cumulus::detail

@@ -138,10 +138,10 @@ PointCloud from_pcl(const std::string& path, const pcl::PCLPointCloud2& in) {
   for (const auto& f : in.fields) {
     if (std::find(used.begin(), used.end(), &f) != used.end()) continue;
     if (f.name.empty() || f.name == "_" || f.count == 0) continue;  // padding
-    ExtraField e{f.name, int(f.count), std::vector<float>(n * f.count)};
+    ExtraField e{f.name, int(f.count), std::vector<double>(n * f.count)};
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t k = 0; k < f.count; ++k)
-        e.values[i * f.count + k] = float(at(i, &f, k));
+        e.values[i * f.count + k] = at(i, &f, k);
     cloud.extra.push_back(std::move(e));
   }
   cloud.width = in.width;
@@ -175,9 +175,16 @@ pcl::PCLPointCloud2 to_pcl(const PointCloud& cloud) {
     add("normal_z", Field::FLOAT32);
   }
   const auto ol = cloud.has_labels() ? add("label", Field::INT32) : 0;
+  // A field goes out as float32 when every value survives it (as they all do when it came from a
+  // float32 field), else as float64.
   std::vector<std::uint32_t> oe;
-  for (const auto& f : cloud.extra)
-    oe.push_back(add(f.name, Field::FLOAT32, std::uint32_t(f.count)));
+  std::vector<bool> wide;
+  for (const auto& f : cloud.extra) {
+    wide.push_back(std::any_of(f.values.begin(), f.values.end(),
+                               [](double v) { return !std::isnan(v) && double(float(v)) != v; }));
+    oe.push_back(
+        add(f.name, wide.back() ? Field::FLOAT64 : Field::FLOAT32, std::uint32_t(f.count)));
+  }
   out.point_step = offset;
   out.width = cloud.organized() ? cloud.width : std::uint32_t(cloud.size());
   out.height = cloud.organized() ? cloud.height : 1;
@@ -208,7 +215,15 @@ pcl::PCLPointCloud2 to_pcl(const PointCloud& cloud) {
     if (cloud.has_labels()) std::memcpy(p + ol, &cloud.labels[i], 4);
     for (std::size_t e = 0; e < cloud.extra.size(); ++e) {
       const auto& f = cloud.extra[e];
-      std::memcpy(p + oe[e], &f.values[i * std::size_t(f.count)], 4 * std::size_t(f.count));
+      const double* v = &f.values[i * std::size_t(f.count)];
+      for (std::size_t k = 0; k < std::size_t(f.count); ++k) {
+        if (wide[e]) {
+          std::memcpy(p + oe[e] + 8 * k, &v[k], 8);
+        } else {
+          const float narrow = float(v[k]);
+          std::memcpy(p + oe[e] + 4 * k, &narrow, 4);
+        }
+      }
     }
   }
   return out;

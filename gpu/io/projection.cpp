@@ -60,7 +60,7 @@ PointCloud range_image_to_cloud(const DepthImage& image, const RangeImageModel& 
   cloud.width = image.width;
   cloud.height = image.height;
   cloud.points.resize(image.size());
-  ExtraField ring{"ring", 1, std::vector<float>(image.size())};
+  ExtraField ring{"ring", 1, std::vector<double>(image.size())};
   for (std::uint32_t r = 0; r < image.height; ++r) {
     const double el = row_elevation(m, r);
     for (std::uint32_t c = 0; c < image.width; ++c) {

@@ -1,11 +1,13 @@
-// What a format cannot hold. Only KITTI .bin is lossy: float32 world coordinates and one value
+// What a format cannot hold. KITTI .bin is lossy: float32 world coordinates and one value
 // (reflectance) per point. A UTM easting near 500 km has a float32 step of 3 cm, so points move
-// by up to half that without anyone noticing unless the writer says so.
+// by up to half that without anyone noticing unless the writer says so. LAS rounds coordinates
+// to its scale (a cloud read from LAS and not moved goes back exactly) and has no rows.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "io/io.h"
+#include "io/io_detail.h"
 
 namespace cumulus {
 
@@ -14,10 +16,13 @@ PrecisionLossError::PrecisionLossError(const std::string& path, double max_round
               [&] {
                 char text[400];
                 std::snprintf(text, sizeof text,
-                              "not written: KITTI .bin stores float32 coordinates, which would "
-                              "move points of this cloud by up to %.4g m (more than %g mm); write "
-                              ".pcd, .ply or .xyz, which keep them, or allow the precision loss "
-                              "(cumulus-cli: --allow-precision-loss)",
+                              "not written: %s, which would move points of this cloud by up to "
+                              "%.4g m (more than %g mm); write .pcd, .ply or .xyz, which keep "
+                              "them, or allow the precision loss (cumulus-cli: "
+                              "--allow-precision-loss)",
+                              cloud_format_for(path) == CloudFormat::Las
+                                  ? "LAS stores coordinates on the grid of its scale"
+                                  : "KITTI .bin stores float32 coordinates",
                               max_rounding_m, kMaxSilentRoundingM * 1e3);
                 return std::string(text);
               }()),
@@ -32,6 +37,12 @@ SaveLoss save_loss(const std::string& path, const PointCloud& cloud) {
                                     std::to_string(cloud.height) + ")");
   };
   if (format == CloudFormat::Xyz) drop_layout();  // text rows have no width and height
+  if (format == CloudFormat::Las) {
+    drop_layout();
+    double scale = 0;
+    loss.max_rounding_m = detail::las_rounding(path, cloud, scale);
+    return loss;
+  }
   if (format != CloudFormat::KittiBin) return loss;
   for (std::size_t i = 0; i < cloud.size(); ++i) {
     const Point3f& p = cloud.points[i];

@@ -109,13 +109,16 @@ py::tuple cloud_state(const PointCloud& c) {
   py::list extra;
   for (const auto& e : c.extra)
     extra.append(py::make_tuple(e.name, e.count, raw(e.values)));
+  py::list metadata;
+  for (const auto& m : c.metadata)
+    metadata.append(py::make_tuple(m.key, py::bytes(m.value)));
   return py::make_tuple(raw(c.points), py::make_tuple(c.origin[0], c.origin[1], c.origin[2]),
                         raw(c.intensity), raw(c.rgb), raw(c.normals), raw(c.labels), extra, c.width,
-                        c.height);
+                        c.height, metadata);
 }
 
 std::shared_ptr<PointCloud> cloud_from_state(const py::tuple& t) {
-  if (t.size() != 9) throw py::value_error("not a pickled cumulus.Cloud");
+  if (t.size() != 10) throw py::value_error("not a pickled cumulus.Cloud");
   auto c = std::make_shared<PointCloud>();
   c->points = unraw<Point3f>(t[0]);
   c->origin = t[1].cast<std::array<double, 3>>();
@@ -125,10 +128,14 @@ std::shared_ptr<PointCloud> cloud_from_state(const py::tuple& t) {
   c->labels = unraw<std::int32_t>(t[5]);
   for (const auto& e : t[6].cast<py::list>()) {
     const auto f = e.cast<py::tuple>();
-    c->extra.push_back({f[0].cast<std::string>(), f[1].cast<int>(), unraw<float>(f[2])});
+    c->extra.push_back({f[0].cast<std::string>(), f[1].cast<int>(), unraw<double>(f[2])});
   }
   c->width = t[7].cast<std::uint32_t>();
   c->height = t[8].cast<std::uint32_t>();
+  for (const auto& e : t[9].cast<py::list>()) {
+    const auto m = e.cast<py::tuple>();
+    c->metadata.push_back({m[0].cast<std::string>(), m[1].cast<std::string>()});
+  }
   c->validate();
   return c;
 }
@@ -169,7 +176,19 @@ void bind_io(py::module_& m) {
           "The local origin in world coordinates.")
       .def_property_readonly("fields", &fields,
                              "Every field but the points, name -> read-only array (intensity, "
-                             "rgb (N, 3) uint8, normals (N, 3), labels, and the file's others).")
+                             "rgb (N, 3) uint8, normals (N, 3), labels, and the file's others "
+                             "as float64, e.g. LAS classification or gps_time).")
+      .def_property_readonly(
+          "metadata",
+          [](const PointCloud& c) {
+            py::dict d;
+            for (const auto& m : c.metadata)
+              d[py::str(m.key)] = py::bytes(m.value);
+            return d;
+          },
+          "What the file said beyond its points, key -> bytes (LAS: las.scale, las.offset, "
+          "las.version, las.point_format, las.vlr.N with each variable-length record); written "
+          "back when the cloud is saved to the same format.")
       .def_readonly("width", &PointCloud::width)
       .def_readonly("height", &PointCloud::height, "Rows of an organized cloud; 1 otherwise.")
       .def(py::pickle(&cloud_state, &cloud_from_state))
@@ -233,7 +252,7 @@ void bind_io(py::module_& m) {
   m.def(
       "write",
       [](const std::string& path, py::handle data, const std::string& encoding,
-         bool allow_precision_loss, const py::object& depth_scale) {
+         bool allow_precision_loss, const py::object& depth_scale, const std::string& las_labels) {
         if (is_depth_image_path(path)) {
           if (depth_scale.is_none())
             throw InvalidArgument("writing a depth image needs depth_scale (metres per unit)");
@@ -254,6 +273,13 @@ void bind_io(py::module_& m) {
                                 "'; valid: binary, ascii, binary-compressed");
         }
         options.allow_precision_loss = allow_precision_loss;
+        if (las_labels == "classification")
+          options.las_labels = LasLabels::Classification;
+        else if (las_labels == "user-data")
+          options.las_labels = LasLabels::UserData;
+        else if (las_labels != "extra-bytes")
+          throw InvalidArgument("unknown las_labels '" + las_labels +
+                                "'; valid: extra-bytes, classification, user-data");
         PointsArg points(data, "data", true);
         const PointCloud& cloud = points.cloud();
         py::gil_scoped_release release;
@@ -261,10 +287,14 @@ void bind_io(py::module_& m) {
       },
       py::arg("path"), py::arg("data"), py::arg("encoding") = "binary",
       py::arg("allow_precision_loss") = false, py::arg("depth_scale") = py::none(),
-      "Writes a Cloud or an (N, 3) array by extension (.pcd, .ply, .bin, .xyz/.txt/.csv), or a\n"
-      "DepthImage or 2-D array as a 16-bit PNG (depth_scale: metres per unit). The file is\n"
-      "replaced only once the new one is complete. Raises IoError (PrecisionLossError's message\n"
-      "when float32 would move points by more than 1 mm, unless allow_precision_loss).");
+      py::arg("las_labels") = "extra-bytes",
+      "Writes a Cloud or an (N, 3) array by extension (.pcd, .ply, .bin, .xyz/.txt/.csv, .las),\n"
+      "or a DepthImage or 2-D array as a 16-bit PNG (depth_scale: metres per unit). The file is\n"
+      "replaced only once the new one is complete. A Cloud read from LAS goes back to LAS with\n"
+      "its version, point format, scale, offset and records; las_labels says where labels go\n"
+      "(extra-bytes: an int32 field; classification: class 64 + k; user-data: k + 1). Raises\n"
+      "IoError (PrecisionLossError's message when float32 or LAS's grid would move points by\n"
+      "more than 1 mm, unless allow_precision_loss).");
 }
 
 }  // namespace cumulus::py_support

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import cumulus
-from conftest import SAMPLE, data_file
+from conftest import ROOT, SAMPLE, data_file
 
 
 def test_read_kitti_gives_points_and_intensity(kitti):
@@ -101,3 +101,46 @@ def test_clouds_pickle_with_their_fields(data):
     assert again.fields.keys() == cloud.fields.keys()
     for name, values in cloud.fields.items():
         assert np.array_equal(again.fields[name], values, equal_nan=True), name
+
+
+def test_las_round_trip_keeps_every_field_and_the_metadata(tmp_path, street):
+    path = str(tmp_path / "street.las")
+    cumulus.write(path, street)
+    again = cumulus.read(path)
+    assert np.abs(again.points - street.points).max() <= 0.0005 + 1e-5  # LAS's 1 mm grid
+    for name in ("intensity", "ring", "semantic"):
+        assert np.array_equal(again.fields[name], street.fields[name]), name
+    assert again.metadata["las.version"] == b"1.4"
+    assert again.metadata["las.point_format"] == b"6"
+    unpickled = pickle.loads(pickle.dumps(again))
+    assert unpickled.metadata == again.metadata
+
+
+def test_las_standard_fields_are_float64_and_gps_time_is_exact():
+    cloud = cumulus.read(str(ROOT / "fuzz" / "seeds" / "las" / "format3.las"))
+    gps = cloud.fields["gps_time"]
+    assert gps.dtype == np.float64
+    assert list(gps) == [1e6, 1e6 + 1, 1e6 + 2, 1e6 + 3]
+    assert list(cloud.fields["classification"]) == [2, 2, 2, 2]
+    assert np.allclose(cloud.points[1], [500001.0, 3999999.5, 0.1])
+    assert cloud.metadata["las.vlr.0"][2:17] == b"LASF_Projection"
+
+
+def test_las_labels_go_where_asked(tmp_path):
+    pts = np.arange(30, dtype=np.float32).reshape(10, 3)
+    labels = np.array([-1, 0, 1, 2, 0, 1, 2, 0, 1, -1], dtype=np.int32)
+    cloud = cumulus.Cloud(pts, labels=labels)
+    path = str(tmp_path / "labels.las")
+    cumulus.write(path, cloud)
+    assert np.array_equal(cumulus.read(path).fields["labels"], labels)
+    cumulus.write(path, cloud, las_labels="classification")
+    assert list(cumulus.read(path).fields["classification"]) == [1 if l < 0 else 64 + l for l in labels]
+    with pytest.raises(cumulus.InvalidArgument, match="las_labels"):
+        cumulus.write(path, cloud, las_labels="colour")
+
+
+def test_laz_says_how_to_convert(tmp_path):
+    path = tmp_path / "scan.laz"
+    path.write_bytes(b"LASF")
+    with pytest.raises(cumulus.IoError, match="laszip"):
+        cumulus.read(str(path))
