@@ -26,6 +26,12 @@ bool AlgorithmPanel::live() const {
   return controls_ && controls_->live();
 }
 
+void AlgorithmPanel::setLive(bool on) {
+  if (!controls_) return;
+  Filling guard(this);
+  controls_->setLive(on);
+}
+
 int AlgorithmPanel::methodValue() const {
   return method_->currentData().toInt();
 }

@@ -31,6 +31,7 @@ class AlgorithmPanel : public QWidget {
   Q_OBJECT
  public:
   bool live() const;
+  void setLive(bool on);  // without re-running: a restored session sets it before the data
   // Whether the panel is the one shown in its dock area (tabbed docks behind it stay "visible"
   // to Qt): the main window keeps this from the docks' visibility; panels of their own windows
   // are always in front. Only the panel in front re-runs on new input and draws in the view.

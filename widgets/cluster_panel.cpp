@@ -17,57 +17,10 @@
 #include <cmath>
 
 #include "colormap.h"
+#include "size_histogram.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
-
-// Cluster sizes in powers of two (1, 2-3, 4-7, ...), as bars.
-class SizeHistogram : public QWidget {
- public:
-  using QWidget::QWidget;
-  void setSizes(const std::vector<std::size_t>& sizes) {
-    bins_.clear();
-    for (auto s : sizes) {
-      const std::size_t b = std::size_t(std::floor(std::log2(double(std::max<std::size_t>(s, 1)))));
-      if (bins_.size() <= b) bins_.resize(b + 1, 0);
-      ++bins_[b];
-    }
-    update();
-  }
-  QSize sizeHint() const override { return {260, 110}; }
-
- protected:
-  void paintEvent(QPaintEvent*) override {
-    QPainter p(this);
-    p.fillRect(rect(), palette().base());
-    if (bins_.empty()) {
-      p.drawText(rect(), Qt::AlignCenter, tr("no clusters"));
-      return;
-    }
-    const int n = int(bins_.size());
-    const double top = double(*std::max_element(bins_.begin(), bins_.end()));
-    const double w = double(width() - 10) / n, h = height() - 30;
-    for (int i = 0; i < n; ++i) {
-      const double bh = bins_[std::size_t(i)]
-                            ? std::max(2.0, h * std::log1p(bins_[std::size_t(i)]) / std::log1p(top))
-                            : 0;
-      const Rgb8 c = turbo(0.15 + 0.8 * i / std::max(1, n - 1));
-      p.fillRect(QRectF(5 + i * w + 1, 12 + h - bh, w - 2, bh), QColor(c.r, c.g, c.b));
-      p.setPen(palette().text().color());
-      if (bins_[std::size_t(i)])
-        p.drawText(QRectF(5 + i * w, 12 + h - bh - 12, w, 12), Qt::AlignHCenter | Qt::AlignBottom,
-                   QString::number(bins_[std::size_t(i)]));
-      // Label every k-th bin so that the numbers never overlap.
-      const int k = std::max(1, int(std::ceil(44.0 / w)));
-      if (i % k == 0)
-        p.drawText(QRectF(5 + i * w - 20, height() - 16, w + 40, 14), Qt::AlignHCenter,
-                   QString::number(1ull << i));
-    }
-  }
-
- private:
-  std::vector<int> bins_;
-};
 
 ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
   tolerance_ = doubleSpin({.decimals = 3,
@@ -103,7 +56,6 @@ ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
   form()->addRow(ground_);
   addRunRow(tr("Run"), {}, tr("Clustering…"), false, tr("Open a point cloud to cluster it."));
   histogram_ = new SizeHistogram(this);
-  histogram_->setToolTip(tr("Number of clusters by size (powers of two)"));
   column()->addWidget(histogram_);
   stages_ = new StageTable(150, this);
   column()->addWidget(stages_);

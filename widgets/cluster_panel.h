@@ -33,6 +33,7 @@ class ClusterPanel : public MethodPanel<ClusterMethod> {
   void clearResult();
   void selectCluster(int id);  // -1: none
   int selectedCluster() const;
+  const SizeHistogram* histogram() const { return histogram_; }
 
  signals:
   void clusterSelected(int id);

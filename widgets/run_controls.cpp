@@ -28,6 +28,10 @@ bool RunControls::live() const {
   return live_->isChecked();
 }
 
+void RunControls::setLive(bool on) {
+  live_->setChecked(on);
+}
+
 void RunControls::setBusy(bool busy) {
   cancel_->setEnabled(busy);
   if (!busy_text_.isEmpty()) run_->setText(busy ? busy_text_ : run_text_);

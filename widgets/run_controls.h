@@ -16,6 +16,7 @@ class RunControls : public QWidget {
   explicit RunControls(const QString& run_text, const QString& busy_text = {},
                        QWidget* parent = nullptr);
   bool live() const;
+  void setLive(bool on);
   void setBusy(bool busy);
   // The row itself, for a panel's extra buttons.
   QHBoxLayout* row() const { return row_; }

@@ -142,6 +142,14 @@ SegmentParams SegmentPanel::params() const {
   return p;
 }
 
+void SegmentPanel::setParams(const SegmentParams& p) {
+  Filling guard(this);
+  setEpsilon(p.epsilon);
+  if (const int i = distance_->findData(int(p.distance)); i >= 0) distance_->setCurrentIndex(i);
+  pitch_->setValue(p.row_pitch);
+  if (const int i = median_->findData(p.median); i >= 0) median_->setCurrentIndex(i);
+}
+
 void SegmentPanel::setEpsilon(double metres) {
   Filling guard(this);
   epsilon_->setValue(metres);

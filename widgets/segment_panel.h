@@ -41,6 +41,7 @@ class SegmentPanel : public MethodPanel<SegmentMethod> {
  public:
   explicit SegmentPanel(QWidget* parent = nullptr);
   SegmentParams params() const;
+  void setParams(const SegmentParams& p);
   void setEpsilon(double metres);
   void setResult(std::shared_ptr<const DepthImage> image,
                  std::shared_ptr<const SegmentResult> result);

@@ -52,7 +52,19 @@ class VtkCloudView : public QOpenGLWidget {
   bool orthographic() const;
   void setAxesVisible(bool on);
   bool axesVisible() const;
+  // Looks at the whole cloud from behind and above, z up, as large as the view allows.
   void resetCamera();
+  // Where the camera is, for sessions: restoring it gives the same view.
+  struct CameraState {
+    std::array<double, 3> position{}, focal_point{}, view_up{};
+    double view_angle = 30, parallel_scale = 1;
+    bool parallel = false;
+  };
+  CameraState cameraState() const;
+  void setCameraState(const CameraState& state);
+  // How far the cloud's bounding box reaches in the view: the largest |x| or |y| of its eight
+  // corners in normalised view coordinates (1 is the view's edge); 0 without a cloud.
+  double boundsExtentInView() const;
 
   // Point under a widget position (device-independent pixels), if any.
   std::optional<qint64> pickAt(QPoint pos);

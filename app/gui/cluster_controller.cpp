@@ -190,7 +190,7 @@ void ClusterController::exportLabels() {
   const Dataset& d = bench_.document->at(row);
   const PointCloud labelled = with_labels(*d.cloud, *d.clusters);
   bench_.save(
-      {tr("Save cloud with cluster labels"), bench_.last_dir() + "/clusters.pcd",
+      {tr("Save cloud with cluster labels"), bench_.export_dir() + "/clusters.pcd",
        tr("PCD (*.pcd);;PLY (*.ply);;LAS (*.las);;Text (*.xyz *.csv)")},
       [&](const QString& path) { return save_cloud_asking(bench_.window, path, labelled); });
 }
@@ -200,7 +200,7 @@ void ClusterController::exportFiles() {
   if (row < 0 || !bench_.document->at(row).clusters) return;
   const auto cloud = bench_.document->at(row).cloud;
   const auto clusters = bench_.document->at(row).clusters;
-  QString start = bench_.last_dir();
+  QString start = bench_.export_dir();
   for (;;) {
     const QString dir = QFileDialog::getExistingDirectory(
         bench_.window, tr("Folder for one file per cluster"), start);
@@ -215,6 +215,7 @@ void ClusterController::exportFiles() {
       continue;
     try {
       save_cluster_files(dir.toStdString(), *cloud, *clusters, "pcd");
+      bench_.wrote(dir);
       bench_.status->showMessage(
           tr("Wrote %L1 cluster files to %2").arg(qulonglong(clusters->sizes.size())).arg(dir),
           5000);
@@ -235,7 +236,7 @@ void ClusterController::exportCsv() {
   const Dataset& d = bench_.document->at(row);
   const auto cloud = d.cloud;
   const auto clusters = d.clusters;
-  bench_.save({tr("Save cluster summary"), bench_.last_dir() + "/clusters.csv", tr("CSV (*.csv)")},
+  bench_.save({tr("Save cluster summary"), bench_.export_dir() + "/clusters.csv", tr("CSV (*.csv)")},
               [&](const QString& path) {
                 save_cluster_csv(path.toStdString(), *cloud, *clusters);
                 return true;

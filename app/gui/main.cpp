@@ -88,7 +88,9 @@ int main(int argc, char** argv) {
   parser.addOptions({shot, shot_window, size, scale, cluster, objects, compare, compare_what,
                      segment, quit_after});
   parser.addPositionalArgument(
-      "files", "Clouds (.pcd .ply .bin .xyz .txt .csv) and depth images (.png .tif).",
+      "files",
+      "Clouds (.pcd .ply .bin .xyz .txt .csv .las), depth images (.png .tif) or a session "
+      "(.cumulus).",
       "[FILES...]");
   parser.process(app);
 

@@ -82,12 +82,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   stack_->addWidget(depth_view_);
   setCentralWidget(stack_);
 
+  // A short, framed label: the status bar's messages end where it begins, and a long reason
+  // beside them read as one sentence ("...is truncated: GPU methods unavailable..."). The whole
+  // story is its tooltip and in Help > About.
   device_label_ = new QLabel(this);
+  device_label_->setFrameStyle(QFrame::Panel | QFrame::Sunken);
   const DeviceInfo dev = query_device();
-  device_label_->setText(
+  device_label_->setText(dev.available ? tr("GPU: %1").arg(QString::fromStdString(dev.name))
+                                       : tr("No GPU: CPU methods only"));
+  device_label_->setToolTip(
       dev.available ? tr("GPU: %1").arg(QString::fromStdString(describe(dev)))
                     : tr("GPU methods unavailable: %1").arg(QString::fromStdString(dev.reason)));
-  device_label_->setToolTip(device_label_->text());
   progress_ = new QProgressBar(this);
   progress_->setRange(0, 0);
   progress_->setMaximumWidth(160);
@@ -170,7 +175,9 @@ void MainWindow::buildDocks() {
                         statusBar(),
                         [this] { return currentRow(); },
                         [this](const QString& m) { reportError(m); },
-                        [this] { return last_dir_; }};
+                        [this] { return last_dir_; },
+                        [this] { return exportDirectory(); },
+                        [this](const QString& written) { noteExport(written); }};
   // The algorithm panels share the right dock area as tabs, clustering in front.
   const auto panel_dock = [this](ui::AlgorithmPanel* panel, const QString& title,
                                  const char* name) {
@@ -217,6 +224,7 @@ void MainWindow::buildActions() {
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   file->addAction(tr("Open Se&quence…"), this, &MainWindow::openSequenceDialog);
+  buildSessionActions(file);
   file->addAction(tr("&Save Dataset As…"), this, &MainWindow::saveAsDialog)
       ->setShortcut(QKeySequence::SaveAs);
   file->addSeparator();
@@ -289,7 +297,7 @@ void MainWindow::buildActions() {
         this, tr("About Cumulus"),
         tr("<b>Cumulus %1</b><br>A workbench for point clouds and depth images with GPU "
            "algorithms beside their CPU references.<br><br>%2")
-            .arg(QCoreApplication::applicationVersion(), device_label_->text().toHtmlEscaped()));
+            .arg(QCoreApplication::applicationVersion(), device_label_->toolTip().toHtmlEscaped()));
   });
 
   auto* bar = addToolBar(tr("View"));

@@ -36,6 +36,7 @@ class SequencePlayer;
 class OdometryController;
 class DatasetLoader;
 class JobRunner;
+struct Session;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -101,7 +102,21 @@ class MainWindow : public QMainWindow {
   bool exportViewImage(const QString& path, int width, int height, QString* error = nullptr);
   bool saveWindowScreenshot(const QString& path, QString* error = nullptr);
   bool saveCurrentDataset(const QString& path, QString* error = nullptr);
+  // Where save and export dialogs start: the folder last written to (opening data elsewhere
+  // does not move it), or the data folder before anything was written.
+  QString exportDirectory() const;
+  void noteExport(const QString& written);
   QStringList recentFiles() const;
+
+  // Sessions (main_window_session.cpp): what is open, the panels' parameters and methods, the
+  // camera, the colouring and the layout, as a small JSON file (session.h). Saving leaves out
+  // datasets with no file (derived in the session) and says so.
+  bool saveSession(const QString& path, QString* error = nullptr);
+  // Closes what is open, then opens the session's datasets in the background and restores the
+  // rest; sessionOpened follows with the files that were not there. False, with the reason
+  // reported, when the file is not a session.
+  bool openSession(const QString& path);
+  QStringList recentSessions() const;
   // Metres per unit for depth images opened without asking (the last choice, "mm" at first).
   double defaultDepthScale() const;
 
@@ -109,6 +124,7 @@ class MainWindow : public QMainWindow {
   void datasetOpened(int row);
   void errorReported(const QString& message);
   void loadingFinished();
+  void sessionOpened(const QStringList& missing);
   void clusteringFinished(bool ok);
   void segmentationFinished(bool ok);
   void segmentTimingFinished();
@@ -136,6 +152,11 @@ class MainWindow : public QMainWindow {
   // save_with_dialog, then "Wrote PATH" in the status bar.
   void saveDialog(const SaveRequest& request,
                   const std::function<bool(const QString& path)>& write);
+  static constexpr int kWindowStateVersion = 2;  // docks and toolbars: Objects panel, timeline
+  void buildSessionActions(QMenu* file);
+  void rebuildRecentSessions();
+  void addRecentSession(const QString& path);
+  void finishSession();
   void addRecent(const QString& path);
   void rebuildRecentMenu();
   void onPointPicked(qint64 index);
@@ -168,6 +189,10 @@ class MainWindow : public QMainWindow {
   QAction* ortho_action_ = nullptr;
   QAction* axes_action_ = nullptr;
   QMenu* recent_menu_ = nullptr;
+  QMenu* recent_sessions_menu_ = nullptr;
+  std::shared_ptr<Session> pending_session_;  // opened, its datasets still loading
+  QStringList session_missing_;
+  QMetaObject::Connection session_loaded_;
   ui::ClusterPanel* cluster_panel_ = nullptr;
   ui::SegmentPanel* segment_panel_ = nullptr;
   ui::FilterPanel* filter_panel_ = nullptr;
@@ -183,6 +208,7 @@ class MainWindow : public QMainWindow {
   ui::TimelineBar* timeline_ = nullptr;
   JobRunner* release_runner_ = nullptr;
   QString last_dir_;
+  QString last_export_dir_;
   QString depth_scale_text_ = QStringLiteral("mm");
 };
 

@@ -30,7 +30,8 @@ constexpr int kMaxRecent = 10;
 
 const char* kOpenFilter =
     "All supported (*.pcd *.ply *.bin *.xyz *.txt *.csv *.las *.png *.tif *.tiff);;"
-    "Point clouds (*.pcd *.ply *.bin *.xyz *.txt *.csv *.las);;Depth images (*.png *.tif *.tiff);;All "
+    "Point clouds (*.pcd *.ply *.bin *.xyz *.txt *.csv *.las);;Depth images (*.png *.tif "
+    "*.tiff);;All "
     "files (*)";
 
 }  // namespace
@@ -45,7 +46,14 @@ void MainWindow::openDialog() {
   if (!paths.isEmpty()) openFiles(paths);
 }
 
-void MainWindow::openFiles(const QStringList& paths, double depth_scale) {
+void MainWindow::openFiles(const QStringList& given, double depth_scale) {
+  // A session among the files (dropped, on the command line) opens as a session.
+  QStringList paths;
+  for (const auto& p : given)
+    if (p.endsWith(".cumulus", Qt::CaseInsensitive))
+      openSession(p);
+    else
+      paths << p;
   bool any_depth = false;
   for (const auto& p : paths)
     any_depth = any_depth || is_depth_image_path(p.toStdString());
@@ -106,7 +114,7 @@ bool MainWindow::saveCurrentDataset(const QString& path, QString* error) {
     return false;
   }
   const Dataset& d = document_->at(row);
-  return writeOrExplain(
+  const bool written = writeOrExplain(
       [&] {
         if (d.isCloud())
           save_cloud(path.toStdString(), *d.cloud);
@@ -114,6 +122,8 @@ bool MainWindow::saveCurrentDataset(const QString& path, QString* error) {
           save_depth_png(path.toStdString(), *d.depth, d.depth->source_scale);
       },
       error);
+  if (written) noteExport(path);
+  return written;
 }
 
 bool MainWindow::writeOrExplain(const std::function<void()>& write, QString* error) {
@@ -126,11 +136,20 @@ bool MainWindow::writeOrExplain(const std::function<void()>& write, QString* err
   }
 }
 
+QString MainWindow::exportDirectory() const {
+  return last_export_dir_.isEmpty() ? last_dir_ : last_export_dir_;
+}
+
+void MainWindow::noteExport(const QString& written) {
+  const QFileInfo info(written);
+  last_export_dir_ = info.isDir() ? info.absoluteFilePath() : info.absolutePath();
+}
+
 void MainWindow::saveDialog(const SaveRequest& request,
                             const std::function<bool(const QString& path)>& write) {
   const QString written = save_with_dialog(this, request, write);
   if (written.isEmpty()) return;
-  last_dir_ = QFileInfo(written).absolutePath();
+  noteExport(written);
   statusBar()->showMessage(tr("Wrote %1").arg(written), 5000);
 }
 
@@ -138,7 +157,7 @@ void MainWindow::exportViewDialog() {
   const auto size =
       ask_image_size(this, std::max(16, stack_->width() * 2), std::max(16, stack_->height() * 2));
   if (!size) return;
-  saveDialog({tr("Export view image"), last_dir_ + "/view.png", tr("PNG (*.png)")},
+  saveDialog({tr("Export view image"), exportDirectory() + "/view.png", tr("PNG (*.png)")},
              [&](const QString& path) {
                QString err;
                if (!exportViewImage(path, size->first, size->second, &err))
@@ -150,7 +169,7 @@ void MainWindow::exportViewDialog() {
 void MainWindow::screenshotDialog() {
   // Grabbed before the dialogs open, so that they are not in the picture.
   const QImage img = grab().toImage();
-  saveDialog({tr("Save window screenshot"), last_dir_ + "/cumulus.png", tr("PNG (*.png)")},
+  saveDialog({tr("Save window screenshot"), exportDirectory() + "/cumulus.png", tr("PNG (*.png)")},
              [&](const QString& path) {
                write_png(path, img);
                return true;
@@ -162,12 +181,13 @@ void MainWindow::saveAsDialog() {
   if (row < 0) return reportError(tr("No dataset is selected"));
   const Dataset& d = document_->at(row);
   const QString filter =
-      d.isCloud() ? tr("PCD (*.pcd);;PLY (*.ply);;LAS (*.las);;KITTI bin (*.bin);;Text (*.xyz *.txt *.csv)")
-                  : tr("16-bit PNG (*.png)");
+      d.isCloud()
+          ? tr("PCD (*.pcd);;PLY (*.ply);;LAS (*.las);;KITTI bin (*.bin);;Text (*.xyz *.txt *.csv)")
+          : tr("16-bit PNG (*.png)");
   // The dataset is held for the whole dialog: closing it meanwhile cannot pull it away.
   const auto cloud = d.cloud;
   const auto depth = d.depth;
-  saveDialog({tr("Save dataset as"), last_dir_, filter}, [&](const QString& path) {
+  saveDialog({tr("Save dataset as"), exportDirectory(), filter}, [&](const QString& path) {
     if (cloud) return save_cloud_asking(this, path, *cloud);
     save_depth_png(path.toStdString(), *depth, depth->source_scale);
     return true;
@@ -230,10 +250,6 @@ void MainWindow::rebuildRecentMenu() {
   recent_menu_->setEnabled(!recent_menu_->isEmpty());
 }
 
-namespace {
-constexpr int kWindowStateVersion = 2;  // docks and toolbars: Objects panel, timeline
-}  // namespace
-
 void MainWindow::restoreSettings() {
   QSettings s;
   restoreGeometry(s.value("geometry").toByteArray());
@@ -242,6 +258,7 @@ void MainWindow::restoreSettings() {
   if (s.value("windowStateVersion").toInt() == kWindowStateVersion)
     restoreState(s.value("windowState").toByteArray(), kWindowStateVersion);
   last_dir_ = s.value("lastDir", QDir::homePath()).toString();
+  last_export_dir_ = s.value("lastExportDir").toString();
   depth_scale_text_ = s.value("depthScale", "mm").toString();
   point_size_->setValue(s.value("pointSize", 2.0).toDouble());
   const int mode = s.value("colorMode", int(ui::ColorMode::Height)).toInt();
@@ -257,6 +274,7 @@ void MainWindow::saveSettings() const {
   s.setValue("windowState", saveState(kWindowStateVersion));
   s.setValue("windowStateVersion", kWindowStateVersion);
   s.setValue("lastDir", last_dir_);
+  s.setValue("lastExportDir", last_export_dir_);
   s.setValue("depthScale", depth_scale_text_);
   s.setValue("pointSize", point_size_->value());
   s.setValue("colorMode", color_combo_->currentData());

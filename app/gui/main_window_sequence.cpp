@@ -33,7 +33,8 @@ void MainWindow::buildTimeline() {
 
   odometry_ = new OdometryController(
       {document_, cloud_view_, depth_view_, this, statusBar(), [this] { return currentRow(); },
-       [this](const QString& m) { reportError(m); }, [this] { return last_dir_; }},
+       [this](const QString& m) { reportError(m); }, [this] { return last_dir_; },
+       [this] { return exportDirectory(); }, [this](const QString& w) { noteExport(w); }},
       this);
   connect(odometry_, &OdometryController::mapAdded, this, &MainWindow::setCurrentRow);
   auto* menu = menuBar()->addMenu(tr("&Sequence"));

@@ -141,7 +141,7 @@ void OdometryController::exportPoses() {
     return;
   }
   const auto poses = poses_;
-  bench_.save({tr("Export poses"), bench_.last_dir() + "/poses.txt",
+  bench_.save({tr("Export poses"), bench_.export_dir() + "/poses.txt",
                tr("KITTI poses (*.txt);;TUM trajectory (*.tum)")},
               [&](const QString& path) {
                 if (path.endsWith(".tum"))

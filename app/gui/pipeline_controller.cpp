@@ -165,7 +165,7 @@ void PipelineController::exportObjects(bool json) {
 
 void PipelineController::savePreset() {
   const QByteArray bytes = QJsonDocument(panel_->preset()).toJson();
-  bench_.save({tr("Save pipeline preset"), bench_.last_dir() + "/pipeline.json",
+  bench_.save({tr("Save pipeline preset"), bench_.export_dir() + "/pipeline.json",
                tr("Pipeline preset (*.json)")},
               [&](const QString& path) {
                 AtomicFile f(path.toStdString());

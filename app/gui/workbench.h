@@ -26,13 +26,17 @@ struct Workbench {
   QStatusBar* status = nullptr;
   std::function<int()> current_row;
   std::function<void(const QString&)> report_error;
-  std::function<QString()> last_dir;  // where file dialogs start
+  std::function<QString()> last_dir;    // where open dialogs start: the last data folder
+  std::function<QString()> export_dir;  // where save dialogs start: the last folder written to
+  std::function<void(const QString& written)> wrote;  // a file or folder was written
 
   // save_with_dialog over the window, then "Wrote PATH" in the status bar.
   void save(const SaveRequest& request,
             const std::function<bool(const QString& path)>& write) const {
     const QString written = save_with_dialog(window, request, write);
-    if (!written.isEmpty()) status->showMessage(QObject::tr("Wrote %1").arg(written), 5000);
+    if (written.isEmpty()) return;
+    wrote(written);
+    status->showMessage(QObject::tr("Wrote %1").arg(written), 5000);
   }
 };
 
