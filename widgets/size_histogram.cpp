@@ -35,15 +35,21 @@ SizeHistogram::Layout SizeHistogram::layout() const {
   const int n = int(bins_.size());
   const double w = plot.width() / n;
   const double top = double(*std::max_element(bins_.begin(), bins_.end()));
+  // Each count centred over its bar, left to right, where it does not touch the one before
+  // (wider than a narrow bar, it may reach over an empty neighbour).
+  double last_right = -1e9;
   for (int i = 0; i < n; ++i) {
     const int count = bins_[std::size_t(i)];
     const double bh =
         count ? std::max(2.0, plot.height() * std::log1p(count) / std::log1p(top)) : 0;
     out.bars.emplace_back(plot.left() + i * w + 1, plot.bottom() - bh, std::max(1.0, w - 2), bh);
+    if (!count) continue;
     const QString text = QString::number(count);
-    if (count && fm.horizontalAdvance(text) <= w - 1)
-      out.labels.push_back(
-          {QRectF(plot.left() + i * w, plot.bottom() - bh - text_h, w, text_h), text});
+    const double tw = fm.horizontalAdvance(text) + 2;
+    const double left = std::clamp(plot.left() + (i + 0.5) * w - tw / 2, 0.0, double(width()) - tw);
+    if (left < last_right + 2) continue;
+    out.labels.push_back({QRectF(left, plot.bottom() - bh - text_h, tw, text_h), text});
+    last_right = left + tw;
   }
   // Axis labels every k-th bin, k from the widest label, each centred under its bar and kept
   // inside the widget.
