@@ -118,15 +118,17 @@ if [ "$what" = icp ]; then
   done
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
   P=$CUMULUS_DATA/cupcl/test_P.pcd Q=$CUMULUS_DATA/cupcl/test_Q.pcd
+  for metric in point-to-point point-to-plane; do
   for m in gpu gpu-kdtree gpu-bruteforce; do
     for tool in memcheck racecheck synccheck initcheck; do
-      printf '%-16s %-10s ' "icp:$m" "$tool"
+      printf '%-16s %-10s ' "icp:$m:${metric#point-to-}" "$tool"
       "$cs" --tool $tool --error-exitcode 9 "$bin/cumulus-cli" register "$P" "$Q" --method $m --max-distance 0.5 \
-        --max-iterations 10 > /tmp/san.log 2>&1
+        --max-iterations 10 --metric $metric > /tmp/san.log 2>&1
       rc=$?
       cat /tmp/san.log >> "$out/sanitize.log"
       echo "rc=$rc $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|iterations, stopped' /tmp/san.log | tr '\n' ' ' | cut -c1-150)"
     done
+  done
   done
   for c in "nans k=8" "duplicates k=100" "far-queries k=1" "utm k=8" "empty-target k=1"; do
     for tool in memcheck racecheck initcheck; do

@@ -12,6 +12,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "features/features.h"
 #include "generate/generate.h"
 #include "io/io.h"
 #include "registration/cuda/icp_gpu.h"
@@ -56,8 +57,12 @@ Eigen::Matrix4d bunny_truth(const QString& conf) {
 
 struct Case {
   std::vector<Point3f> source, target;
+  std::vector<Point3f> target_normals;  // point to plane: PCL's normals of the target (k = 20)
   IcpParams params;
   std::optional<Eigen::Matrix4d> truth;
+  const std::vector<Point3f>* normals() const {
+    return params.metric == IcpMetric::PointToPlane ? &target_normals : nullptr;
+  }
 };
 
 // A street scene and the same scene moved by a known transform: the exact answer is known.
@@ -83,7 +88,21 @@ Case generated_pair() {
   return c;
 }
 
-bool load_case(const QString& name, Case& c) {
+bool load_case(const QString& given, Case& c) {
+  // "NAME plane": the case with the point-to-plane metric on PCL's normals of the target.
+  const bool plane = given.endsWith(" plane");
+  const QString name = plane ? given.chopped(6) : given;
+  if (plane) {
+    if (!load_case(name, c)) return false;
+    c.params.metric = IcpMetric::PointToPlane;
+    PointCloud t;
+    t.points = c.target;
+    t.width = std::uint32_t(t.points.size());
+    NormalParams np;
+    np.neighbourhood = Neighbourhood::nearest(20);
+    c.target_normals = estimate_normals(t, np, FeatureMethod::Cpu).normals;
+    return true;
+  }
   auto path = [&](const char* rel) { return test::sharedDataFile(rel); };
   auto have = [&](const char* rel) { return !path(rel).isEmpty(); };
   if (name == "bunny") {
@@ -137,14 +156,19 @@ const QStringList kCases = {"bunny",
                             "stops-on-transform",
                             "stops-on-fitness",
                             "no-correspondences",
-                            "fails-at-max-iterations"};
+                            "fails-at-max-iterations",
+                            "bunny plane",
+                            "lidar-pair plane",
+                            "kitti plane",
+                            "generated plane",
+                            "stops-on-transform plane"};
 
 // PCL once per case: every method is compared with the same run.
 const IcpResult& pcl_result(const QString& name, const Case& c) {
   static std::map<QString, IcpResult> cache;
   auto it = cache.find(name);
   if (it == cache.end())
-    it = cache.emplace(name, icp(c.source, c.target, c.params, IcpMethod::Cpu)).first;
+    it = cache.emplace(name, icp(c.source, c.target, c.normals(), c.params, IcpMethod::Cpu)).first;
   return it->second;
 }
 
@@ -168,7 +192,44 @@ void expect_same(const IcpResult& ref, const IcpResult& r) {
 // The GPU loop's arithmetic on the host: the same sums, solve and convergence state machine as
 // icp_gpu.cu, with FLANN for the correspondences. Agreeing with PCL here proves the device
 // arithmetic on machines without a GPU.
+// Records a replica's iteration (n pairs, squared distances summing to d2) and returns the
+// convergence state after it.
+int record_iteration(IcpResult& out, const im::Criteria& k, im::ConvergenceState& conv,
+                     int iterations, const double* step, double n, double d2) {
+  IcpIteration h;
+  h.correspondences = std::size_t(n);
+  h.mse = d2 / n;
+  const int state = im::check_convergence(k, conv, iterations, step, h.mse, &h.rotation_cosine,
+                                          &h.translation_sq);
+  out.history.push_back(h);
+  return state;
+}
+
+// A replica's result: the final transform, the stop, and PCL's fitness score.
+IcpResult finish_replica(const Case& c, const double* final_t, int iterations, int state,
+                         IcpResult out, pcl::KdTreeFLANN<pcl::PointXYZ>& tree) {
+  for (int r = 0; r < 4; ++r)
+    for (int col = 0; col < 4; ++col)
+      out.transform(r, col) = final_t[4 * r + col];
+  out.iterations = iterations;
+  out.stop = stop_of_state(state);
+  out.converged =
+      out.stop != IcpStop::NoCorrespondences && out.stop != IcpStop::FailureAfterMaxIterations;
+  pcl::Indices idx(1);
+  std::vector<float> d2(1);
+  double sum = 0;
+  for (const auto& p : transform_points(c.source, out.transform)) {
+    tree.nearestKSearch(pcl::PointXYZ(p.x, p.y, p.z), 1, idx, d2);
+    sum += d2[0];
+  }
+  out.fitness = sum / double(c.source.size());
+  return out;
+}
+
+IcpResult host_replica_plane(const Case& c);
+
 IcpResult host_replica(const Case& c) {
+  if (c.params.metric == IcpMetric::PointToPlane) return host_replica_plane(c);
   pcl::PointCloud<pcl::PointXYZ>::Ptr target(new pcl::PointCloud<pcl::PointXYZ>);
   for (const auto& p : c.target)
     target->push_back(pcl::PointXYZ(p.x, p.y, p.z));
@@ -215,28 +276,74 @@ IcpResult host_replica(const Case& c) {
         stepf(r, col) = float(step[4 * r + col]);
     for (auto& p : cur)
       p = stepf * p;
-    ++iterations;
-    IcpIteration h;
-    h.correspondences = std::size_t(sums.n);
-    h.mse = sums.d2 / sums.n;
-    state = im::check_convergence(k, conv, iterations, step, h.mse, &h.rotation_cosine,
-                                  &h.translation_sq);
-    out.history.push_back(h);
+    state = record_iteration(out, k, conv, ++iterations, step, sums.n, sums.d2);
   }
+  return finish_replica(c, final_t, iterations, state, std::move(out), tree);
+}
+
+// PCL's transformPointCloudWithNormals with a double matrix, as icp_gpu.cu's apply_double.
+Point3f apply_double(const double* m, const Point3f& p) {
+  const auto row = [&](int r) {
+    double acc = m[4 * r + 3];
+    acc = double(p.x) * m[4 * r] + acc;
+    acc = double(p.y) * m[4 * r + 1] + acc;
+    acc = double(p.z) * m[4 * r + 2] + acc;
+    return float(acc);
+  };
+  return {row(0), row(1), row(2)};
+}
+
+// The GPU's point-to-plane loop on the host: icp_math's plane sums, solve and transform, with
+// FLANN for the correspondences.
+IcpResult host_replica_plane(const Case& c) {
+  pcl::PointCloud<pcl::PointXYZ>::Ptr target(new pcl::PointCloud<pcl::PointXYZ>);
+  for (const auto& p : c.target)
+    target->push_back(pcl::PointXYZ(p.x, p.y, p.z));
+  pcl::KdTreeFLANN<pcl::PointXYZ> tree;
+  tree.setInputCloud(target);
+  const im::Criteria k = device_criteria(c.params.criteria);
+  im::ConvergenceState conv;
+  double final_t[16], step[16];
   for (int r = 0; r < 4; ++r)
     for (int col = 0; col < 4; ++col)
-      out.transform(r, col) = final_t[4 * r + col];
-  out.iterations = iterations;
-  out.stop = stop_of_state(state);
-  out.converged =
-      out.stop != IcpStop::NoCorrespondences && out.stop != IcpStop::FailureAfterMaxIterations;
-  double sum = 0;
-  for (const auto& p : transform_points(c.source, out.transform)) {
-    tree.nearestKSearch(pcl::PointXYZ(p.x, p.y, p.z), 1, idx, d2);
-    sum += d2[0];
+      final_t[4 * r + col] = step[4 * r + col] = c.params.initial(r, col);
+  std::vector<Point3f> cur = c.source;
+  if (c.params.initial != Eigen::Matrix4d::Identity())
+    for (auto& p : cur)
+      p = apply_double(step, p);
+  const double max_d2 = c.params.max_correspondence_distance * c.params.max_correspondence_distance;
+  IcpResult out;
+  int state = im::kNotConverged, iterations = 0;
+  pcl::Indices idx(1);
+  std::vector<float> d2(1);
+  while (state == im::kNotConverged) {
+    im::PlaneSums sums;
+    for (const auto& p : cur) {
+      tree.nearestKSearch(pcl::PointXYZ(p.x, p.y, p.z), 1, idx, d2);
+      if (double(d2[0]) > max_d2) continue;
+      const Point3f& t = c.target[std::size_t(idx[0])];
+      const Point3f& n = c.target_normals[std::size_t(idx[0])];
+      if (!is_finite(n)) {
+        sums.n += 1;
+        sums.d2 += d2[0];
+        continue;
+      }
+      const float s3[3] = {p.x, p.y, p.z}, t3[3] = {t.x, t.y, t.z}, n3[3] = {n.x, n.y, n.z};
+      im::add_plane(sums, s3, t3, n3, d2[0]);
+    }
+    if (sums.n < 3) {
+      state = im::kNoCorrespondences;
+      break;
+    }
+    double x[6];
+    im::solve_plane(sums, x);
+    im::plane_transform(x, step);
+    im::multiply(step, final_t, final_t);
+    for (auto& p : cur)
+      p = apply_double(step, p);
+    state = record_iteration(out, k, conv, ++iterations, step, sums.n, sums.d2);
   }
-  out.fitness = sum / double(c.source.size());
-  return out;
+  return finish_replica(c, final_t, iterations, state, std::move(out), tree);
 }
 
 std::vector<Eigen::Vector3d> random_vectors(Random& rng, int n, double flat) {

@@ -162,18 +162,33 @@ class TestOdometry : public QObject {
   }
 
   // Issue 23's target is the same poses within 0.1 mm on a 20-frame drive; measured on an H100
-  // they drift apart to 0.134 mm by frame 15 (each ICP agrees with PCL's to 1e-5, but the
-  // local map carries the last bits of every pose on), so the test holds 1 mm: the target is
-  // reported missed.
+  // point to point drifts apart to 0.134 mm by frame 15 (each ICP agrees with PCL's to 1e-5, but
+  // the local map carries the last bits of every pose on), so the test holds 1 mm: the target is
+  // reported missed. Point to plane (the default) also starts from different normals (PCL's
+  // float NormalEstimation against ours, issue 24), and the map carries each difference on: at
+  // most 8.6 mm apart over the 20 frames on an H200; held to 2 cm.
+  void gpuOdometryGivesTheCpusPoses_data() {
+    QTest::addColumn<int>("metric");
+    QTest::addColumn<double>("within");
+    QTest::newRow("point to point") << int(IcpMetric::PointToPoint) << 1e-3;
+    QTest::newRow("point to plane") << int(IcpMetric::PointToPlane) << 2e-2;
+  }
   void gpuOdometryGivesTheCpusPoses() {
     CUMULUS_REQUIRE_GPU();
+    QFETCH(int, metric);
+    QFETCH(double, within);
     const StreetDriveParams d = small_drive(20);
-    const Trajectory cpu = run_odometry(d, {}, IcpMethod::Cpu, FilterMethod::Cpu);
-    const Trajectory gpu = run_odometry(d, {}, IcpMethod::Gpu, FilterMethod::Gpu);
+    OdometryParams p;
+    p.metric = IcpMetric(metric);
+    const Trajectory cpu = run_odometry(d, p, IcpMethod::Cpu, FilterMethod::Cpu);
+    const Trajectory gpu = run_odometry(d, p, IcpMethod::Gpu, FilterMethod::Gpu);
+    double worst = 0;
     for (std::size_t i = 0; i < cpu.size(); ++i) {
       const double dt = (cpu[i].block<3, 1>(0, 3) - gpu[i].block<3, 1>(0, 3)).norm();
-      QVERIFY2(dt < 1e-3, qPrintable(QString("frame %1: %2 m apart").arg(i).arg(dt)));
+      worst = std::max(worst, dt);
+      QVERIFY2(dt < within, qPrintable(QString("frame %1: %2 m apart").arg(i).arg(dt)));
     }
+    qInfo("cpu and gpu poses at most %.3f mm apart", worst * 1e3);
   }
 
   void badInputIsRefusedWithTheReason() {
@@ -187,6 +202,7 @@ class TestOdometry : public QObject {
     refused([](OdometryParams& p) { p.max_correspondence_distance = -1; });
     refused([](OdometryParams& p) { p.max_iterations = 0; });
     refused([](OdometryParams& p) { p.map_scans = 0; });
+    refused([](OdometryParams& p) { p.normals_k = 1; });
     Odometry odo({}, IcpMethod::Cpu, FilterMethod::Cpu);
     PointCloud empty;
     empty.points = {{NAN, 0, 0}};

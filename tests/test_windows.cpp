@@ -125,6 +125,12 @@ class TestWindows : public QObject {
     QCOMPARE(segment.findChild<QSlider*>()->value(), 100);
   }
 
+  // Both metrics from the panel; point to plane on the target's estimated normals.
+  void registrationAlignsThePairOffTheUiThread_data() {
+    QTest::addColumn<int>("metric");
+    QTest::newRow("point to point") << int(IcpMetric::PointToPoint);
+    QTest::newRow("point to plane") << int(IcpMetric::PointToPlane);
+  }
   void registrationAlignsThePairOffTheUiThread() {
     app::MainWindow w;
     w.setProperty("scripted", true);
@@ -138,6 +144,11 @@ class TestWindows : public QObject {
     panel->setMethod(IcpMethod::Cpu);
     // Undo most of the known pose by hand (25 degrees about z); ICP does the rest.
     panel->setPerturbation(0, 0, 22, 0.045, -0.025, 0.02);
+    QFETCH(int, metric);
+    auto* metrics = panel->findChild<QComboBox*>("metric");
+    QVERIFY(metrics);
+    metrics->setCurrentIndex(metrics->findData(metric));
+    QCOMPARE(int(panel->params().metric), metric);
     QSignalSpy done(reg, &app::RegistrationWindow::finished);
     reg->run();
     QVERIFY(reg->busy());  // the UI thread is free while PCL runs
@@ -146,6 +157,7 @@ class TestWindows : public QObject {
     const IcpResult* r = reg->lastResult();
     QVERIFY(r);
     QCOMPARE(r->method, std::string("cpu"));
+    QCOMPARE(int(r->metric), metric);
     // The same as calling the backend directly on the perturbed source.
     const PointCloud moved = transformed(*w.document()->at(0).cloud, panel->perturbation());
     const IcpResult direct =

@@ -94,6 +94,26 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
                               .tip = tr("Pairs farther apart than this are ignored (PCL's max "
                                         "correspondence distance).")});
   form()->addRow(tr("Max distance"), max_distance_);
+  metric_ = new QComboBox(this);
+  metric_->addItem(tr("Point to point"), int(IcpMetric::PointToPoint));
+  metric_->addItem(tr("Point to plane"), int(IcpMetric::PointToPlane));
+  metric_->setToolTip(
+      tr("Point to plane minimises the distances along the target's normals "
+         "(PCL's IterativeClosestPointWithNormals): fewer iterations on "
+         "surfaces and scenes of planes. The target's own normals are used, or "
+         "estimated from its nearest neighbours."));
+  metric_->setObjectName("metric");
+  watch(metric_);
+  form()->addRow(tr("Metric"), metric_);
+  normals_k_ = new QSpinBox(this);
+  normals_k_->setRange(3, 1000);
+  normals_k_->setValue(20);
+  normals_k_->setToolTip(
+      tr("Point to plane: the neighbours a target normal is estimated from "
+         "when the target has none."));
+  watch(normals_k_);
+  form()->addRow(tr("Normals from"), normals_k_);
+  normals_k_->setSuffix(tr(" neighbours"));
   iterations_ = new QSpinBox(this);
   iterations_->setRange(1, 100000);
   iterations_->setValue(50);
@@ -148,6 +168,8 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
 IcpParams IcpPanel::params() const {
   IcpParams p;
   p.max_correspondence_distance = max_distance_->value();
+  p.metric = IcpMetric(metric_->currentData().toInt());
+  p.normals_k = normals_k_->value();
   p.criteria.max_iterations = iterations_->value();
   p.criteria.transformation_epsilon = transformation_epsilon_->value();
   p.criteria.fitness_epsilon = fitness_epsilon_->value();

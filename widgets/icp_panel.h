@@ -59,6 +59,8 @@ class IcpPanel : public MethodPanel<IcpMethod> {
   QDoubleSpinBox* shift_[3] = {};
   QDoubleSpinBox* max_distance_ = nullptr;
   QSpinBox* iterations_ = nullptr;
+  QComboBox* metric_ = nullptr;
+  QSpinBox* normals_k_ = nullptr;
   QDoubleSpinBox *transformation_epsilon_ = nullptr, *fitness_epsilon_ = nullptr;  // criteria
   QPlainTextEdit* transform_ = nullptr;
   IcpErrorChart* chart_ = nullptr;

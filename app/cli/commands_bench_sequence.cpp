@@ -41,11 +41,20 @@ int run_bench_sequence(const Args& a, std::ostream& out, const std::string& comm
         p(i / 4, i % 4) = m[std::size_t(i)];
       truth.push_back(p);
     }
-    for (const OdometryTarget target : {OdometryTarget::LocalMap, OdometryTarget::Scan})
+    struct Mode {
+      OdometryTarget target;
+      IcpMetric metric;
+      const char* name;
+    };
+    for (const Mode mode :
+         {Mode{OdometryTarget::LocalMap, IcpMetric::PointToPoint, "scan-to-map"},
+          Mode{OdometryTarget::LocalMap, IcpMetric::PointToPlane, "scan-to-map-plane"},
+          Mode{OdometryTarget::Scan, IcpMetric::PointToPoint, "scan-to-scan"}})
       for (const IcpMethod m : {IcpMethod::Cpu, IcpMethod::Gpu}) {
         if (is_gpu_method(m) && !gpu) continue;
         OdometryParams p;
-        p.target = target;
+        p.target = mode.target;
+        p.metric = mode.metric;
         Odometry odo(p, m, is_gpu_method(m) ? FilterMethod::Gpu : FilterMethod::Cpu);
         std::vector<double> ms;
         double ground = 0, voxel = 0, icp_ms = 0, map = 0;
@@ -55,9 +64,7 @@ int run_bench_sequence(const Args& a, std::ostream& out, const std::string& comm
           ground += st.ground_ms, voxel += st.filter_ms, icp_ms += st.icp_ms, map += st.map_ms;
         }
         const TrajectoryErrors e = trajectory_errors(odo.poses(), truth);
-        const std::string mode =
-            target == OdometryTarget::LocalMap ? "scan-to-map" : "scan-to-scan";
-        BenchRow row{mode, label, double(frames), scans.front().size(), 0, method_name(m)};
+        BenchRow row{mode.name, label, double(frames), scans.front().size(), 0, method_name(m)};
         std::sort(ms.begin(), ms.end());
         row.median_ms = ms[ms.size() / 2];
         row.min_ms = ms.front();
@@ -75,7 +82,7 @@ int run_bench_sequence(const Args& a, std::ostream& out, const std::string& comm
               << " deg/m, end " << std::setprecision(3) << e.drift_by_frame.back()
               << " % of the path";
         row.agreement = agree.str();
-        out << std::left << std::setw(14) << mode << std::setw(13) << label << std::setw(5)
+        out << std::left << std::setw(19) << mode.name << std::setw(13) << label << std::setw(5)
             << row.method << std::right << std::fixed << std::setprecision(3) << std::setw(9)
             << row.median_ms << " ms a frame  " << row.agreement << '\n'
             << std::flush;
@@ -90,7 +97,9 @@ int run_bench_sequence(const Args& a, std::ostream& out, const std::string& comm
       "truth. Each scan: "
       "the range image's ground left out, voxel grid 0.25 m, ICP point to point (pairs to 1 m, "
       "30 iterations) from a constant-velocity prediction, against a local map of the last 10 "
-      "scans (voxel 0.5 m) or the last scan. `cpu`: PCL's ICP and filters; `gpu`: ours. Times: "
+      "scans (voxel 0.5 m) or the last scan; `plane`: point to plane on the map's normals (20 "
+      "neighbours, estimated every scan: PCL's for `cpu`, ours for `gpu`). `cpu`: PCL's ICP and "
+      "filters; `gpu`: ours. Times: "
       "median wall time a frame (stages: mean a frame); the clusters column holds the frames; "
       "agreement: the trajectory's absolute error (RMSE after alignment), relative error a "
       "frame and KITTI-style drift.\n",

@@ -37,6 +37,15 @@ IcpParams icp_params_from(const Args& a) {
   p.criteria.rotation_epsilon = a.get_double("rotation-epsilon", p.criteria.rotation_epsilon);
   p.criteria.fitness_epsilon = a.get_double("fitness-epsilon", p.criteria.fitness_epsilon);
   p.criteria.failure_after_max_iterations = a.flag("fail-at-max-iterations");
+  if (a.has("metric")) {
+    const auto m = parse_metric(a.get("metric"));
+    if (!m)
+      throw UsageError("--metric must be point-to-point or point-to-plane, not '" +
+                       a.get("metric") + "'");
+    p.metric = *m;
+  }
+  p.normals_k = int(a.get_int("normals-k", p.normals_k));
+  if (p.normals_k < 3 || p.normals_k > 1000) throw UsageError("--normals-k takes 3 to 1000");
   if (a.has("initial")) {
     const std::string v = a.get("initial");
     // A single word that names no file was most likely meant as a path: say so, rather than
@@ -63,6 +72,7 @@ QJsonObject icp_json(const IcpResult& r) {
                                {"translation_sq", h.translation_sq}});
   }
   return QJsonObject{{"method", QString::fromStdString(r.method)},
+                     {"metric", metric_name(r.metric)},
                      {"transform", matrix_json(r.transform)},
                      {"fitness", r.fitness},
                      {"converged", r.converged},
@@ -83,11 +93,13 @@ QJsonObject icp_json(const IcpResult& r) {
 }  // namespace
 
 int run_register(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json", "fail-at-max-iterations", "allow-precision-loss"},
-               {"method", "max-iterations", "max-distance", "transformation-epsilon",
-                "rotation-epsilon", "fitness-epsilon", "initial", "out", "transform-out"});
+  const Args a(
+      argv, {"json", "fail-at-max-iterations", "allow-precision-loss"},
+      {"method", "max-iterations", "max-distance", "transformation-epsilon", "rotation-epsilon",
+       "fitness-epsilon", "initial", "out", "transform-out", "metric", "normals-k"});
   a.expect_positionals(2, 2,
-                       "cumulus-cli register SOURCE TARGET [--method NAME] [--max-iterations N] "
+                       "cumulus-cli register SOURCE TARGET [--method NAME] [--metric M] "
+                       "[--max-iterations N] "
                        "[--max-distance D] [--transformation-epsilon E] [--fitness-epsilon F] "
                        "[--initial 4x4-or-file] [--out FILE] [--json]");
   const IcpMethod method = method_arg(a, default_method<IcpMethod>());
@@ -112,9 +124,10 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
     print_json(out, o);
     return 0;
   }
-  out << a.positionals()[0] << " -> " << a.positionals()[1] << " with " << r.method << ": "
-      << r.iterations << " iterations, stopped: " << stop_name(r.stop) << " ("
-      << stop_description(r.stop) << "), " << (r.converged ? "converged" : "NOT converged") << "\n";
+  out << a.positionals()[0] << " -> " << a.positionals()[1] << " with " << r.method << " ("
+      << metric_name(r.metric) << "): " << r.iterations
+      << " iterations, stopped: " << stop_name(r.stop) << " (" << stop_description(r.stop) << "), "
+      << (r.converged ? "converged" : "NOT converged") << "\n";
   out << std::setprecision(9) << "  fitness (mean squared distance): " << r.fitness << "\n";
   out << "  rotation " << std::setprecision(6) << rotation_angle_deg(r.transform)
       << " deg, translation " << translation_norm(r.transform) << "\n";

@@ -149,6 +149,14 @@ OdometryParams odometry_params(const Args& a) {
   if (!parsed) throw UsageError("--odometry is scan-to-map or scan-to-scan, not '" + target + "'");
   p.target = *parsed;
   p.motion_prior = !a.flag("no-motion-prior");
+  if (a.has("metric")) {
+    const auto m = parse_metric(a.get("metric"));
+    if (!m)
+      throw UsageError("--metric is point-to-point or point-to-plane, not '" + a.get("metric") +
+                       "'");
+    p.metric = *m;
+  }
+  p.normals_k = int(a.get_int("normals-k", p.normals_k));
   validate(p);
   return p;
 }
@@ -217,6 +225,7 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
                 "max-iterations",
                 "map-scans",
                 "map-voxel",
+                "metric",
                 "poses",
                 "pose-format",
                 "ground-truth",

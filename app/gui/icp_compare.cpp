@@ -2,8 +2,10 @@
 #include <QObject>
 
 #include <cmath>
+#include <mutex>
 
 #include "compare_subject.h"
+#include "features/features.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -48,7 +50,8 @@ CompareSubject icp_compare(std::shared_ptr<const PointCloud> source,
                            const IcpParams& params, const Eigen::Matrix4d& perturbation) {
   auto moved = std::make_shared<const PointCloud>(transformed(*source, perturbation));
   CompareSubject s;
-  s.params_text = QString("max distance %1 m, %2 iterations at most")
+  s.params_text = QString("%1, max distance %2 m, %3 iterations at most")
+                      .arg(metric_name(params.metric))
                       .arg(params.max_correspondence_distance)
                       .arg(params.criteria.max_iterations);
   s.window_title = QObject::tr("Compare registration methods — %1").arg(name);
@@ -59,8 +62,26 @@ CompareSubject icp_compare(std::shared_ptr<const PointCloud> source,
                   .arg(s.params_text);
   set_input_and_methods(s, "icp", name, source->size(), IcpMethod::Cpu, cpu_and_gpu<IcpMethod>);
   s.difference_toggle = QObject::tr("Mark points aligned apart");
-  s.run_one = [moved, target, params](int m) {
-    return compare_run(icp(*moved, *target, params, IcpMethod(m)));
+  // Point to plane: every method from the same normals of the target (PCL's, computed once by
+  // the first run, off the UI thread), so that they are compared on the registration alone.
+  struct Normals {
+    std::once_flag once;
+    std::shared_ptr<const PointCloud> target;
+  };
+  auto normals = std::make_shared<Normals>();
+  s.run_one = [moved, target, params, normals](int m) {
+    std::call_once(normals->once, [&] {
+      if (params.metric != IcpMetric::PointToPlane || target->has_normals()) {
+        normals->target = target;
+        return;
+      }
+      auto with = std::make_shared<PointCloud>(*target);
+      NormalParams np;
+      np.neighbourhood = Neighbourhood::nearest(params.normals_k);
+      with->normals = estimate_normals(*target, np, FeatureMethod::Cpu).normals;
+      normals->target = with;
+    });
+    return compare_run(icp(*moved, *normals->target, params, IcpMethod(m)));
   };
   auto apart = std::make_shared<std::vector<std::vector<bool>>>();
   s.judge = [moved, apart](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {

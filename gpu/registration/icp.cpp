@@ -10,9 +10,11 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "core/device.h"
 #include "core/error.h"
+#include "features/features.h"
 #include "registration/cuda/icp_gpu.h"
 #include "registration/icp_math.h"
 
@@ -33,12 +35,14 @@ const std::vector<Point3f>& finite_points(const std::vector<Point3f>& points,
   return kept;
 }
 
-// PCL's IterativeClosestPoint with access to the incremental transform and the pairs of the
-// iteration in progress, read from the per-iteration callback to record the error curve.
-class RecordingIcp : public pcl::IterativeClosestPoint<pcl::PointXYZ, pcl::PointXYZ, double> {
+// PCL's IterativeClosestPoint (or ...WithNormals) with access to the incremental transform and
+// the pairs of the iteration in progress, read from the per-iteration callback to record the
+// error curve.
+template <class Base>
+class Recording : public Base {
  public:
-  const Matrix4& incremental() const { return transformation_; }
-  const pcl::Correspondences& pairs() const { return *correspondences_; }
+  const typename Base::Matrix4& incremental() const { return this->transformation_; }
+  const pcl::Correspondences& pairs() const { return *this->correspondences_; }
 };
 
 // Every stop with its state in the loop (icp_math, PCL's convergence states), its name in JSON
@@ -96,19 +100,33 @@ icp_math::Criteria device_criteria(const IcpCriteria& c) {
 
 namespace {
 
-void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-             const IcpParams& params, IcpResult& out) {
-  using Cloud = pcl::PointCloud<pcl::PointXYZ>;
-  auto to_pcl = [](const std::vector<Point3f>& pts) {
-    auto c = std::make_shared<Cloud>();
-    c->resize(pts.size());
-    for (std::size_t i = 0; i < pts.size(); ++i)
-      (*c)[i] = pcl::PointXYZ(pts[i].x, pts[i].y, pts[i].z);
-    return c;
-  };
+template <class Point>
+std::shared_ptr<pcl::PointCloud<Point>> to_pcl(const std::vector<Point3f>& pts,
+                                               const std::vector<Point3f>* normals) {
+  auto c = std::make_shared<pcl::PointCloud<Point>>();
+  c->resize(pts.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    (*c)[i].x = pts[i].x;
+    (*c)[i].y = pts[i].y;
+    (*c)[i].z = pts[i].z;
+    if constexpr (std::is_same_v<Point, pcl::PointNormal>) {
+      const Point3f n = normals ? (*normals)[i] : Point3f{0, 0, 0};
+      (*c)[i].normal_x = n.x;
+      (*c)[i].normal_y = n.y;
+      (*c)[i].normal_z = n.z;
+    }
+  }
+  return c;
+}
+
+template <class Icp, class Point>
+void run_pcl_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+                 const std::vector<Point3f>* target_normals, const IcpParams& params,
+                 IcpResult& out) {
+  using Cloud = pcl::PointCloud<Point>;
   WallTimer stage;
-  auto src = to_pcl(source), tgt = to_pcl(target);
-  RecordingIcp icp;
+  auto src = to_pcl<Point>(source, nullptr), tgt = to_pcl<Point>(target, target_normals);
+  Recording<Icp> icp;
   icp.setInputSource(src);
   icp.setInputTarget(tgt);
   icp.setMaxCorrespondenceDistance(params.max_correspondence_distance);
@@ -121,7 +139,7 @@ void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   icp.getConvergeCriteria()->setFailureAfterMaximumIterations(
       params.criteria.failure_after_max_iterations);
   bool first_call = true;  // registering calls the callback once before any iteration
-  std::function<RecordingIcp::UpdateVisualizerCallbackSignature> record =
+  std::function<typename Icp::UpdateVisualizerCallbackSignature> record =
       [&](const Cloud&, const pcl::Indices&, const Cloud&, const pcl::Indices&) {
         if (first_call) {
           first_call = false;
@@ -154,7 +172,27 @@ void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   out.stages.emplace_back("fitness", stage.ms());
 }
 
+void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+             const std::vector<Point3f>* target_normals, const IcpParams& params, IcpResult& out) {
+  if (params.metric == IcpMetric::PointToPlane)
+    run_pcl_icp<pcl::IterativeClosestPointWithNormals<pcl::PointNormal, pcl::PointNormal, double>,
+                pcl::PointNormal>(source, target, target_normals, params, out);
+  else
+    run_pcl_icp<pcl::IterativeClosestPoint<pcl::PointXYZ, pcl::PointXYZ, double>, pcl::PointXYZ>(
+        source, target, nullptr, params, out);
+}
+
 }  // namespace
+
+const char* metric_name(IcpMetric m) {
+  return m == IcpMetric::PointToPlane ? "point-to-plane" : "point-to-point";
+}
+
+std::optional<IcpMetric> parse_metric(std::string_view name) {
+  if (name == "point-to-point") return IcpMetric::PointToPoint;
+  if (name == "point-to-plane") return IcpMetric::PointToPlane;
+  return std::nullopt;
+}
 
 const char* stop_name(IcpStop s) {
   const StopWords* w = words_of(s);
@@ -198,13 +236,32 @@ void validate(const IcpParams& params) {
 
 IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
               const IcpParams& params, IcpMethod method) {
+  return icp(source, target, nullptr, params, method);
+}
+
+IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+              const std::vector<Point3f>* target_normals, const IcpParams& params,
+              IcpMethod method) {
   validate(params);
+  const bool plane = params.metric == IcpMetric::PointToPlane;
+  if (plane && !target_normals)
+    throw InvalidArgument("point-to-plane ICP needs the target's normals");
+  if (plane && target_normals->size() != target.size())
+    throw InvalidArgument("the target has " + std::to_string(target.size()) + " points but " +
+                          std::to_string(target_normals->size()) + " normals");
   const WallTimer timer;
   IcpResult out;
   out.method = method_name(method);
-  std::vector<Point3f> src_kept, tgt_kept;
+  out.metric = params.metric;
+  std::vector<Point3f> src_kept, tgt_kept, normals_kept;
   const auto& src = finite_points(source, src_kept, out.source_dropped);
   const auto& tgt = finite_points(target, tgt_kept, out.target_dropped);
+  const std::vector<Point3f>* normals = plane ? target_normals : nullptr;
+  if (plane && out.target_dropped > 0) {  // the normals of the points kept, in step
+    for (std::size_t i = 0; i < target.size(); ++i)
+      if (is_finite(target[i])) normals_kept.push_back((*target_normals)[i]);
+    normals = &normals_kept;
+  }
   out.source_points = src.size();
   out.target_points = tgt.size();
   if (src.size() < 3 || tgt.size() < 3)
@@ -213,18 +270,45 @@ IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
         "(source has " +
         std::to_string(src.size()) + ", target " + std::to_string(tgt.size()) + ")");
   if (method == IcpMethod::Cpu)
-    run_pcl(src, tgt, params, out);
+    run_pcl(src, tgt, normals, params, out);
   else
-    gpu_icp(src, tgt, params, method, out);
+    gpu_icp(src, tgt, normals, params, method, out);
   out.total_ms = timer.ms();
   return out;
 }
 
 IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParams& params,
               IcpMethod method) {
+  // Point to plane: the target's own normals, or estimated here (the time is a stage).
+  const std::vector<Point3f>* normals = nullptr;
+  NormalsResult estimated;
+  double normals_ms = -1;
+  if (params.metric == IcpMetric::PointToPlane) {
+    if (target.has_normals()) {
+      normals = &target.normals;
+    } else {
+      if (params.normals_k < 3 || params.normals_k > 1000)
+        throw InvalidArgument("the normals' neighbourhood must be 3 to 1000 points");
+      const WallTimer t;
+      NormalParams np;
+      np.neighbourhood = Neighbourhood::nearest(params.normals_k);
+      estimated = estimate_normals(
+          target, np, method == IcpMethod::Cpu ? FeatureMethod::Cpu : FeatureMethod::Gpu);
+      normals = &estimated.normals;
+      normals_ms = t.ms();
+    }
+  }
+  const auto with_normals_stage = [&](IcpResult r) {
+    if (normals_ms >= 0) {
+      r.stages.insert(r.stages.begin(), {"normals", normals_ms});
+      r.total_ms += normals_ms;
+    }
+    return r;
+  };
   const Eigen::Vector3d ot(target.origin[0], target.origin[1], target.origin[2]);
   const Eigen::Vector3d os(source.origin[0], source.origin[1], source.origin[2]);
-  if (ot.isZero() && os.isZero()) return icp(source.points, target.points, params, method);
+  if (ot.isZero() && os.isZero())
+    return with_normals_stage(icp(source.points, target.points, normals, params, method));
   // Work in the target's local frame (float offsets stay small there) and report the transform
   // in world coordinates: world_t = ot + T_local (world_s - ot).
   Eigen::Matrix4d to_local = Eigen::Matrix4d::Identity(), to_world = Eigen::Matrix4d::Identity();
@@ -239,9 +323,9 @@ IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParam
   }
   IcpParams local = params;
   local.initial = to_local * params.initial * to_world;
-  IcpResult r = icp(shifted, target.points, local, method);
+  IcpResult r = icp(shifted, target.points, normals, local, method);
   r.transform = to_world * r.transform * to_local;
-  return r;
+  return with_normals_stage(std::move(r));
 }
 
 PointCloud transformed(const PointCloud& cloud, const Eigen::Matrix4d& t) {

@@ -1,14 +1,17 @@
 #pragma once
-// Point-to-point ICP with PCL's IterativeClosestPoint semantics: each iteration pairs every
-// source point with its nearest target point, keeps pairs with squared distance <= max
-// correspondence distance^2, estimates the rigid transform of the pairs (Umeyama, no scale),
-// applies it to the source and tests PCL's DefaultConvergenceCriteria. Every method gives the
-// same iterations, stop reason and (within floating-point summation order) transform.
+// ICP with PCL's semantics: each iteration pairs every source point with its nearest target
+// point, keeps pairs with squared distance <= max correspondence distance^2, estimates the
+// rigid transform of the pairs, applies it to the source and tests PCL's
+// DefaultConvergenceCriteria. Point to point is IterativeClosestPoint (Umeyama, no scale); point
+// to plane is IterativeClosestPointWithNormals (PCL's linear least squares on the target's
+// normals). Every method gives the same iterations, stop reason and (within floating-point
+// summation order) transform.
 #include <Eigen/Core>
 
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/point_cloud.h"
@@ -48,8 +51,17 @@ struct IcpGpuTuning {
   float fine_points_per_cell = 6.0f;  // the finer second grid, where the first is crowded
 };
 
+enum class IcpMetric { PointToPoint, PointToPlane };
+const char* metric_name(IcpMetric m);  // "point-to-point", "point-to-plane"
+std::optional<IcpMetric> parse_metric(std::string_view name);
+
 struct IcpParams {
   double max_correspondence_distance = 0.05;  // metres; pairs farther apart are ignored
+  IcpMetric metric = IcpMetric::PointToPoint;
+  // Point to plane: the target cloud's own normals where it has them, else normals of its
+  // `normals_k` nearest neighbours (PCL's NormalEstimation for `cpu`, ours on the GPU for the
+  // GPU methods). Pairs whose target normal is not finite are left out, as PCL does.
+  int normals_k = 20;
   IcpCriteria criteria;
   IcpGpuTuning gpu;
   Eigen::Matrix4d initial = Eigen::Matrix4d::Identity();  // guess applied to the source first
@@ -87,6 +99,7 @@ struct IcpResult {
   std::size_t source_points = 0, target_points = 0;    // finite points used
   std::size_t source_dropped = 0, target_dropped = 0;  // non-finite points left out
   std::string method;
+  IcpMetric metric = IcpMetric::PointToPoint;
   StageTimes stages;
   double total_ms = 0;
 };
@@ -103,6 +116,10 @@ IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParam
               IcpMethod method);
 IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
               const IcpParams& params, IcpMethod method);
+// With the target's normals (one per target point; needed for point to plane).
+IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+              const std::vector<Point3f>* target_normals, const IcpParams& params,
+              IcpMethod method);
 
 // A rigid transform from Euler angles in degrees (applied x, then y, then z) and a translation.
 Eigen::Matrix4d rigid_transform(double rx_deg, double ry_deg, double rz_deg, double tx, double ty,

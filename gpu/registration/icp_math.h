@@ -173,6 +173,122 @@ CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, doubl
   m[15] = 1;
 }
 
+// Point to plane, as PCL's TransformationEstimationPointToPlaneLLS: per pair the row
+// (a, b, c, nx, ny, nz) of s x n and n, and the residual d = n . t - n . s, in PCL's arithmetic
+// (the row's cross products and d in float, then double; n n^T in float); summed into the upper
+// triangle of A^T A (row by row) and A^T b.
+struct PlaneSums {
+  double n = 0;
+  double ata[21] = {};
+  double atb[6] = {};
+  double d2 = 0;  // sum of squared distances (as found), for the MSE
+  static constexpr int kValues = 29;
+  CUMULUS_HD double* values() { return &n; }
+  CUMULUS_HD const double* values() const { return &n; }
+};
+static_assert(sizeof(PlaneSums) == PlaneSums::kValues * sizeof(double), "read as a flat array");
+
+CUMULUS_HD inline float fmul(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+CUMULUS_HD inline float fadd(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+CUMULUS_HD inline float fsub(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
+// s: the moved source point, t: its target, n: the target's normal (all finite).
+CUMULUS_HD inline void add_plane(PlaneSums& a, const float* s, const float* t, const float* n,
+                                 double d2) {
+  const double row[6] = {double(fsub(fmul(n[2], s[1]), fmul(n[1], s[2]))),
+                         double(fsub(fmul(n[0], s[2]), fmul(n[2], s[0]))),
+                         double(fsub(fmul(n[1], s[0]), fmul(n[0], s[1]))),
+                         double(n[0]),
+                         double(n[1]),
+                         double(n[2])};
+  int k = 0;
+  for (int r = 0; r < 6; ++r)
+    for (int c = r; c < 6; ++c, ++k)
+      // PCL multiplies two normal components in float (both are float references there).
+      a.ata[k] += r >= 3 ? double(fmul(n[r - 3], n[c - 3])) : row[r] * row[c];
+  const float d = fsub(
+      fsub(fsub(fadd(fadd(fmul(n[0], t[0]), fmul(n[1], t[1])), fmul(n[2], t[2])), fmul(n[0], s[0])),
+           fmul(n[1], s[1])),
+      fmul(n[2], s[2]));
+  for (int r = 0; r < 6; ++r)
+    a.atb[r] += row[r] * double(d);
+  a.n += 1;
+  a.d2 += d2;
+}
+
+// x = (A^T A)^-1 A^T b by Gaussian elimination with partial pivoting (PCL inverts with Eigen's
+// partial-pivoting LU). A singular system gives NaN, as PCL's inverse would.
+CUMULUS_HD inline void solve_plane(const PlaneSums& a, double* x) {
+  double m[6][7];
+  int k = 0;
+  for (int r = 0; r < 6; ++r)
+    for (int c = r; c < 6; ++c, ++k)
+      m[r][c] = m[c][r] = a.ata[k];
+  for (int r = 0; r < 6; ++r)
+    m[r][6] = a.atb[r];
+  for (int col = 0; col < 6; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < 6; ++r)
+      if (fabs(m[r][col]) > fabs(m[pivot][col])) pivot = r;
+    if (pivot != col)
+      for (int c = 0; c < 7; ++c) {
+        const double t = m[col][c];
+        m[col][c] = m[pivot][c];
+        m[pivot][c] = t;
+      }
+    for (int r = col + 1; r < 6; ++r) {
+      const double f = m[r][col] / m[col][col];
+      for (int c = col; c < 7; ++c)
+        m[r][c] -= f * m[col][c];
+    }
+  }
+  for (int r = 5; r >= 0; --r) {
+    double s = m[r][6];
+    for (int c = r + 1; c < 6; ++c)
+      s -= m[r][c] * x[c];
+    x[r] = s / m[r][r];
+  }
+}
+
+// PCL's constructTransformationMatrix(alpha, beta, gamma, tx, ty, tz): R = Rz(gamma) Ry(beta)
+// Rx(alpha), row-major.
+CUMULUS_HD inline void plane_transform(const double* x, double* m) {
+  const double ca = cos(x[0]), sa = sin(x[0]), cb = cos(x[1]), sb = sin(x[1]), cg = cos(x[2]),
+               sg = sin(x[2]);
+  m[0] = cg * cb;
+  m[1] = -sg * ca + cg * sb * sa;
+  m[2] = sg * sa + cg * sb * ca;
+  m[4] = sg * cb;
+  m[5] = cg * ca + sg * sb * sa;
+  m[6] = -cg * sa + sg * sb * ca;
+  m[8] = -sb;
+  m[9] = cb * sa;
+  m[10] = cb * ca;
+  m[3] = x[3];
+  m[7] = x[4];
+  m[11] = x[5];
+  m[12] = m[13] = m[14] = 0;
+  m[15] = 1;
+}
+
 // out = a * b, row-major 4x4.
 CUMULUS_HD inline void multiply(const double* a, const double* b, double* out) {
   double tmp[16];

@@ -36,6 +36,7 @@ void validate(const OdometryParams& p) {
           "the correspondence distance must be a positive number of metres");
   require(p.max_iterations >= 1 && p.max_iterations <= 1000, "iterations must be 1 to 1000");
   require(p.map_scans >= 1 && p.map_scans <= 1000, "the map takes 1 to 1000 scans");
+  require(p.normals_k >= 3 && p.normals_k <= 1000, "the map's normals take 3 to 1000 neighbours");
 }
 
 Odometry::Odometry(const OdometryParams& params, IcpMethod method, FilterMethod filter)
@@ -94,6 +95,8 @@ OdometryStep Odometry::add(const PointCloud& scan) {
     icp_params.criteria.max_iterations = params_.max_iterations;
     icp_params.criteria.transformation_epsilon = 1e-8;
     icp_params.criteria.fitness_epsilon = 1e-6;
+    icp_params.metric = params_.metric;
+    icp_params.normals_k = params_.normals_k;
     t.reset();
     // In the target's frame: the last scan's, or the world (the map).
     const bool to_scan = params_.target == OdometryTarget::Scan;

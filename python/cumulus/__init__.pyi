@@ -59,6 +59,7 @@ class RegistrationResult:
     stop: str
     stop_reason: str
     method: str
+    metric: str
     total_ms: float
     timings: dict[str, float]
     history: list[dict[str, float]]
@@ -110,6 +111,8 @@ def register(
     fitness_epsilon: float = ...,
     initial: Optional[npt.ArrayLike] = ...,
     method: Method = ...,
+    metric: str = ...,
+    normals_k: int = ...,
 ) -> RegistrationResult: ...
 def normals(
     points: Points, k: Optional[int] = ..., radius: Optional[float] = ..., viewpoint: Sequence[float] = ..., method: Method = ...
@@ -195,6 +198,7 @@ class Odometry:
         map_voxel: float = ...,
         motion_prior: bool = ...,
         ground: bool = ...,
+        metric: str = ...,
     ) -> None: ...
     def add(self, points: Points) -> dict[str, Any]: ...
     def skip(self) -> npt.NDArray[np.float64]: ...

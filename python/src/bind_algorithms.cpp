@@ -98,7 +98,8 @@ py::tuple radius(py::handle targets, const py::object& queries, double radius,
 IcpResult register_clouds(py::handle source, py::handle target, double max_correspondence_distance,
                           int max_iterations, double transformation_epsilon, double fitness_epsilon,
                           const std::optional<Eigen::Matrix4d>& initial,
-                          const std::optional<std::string>& method) {
+                          const std::optional<std::string>& method, const std::string& metric,
+                          int normals_k) {
   PointsArg t(target, "target");
   PointsArg s(source, "source", t.origin());
   IcpParams params;
@@ -107,6 +108,12 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
   params.criteria.transformation_epsilon = transformation_epsilon;
   params.criteria.fitness_epsilon = fitness_epsilon;
   if (initial) params.initial = *initial;
+  const auto chosen = parse_metric(metric);
+  if (!chosen)
+    throw InvalidArgument("unknown metric '" + metric + "'; valid: point-to-point, point-to-plane");
+  params.metric = *chosen;
+  if (normals_k < 3 || normals_k > 1000) throw InvalidArgument("normals_k takes 3 to 1000");
+  params.normals_k = normals_k;
   const auto m = method_arg<IcpMethod>(method, "registration");
   validate(params);
   const PointCloud& tc = t.cloud();
@@ -237,6 +244,7 @@ void bind_algorithms(py::module_& m) {
       .def_property_readonly("stop_reason",
                              [](const IcpResult& r) { return stop_description(r.stop); })
       .def_readonly("method", &IcpResult::method)
+      .def_property_readonly("metric", [](const IcpResult& r) { return metric_name(r.metric); })
       .def_readonly("total_ms", &IcpResult::total_ms)
       .def_property_readonly("timings", [](const IcpResult& r) { return stage_dict(r.stages); })
       .def_property_readonly("history",
@@ -252,12 +260,16 @@ void bind_algorithms(py::module_& m) {
                std::to_string(r.iterations) + " iterations, fitness " + std::to_string(r.fitness) +
                ">";
       });
-  m.def("register", &register_clouds, py::arg("source"), py::arg("target"),
-        py::arg("max_correspondence_distance") = 0.05, py::arg("max_iterations") = 50,
-        py::arg("transformation_epsilon") = 1e-10, py::arg("fitness_epsilon") = 1e-8,
-        py::arg("initial") = py::none(), py::arg("method") = py::none(),
-        "Point-to-point ICP with PCL's semantics, source onto target. initial: a 4 x 4 guess.\n"
-        "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
+  m.def(
+      "register", &register_clouds, py::arg("source"), py::arg("target"),
+      py::arg("max_correspondence_distance") = 0.05, py::arg("max_iterations") = 50,
+      py::arg("transformation_epsilon") = 1e-10, py::arg("fitness_epsilon") = 1e-8,
+      py::arg("initial") = py::none(), py::arg("method") = py::none(),
+      py::arg("metric") = "point-to-point", py::arg("normals_k") = 20,
+      "ICP with PCL's semantics, source onto target. initial: a 4 x 4 guess. metric:\n"
+      "point-to-point (IterativeClosestPoint) or point-to-plane (IterativeClosestPointWithNormals\n"
+      "on the target's normals: a Cloud's own, else from its normals_k nearest neighbours).\n"
+      "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
   m.def("normals", &normals, py::arg("points"), py::arg("k") = py::none(),
         py::arg("radius") = py::none(), py::arg("viewpoint") = std::array<double, 3>{0, 0, 0},
         py::arg("method") = py::none(),

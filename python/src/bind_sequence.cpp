@@ -46,8 +46,13 @@ class PyOdometry {
  public:
   PyOdometry(const std::optional<std::string>& method, const std::optional<std::string>& filter,
              const std::string& target, double voxel, double max_correspondence_distance,
-             int max_iterations, int map_scans, double map_voxel, bool motion_prior, bool ground) {
+             int max_iterations, int map_scans, double map_voxel, bool motion_prior, bool ground,
+             const std::string& metric) {
     OdometryParams p;
+    const auto chosen = parse_metric(metric);
+    if (!chosen)
+      throw InvalidArgument("metric is point-to-plane or point-to-point, not '" + metric + "'");
+    p.metric = *chosen;
     p.voxel = float(finite_arg(voxel, "voxel", true));
     p.max_correspondence_distance =
         finite_arg(max_correspondence_distance, "max_correspondence_distance", true);
@@ -119,12 +124,13 @@ void bind_sequence(py::module_& m) {
                          "LiDAR odometry as `cumulus-cli sequence --task odometry`: add() each "
                          "scan in turn; poses holds the trajectory.")
       .def(py::init<const std::optional<std::string>&, const std::optional<std::string>&,
-                    const std::string&, double, double, int, int, double, bool, bool>(),
+                    const std::string&, double, double, int, int, double, bool, bool,
+                    const std::string&>(),
            py::arg("method") = py::none(), py::arg("filter_method") = py::none(),
            py::arg("target") = "scan-to-map", py::arg("voxel") = 0.25,
            py::arg("max_correspondence_distance") = 1.0, py::arg("max_iterations") = 30,
            py::arg("map_scans") = 10, py::arg("map_voxel") = 0.5, py::arg("motion_prior") = true,
-           py::arg("ground") = true)
+           py::arg("ground") = true, py::arg("metric") = "point-to-plane")
       .def("add", &PyOdometry::add, py::arg("points"),
            "Registers the next scan: a dict with pose (4 x 4), points, correspondences,\n"
            "iterations, fitness, converged, ground_points and total_ms.")

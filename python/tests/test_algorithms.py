@@ -131,6 +131,22 @@ def test_register_gives_the_clis_transform():
     assert np.allclose(r.transform, np.array(expected["transform"]).reshape(4, 4), atol=1e-9)
 
 
+def test_point_to_plane_gives_the_clis_transform():
+    source = cumulus.read(str(SAMPLE / "object_source.ply"))
+    target = cumulus.read(str(SAMPLE / "object_target.ply"))
+    r = cumulus.register(source, target, max_correspondence_distance=0.05, max_iterations=100,
+                         method="cpu", metric="point-to-plane", normals_k=15)
+    assert r.metric == "point-to-plane" and "normals" in r.timings
+    expected = cli_json("register", SAMPLE / "object_source.ply", SAMPLE / "object_target.ply",
+                        "--max-distance", 0.05, "--max-iterations", 100, "--method", "cpu",
+                        "--metric", "point-to-plane", "--normals-k", 15)
+    assert expected["metric"] == "point-to-plane"
+    assert r.iterations == expected["iterations"]
+    assert np.allclose(r.transform, np.array(expected["transform"]).reshape(4, 4), atol=1e-9)
+    with pytest.raises(cumulus.InvalidArgument, match="metric"):
+        cumulus.register(source, target, metric="plane", method="cpu")
+
+
 def test_register_refuses_a_non_rigid_guess(street):
     with pytest.raises(cumulus.InvalidArgument):
         cumulus.register(street, street, initial=np.diag([2.0, 1, 1, 1]), method="cpu")

@@ -58,8 +58,23 @@ __device__ __forceinline__ float3 apply_double(const double* m, float3 p) {
 
 }  // namespace
 
+// After a step of n pairs with squared distances summing to d2: composes it, counts the
+// iteration, records it and tests convergence (PCL's order: transform, compose, count, test).
+CUMULUS_HD inline void take_step(Control& c, const double* step, double n, double d2,
+                                 const im::Criteria& k, HistoryEntry* history) {
+  im::multiply(step, c.final_transform, c.final_transform);
+  c.apply_step = 1;
+  c.iterations += 1;
+  const double mse = d2 / n;
+  HistoryEntry& h = history[c.iterations - 1];
+  h.correspondences = n;
+  h.mse = mse;
+  c.state = im::check_convergence(k, c.convergence, c.iterations, step, mse, &h.cos_angle,
+                                  &h.translation_sq);
+}
+
 // One iteration's decision from its sums: the step, the composed transform and the convergence
-// state (PCL's order: estimate, transform, compose, count, test). Host and device.
+// state. Host and device.
 CUMULUS_HD inline void solve_step(Control& c, const im::Sums& sums, const im::Criteria& k,
                                   HistoryEntry* history) {
   if (sums.n < 3) {
@@ -68,17 +83,25 @@ CUMULUS_HD inline void solve_step(Control& c, const im::Sums& sums, const im::Cr
   }
   double step[16];
   im::estimate_rigid(sums, c.centre, step, c.jacobi_v);
-  im::multiply(step, c.final_transform, c.final_transform);
   for (int i = 0; i < 16; ++i)
     c.step[i] = float(step[i]);
-  c.apply_step = 1;
-  c.iterations += 1;
-  const double mse = sums.d2 / sums.n;
-  HistoryEntry& h = history[c.iterations - 1];
-  h.correspondences = sums.n;
-  h.mse = mse;
-  c.state = im::check_convergence(k, c.convergence, c.iterations, step, mse, &h.cos_angle,
-                                  &h.translation_sq);
+  take_step(c, step, sums.n, sums.d2, k, history);
+}
+
+// The same for point to plane: PCL's linear least squares step, applied to the source in double
+// next pass (PCL's transformPointCloudWithNormals).
+CUMULUS_HD inline void solve_step_plane(Control& c, const im::PlaneSums& sums,
+                                        const im::Criteria& k, HistoryEntry* history) {
+  if (sums.n < 3) {
+    c.state = im::kNoCorrespondences;
+    return;
+  }
+  double x[6], step[16];
+  im::solve_plane(sums, x);
+  im::plane_transform(x, step);
+  for (int i = 0; i < 16; ++i)
+    c.step_d[i] = step[i];
+  take_step(c, step, sums.n, sums.d2, k, history);
 }
 
 namespace {
@@ -100,7 +123,7 @@ namespace {
 // threads each (a power of two up to 32). (Traced on the H200, 40k bunny: a near point's search
 // took 6 us in a crowded kernel, the 5 % far ones 13-21 us, and those that started in the
 // second wave of blocks set the kernel's end at 28 us where 90 % of the points were done at 13.)
-template <int Lanes, class Search>
+template <int Lanes, class Search, bool Plane>
 __global__ void __launch_bounds__(kSearchThreads, 12)
     k_icp_correspond(Search search, float3* source, int n, const float3* targets,
                      float search_limit, double max_d2, const Control* ctl, int* seeds, int* pair,
@@ -113,7 +136,10 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
   const int seed = seeds && i < n ? seeds[i] : -1;
   __syncwarp();  // every lane has read before the group's first writes
   if (ctl->apply_step && i < n) {
-    p = apply_float(ctl->step, p);
+    if constexpr (Plane)
+      p = apply_double(ctl->step_d, p);
+    else
+      p = apply_float(ctl->step, p);
     if (rank == 0) source[i] = p;
   }
   float nd;
@@ -133,10 +159,13 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
 // made thousands of atomics on the same two counters).
 // The last block works on a copy of ctl in shared memory: the solve reads and writes its fields
 // one after another, and each was a round trip to L2.
-__global__ void k_icp_solve(const float3* source, int n, const float3* targets, const int* pair,
-                            const float* pair_d2, Control* ctl, im::Criteria criteria,
-                            double* partials, HistoryEntry* history, int solve_here, int* order,
-                            float far_d2) {
+// Point to plane (Plane) sums PCL's normal equations instead, from the targets' normals.
+template <bool Plane>
+__global__ void k_icp_solve(const float3* source, int n, const float3* targets,
+                            const float3* normals, const int* pair, const float* pair_d2,
+                            Control* ctl, im::Criteria criteria, double* partials,
+                            HistoryEntry* history, int solve_here, int* order, float far_d2) {
+  constexpr int V = Plane ? kPlaneValues : kValues;
   cuda::wait_for_previous_grid();
   // Everything this thread reads is requested before the first test: the kernel sits on the
   // iteration's critical path, one wave long, and each round trip to memory adds to it.
@@ -147,19 +176,36 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
   const float3 p = i < n ? source[i] : make_float3(0, 0, 0);
   const double c[3] = {ctl->centre[0], ctl->centre[1], ctl->centre[2]};
   if (state != im::kNotConverged) return;  // the same for every thread of the grid
-  double v[kValues];
+  double v[V];
 #pragma unroll
-  for (int j = 0; j < kValues; ++j)
+  for (int j = 0; j < V; ++j)
     v[j] = 0;
   if (ni >= 0) {
     const float3 t = targets[ni];
-    const double s3[3] = {double(p.x) - c[0], double(p.y) - c[1], double(p.z) - c[2]};
-    const double t3[3] = {double(t.x) - c[0], double(t.y) - c[1], double(t.z) - c[2]};
-    im::Sums one;
-    im::add(one, s3, t3, double(d2));
+    if constexpr (Plane) {
+      // A pair whose target normal is not finite counts for the MSE and the pair count but
+      // not in the equations (PCL skips it there).
+      const float3 nn = normals[ni];
+      im::PlaneSums one;
+      if (isfinite(nn.x) && isfinite(nn.y) && isfinite(nn.z)) {
+        const float s3[3] = {p.x, p.y, p.z}, t3[3] = {t.x, t.y, t.z}, n3[3] = {nn.x, nn.y, nn.z};
+        im::add_plane(one, s3, t3, n3, double(d2));
+      } else {
+        one.n = 1;
+        one.d2 = double(d2);
+      }
 #pragma unroll
-    for (int j = 0; j < kValues; ++j)
-      v[j] = one.values()[j];
+      for (int j = 0; j < V; ++j)
+        v[j] = one.values()[j];
+    } else {
+      const double s3[3] = {double(p.x) - c[0], double(p.y) - c[1], double(p.z) - c[2]};
+      const double t3[3] = {double(t.x) - c[0], double(t.y) - c[1], double(t.z) - c[2]};
+      im::Sums one;
+      im::add(one, s3, t3, double(d2));
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        v[j] = one.values()[j];
+    }
   }
   __shared__ unsigned warp_count[2][kThreads / 32];  // far, near
   __shared__ unsigned block_base[2];
@@ -172,8 +218,8 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
     warp_count[0][warp] = unsigned(__popc(far_mask));
     warp_count[1][warp] = unsigned(__popc(near_mask));
   }
-  __shared__ double block_sums[kValues];
-  block_sum_into(v, block_sums);
+  __shared__ double block_sums[V];
+  block_sum_into<V>(v, block_sums);
   if (order && threadIdx.x == 32) {  // a thread the sums leave idle
     unsigned f = 0, m = 0;
     for (int w = 0; w < kThreads / 32; ++w) {
@@ -183,7 +229,7 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
     block_base[0] = f ? atomicAdd(&ctl->fill_far, f) : 0u;
     block_base[1] = m ? atomicAdd(&ctl->fill_near, m) : 0u;
   }
-  const bool last = finish_block(block_sums, partials, &ctl->blocks_done);
+  const bool last = finish_block<V>(block_sums, partials, &ctl->blocks_done);
   if (order && i < n) {
     unsigned at = block_base[far ? 0 : 1] + unsigned(__popc((far ? far_mask : near_mask) & below));
     for (int w = 0; w < warp; ++w)
@@ -198,8 +244,8 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
     control_words[w] = __ldcg(words + w);
   // Finishing the copy before reading the partials measured 1-2 % faster end to end (H200).
   __syncthreads();
-  __shared__ double total[kValues];
-  grid_sum_into(partials, total);
+  __shared__ double total[V];
+  grid_sum_into<V>(partials, total);
   __syncthreads();
   if (threadIdx.x == 0) {
     Control& k = *reinterpret_cast<Control*>(control_words);
@@ -207,11 +253,15 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets, 
     k.apply_step = 0;
     k.far_count = k.fill_far;
     k.fill_far = k.fill_near = 0;
-    for (int j = 0; j < kValues; ++j)
-      k.sums.values()[j] = total[j];
+    double* sums = Plane ? k.plane_sums.values() : k.sums.values();
+    for (int j = 0; j < V; ++j)
+      sums[j] = total[j];
     if (solve_here) {
-      solve_step(k, k.sums, criteria, history);
-    } else if (k.sums.n < 3) {
+      if constexpr (Plane)
+        solve_step_plane(k, k.plane_sums, criteria, history);
+      else
+        solve_step(k, k.sums, criteria, history);
+    } else if (sums[0] < 3) {
       k.state = im::kNoCorrespondences;
     }
   }
@@ -253,10 +303,10 @@ __global__ void k_fitness_sum(const int* pair, const float* pair_d2, int n, Cont
     v[1] = 1;
   }
   __shared__ double block_sums[kValues];
-  block_sum_into(v, block_sums);
-  if (!finish_block(block_sums, partials, &ctl->blocks_done)) return;
+  block_sum_into<kValues>(v, block_sums);
+  if (!finish_block<kValues>(block_sums, partials, &ctl->blocks_done)) return;
   __shared__ double total[kValues];
-  grid_sum_into(partials, total);
+  grid_sum_into<kValues>(partials, total);
   __syncthreads();
   if (threadIdx.x != 0) return;
   ctl->fitness_sum = total[0];
@@ -268,9 +318,10 @@ struct Workspace {
   cuda::Stream stream;
   nns::DeviceIndex index;
   cuda::DeviceBuffer<float3> source, source_original;
-  cuda::DeviceBuffer<int> seeds;  // each source point's last correspondence (`gpu` only)
-  cuda::DeviceBuffer<int> order;  // the order of the next search (`gpu` only)
-  cuda::DeviceBuffer<int> pair;   // this iteration's correspondences
+  cuda::DeviceBuffer<float3> normals;  // the targets' normals (point to plane)
+  cuda::DeviceBuffer<int> seeds;       // each source point's last correspondence (`gpu` only)
+  cuda::DeviceBuffer<int> order;       // the order of the next search (`gpu` only)
+  cuda::DeviceBuffer<int> pair;        // this iteration's correspondences
   cuda::DeviceBuffer<float> pair_d2;
   cuda::DeviceBuffer<double> partials;
   cuda::DeviceBuffer<Control> control;
@@ -318,7 +369,8 @@ NnsMethod search_of(IcpMethod m) {
 }  // namespace icp_cuda
 
 void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-             const IcpParams& params, IcpMethod method, IcpResult& out) {
+             const std::vector<Point3f>* target_normals, const IcpParams& params, IcpMethod method,
+             IcpResult& out) {
   using namespace icp_cuda;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>(method_name(method));
   cudaStream_t s = ws.stream.get();
@@ -339,7 +391,9 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   }
   ws.pair.reserve(n);
   ws.pair_d2.reserve(n);
-  ws.partials.reserve(std::size_t(blocks) * kValues);
+  ws.partials.reserve(std::size_t(blocks) * kMaxValues);
+  const bool plane = params.metric == IcpMetric::PointToPlane;
+  if (plane) ws.normals.reserve(target.size());
   ws.control.reserve(1);
   ws.history.reserve(std::size_t(max_it));
   ws.host_control.reserve(1);
@@ -353,6 +407,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
     for (int c = 0; c < 4; ++c) {
       hc.final_transform[4 * r + c] = guess(r, c);
       hc.step[4 * r + c] = float(guess(r, c));
+      hc.step_d[4 * r + c] = guess(r, c);
     }
   hc.apply_step = guess != Eigen::Matrix4d::Identity() ? 1 : 0;
   for (int i = 0; i < 9; ++i)
@@ -370,6 +425,9 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   CU_CHECK(cudaMemcpyAsync(ws.source_original.get(), ws.source.get(), n * sizeof(float3),
                            cudaMemcpyDeviceToDevice, s));
   if (seeded) CU_CHECK(cudaMemsetAsync(ws.seeds.get(), 0xff, n * sizeof(int), s));
+  if (plane)
+    CU_CHECK(cudaMemcpyAsync(ws.normals.get(), target_normals->data(),
+                             target.size() * sizeof(float3), cudaMemcpyHostToDevice, s));
   clock.mark("upload");
   ws.index.build(search_of(method), target.data(), target.size(), s,
                  method == IcpMethod::Gpu ? float(params.max_correspondence_distance) : 0.0f,
@@ -392,23 +450,30 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   const float half_cell = 0.5f * ws.index.grid.view.cell;
   const float far_d2 = ordered ? half_cell * half_cell : INFINITY;
   bool first = true;
-  auto launch = [&] {
+  const auto launch_metric = [&](auto plane_c) {
+    constexpr bool P = decltype(plane_c)::value;
     ws.index.with_search([&](auto search) {
       with_lanes<decltype(search)>(lanes, [&](auto L) {
         cuda::launch_dependent(
-            "launch of k_icp_correspond", &k_icp_correspond<L.value, decltype(search)>,
+            "launch of k_icp_correspond", &k_icp_correspond<L.value, decltype(search), P>,
             wide_blocks + search_blocks, kSearchThreads, s, search, ws.source.get(), int(n),
             ws.index.targets.get(), search_limit, max_d2, ws.control.get(),
             seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get(),
             ordered && !first ? ws.order.get() : nullptr, wide_blocks);
       });
     });
-    cuda::launch_dependent("launch of k_icp_solve", &k_icp_solve, blocks, kThreads, s,
-                           ws.source.get(), int(n), ws.index.targets.get(), ws.pair.get(),
-                           ws.pair_d2.get(), ws.control.get(), criteria, ws.partials.get(),
-                           ws.history.get(), host_solve ? 0 : 1, ordered ? ws.order.get() : nullptr,
-                           far_d2);
+    cuda::launch_dependent("launch of k_icp_solve", &k_icp_solve<P>, blocks, kThreads, s,
+                           ws.source.get(), int(n), ws.index.targets.get(),
+                           P ? ws.normals.get() : nullptr, ws.pair.get(), ws.pair_d2.get(),
+                           ws.control.get(), criteria, ws.partials.get(), ws.history.get(),
+                           host_solve ? 0 : 1, ordered ? ws.order.get() : nullptr, far_d2);
     first = false;
+  };
+  auto launch = [&] {
+    if (plane)
+      launch_metric(std::true_type{});
+    else
+      launch_metric(std::false_type{});
   };
   if (host_solve) {
     // The paper: sums to the host, SVD there, the transform back, every iteration.
@@ -417,7 +482,10 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
       CU_CHECK(cudaMemcpyAsync(&hc, ws.control.get(), sizeof(Control), cudaMemcpyDeviceToHost, s));
       ws.stream.sync();
       if (hc.state != im::kNotConverged) break;
-      solve_step(hc, hc.sums, criteria, ws.host_history.get());
+      if (plane)
+        solve_step_plane(hc, hc.plane_sums, criteria, ws.host_history.get());
+      else
+        solve_step(hc, hc.sums, criteria, ws.host_history.get());
       CU_CHECK(cudaMemcpyAsync(ws.control.get(), &hc, sizeof(Control), cudaMemcpyHostToDevice, s));
       if (hc.state != im::kNotConverged) break;
     }

@@ -12,7 +12,9 @@ icp_math::Criteria device_criteria(const IcpCriteria& c);
 // The public stop reason of an icp_math::State.
 IcpStop stop_of_state(int state);
 
+// target_normals: one per target point, for point to plane (null otherwise).
 void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-             const IcpParams& params, IcpMethod method, IcpResult& out);
+             const std::vector<Point3f>* target_normals, const IcpParams& params,
+             IcpMethod method, IcpResult& out);
 
 }  // namespace cumulus

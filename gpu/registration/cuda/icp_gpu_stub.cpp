@@ -4,8 +4,8 @@
 
 namespace cumulus {
 
-void gpu_icp(const std::vector<Point3f>&, const std::vector<Point3f>&, const IcpParams&,
-             IcpMethod method, IcpResult&) {
+void gpu_icp(const std::vector<Point3f>&, const std::vector<Point3f>&, const std::vector<Point3f>*,
+             const IcpParams&, IcpMethod method, IcpResult&) {
   throw_no_cuda(method_name(method));
 }
 

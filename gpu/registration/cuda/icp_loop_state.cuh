@@ -15,14 +15,16 @@ struct HistoryEntry {
 struct Control {
   double final_transform[16];  // row-major, guess included
   float step[16];              // float copy of the last step, applied to the source next pass
+  double step_d[16];           // the step itself: point to plane moves the source in double
   int apply_step;
   int state;  // icp_math::State; nonzero ends the loop
   int iterations;
   unsigned blocks_done;
   im::ConvergenceState convergence;
   double centre[3];
-  double jacobi_v[9];  // the last solve's V, where the next one's sweeps start
-  im::Sums sums;       // of the last pass, for the host solve
+  double jacobi_v[9];        // the last solve's V, where the next one's sweeps start
+  im::Sums sums;             // of the last pass, for the host solve
+  im::PlaneSums plane_sums;  // the same, point to plane
   // `gpu`: the far queries, first in the search order; the order's fill counters.
   unsigned far_count;
   unsigned fill_far, fill_near;

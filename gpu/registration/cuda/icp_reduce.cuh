@@ -1,6 +1,7 @@
 #pragma once
-// The ICP sums kernel's reductions: a warp's, a block's and the grid's sums of the 17 values of
-// an iteration, in a fixed order so that every run adds alike. Included by icp_gpu.cu only.
+// The ICP sums kernel's reductions: a warp's, a block's and the grid's sums of the V values of
+// an iteration (17 point to point, 29 point to plane), in a fixed order so that every run adds
+// alike. Included by icp_gpu.cu only.
 #include <cuda_runtime.h>
 
 #include "registration/icp_math.h"
@@ -10,6 +11,8 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kValues = icp_math::Sums::kValues;
+constexpr int kPlaneValues = icp_math::PlaneSums::kValues;
+constexpr int kMaxValues = kPlaneValues;
 
 // Lane l of the warp gets the warp's sum of v[l] (l < kValues; the other lanes get 0), in a
 // fixed order. Each round of shuffles halves the values a lane still carries, 31 double
@@ -26,12 +29,14 @@ __device__ __forceinline__ void transposed_round(double* w, unsigned lane) {
   }
 }
 
-__device__ __forceinline__ double warp_sum_transposed(const double (&v)[kValues]) {
+template <int V>
+__device__ __forceinline__ double warp_sum_transposed(const double (&v)[V]) {
+  static_assert(V <= 32, "a lane a value");
   const unsigned lane = threadIdx.x & 31u;
   double w[32];
 #pragma unroll
   for (int j = 0; j < 32; ++j)
-    w[j] = j < kValues ? v[j] : 0.0;
+    w[j] = j < V ? v[j] : 0.0;
   transposed_round<16>(w, lane);
   transposed_round<8>(w, lane);
   transposed_round<4>(w, lane);
@@ -42,13 +47,14 @@ __device__ __forceinline__ double warp_sum_transposed(const double (&v)[kValues]
 
 // The block's sums of v (kValues each), in a fixed order, into `out` (shared), valid to every
 // thread after the block's next barrier. Every thread must call it; it contains one barrier.
-__device__ __forceinline__ void block_sum_into(const double (&v)[kValues], double* out) {
-  __shared__ double warp_sums[kThreads / 32][kValues];
+template <int V>
+__device__ __forceinline__ void block_sum_into(const double (&v)[V], double* out) {
+  __shared__ double warp_sums[kThreads / 32][V];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const double x = warp_sum_transposed(v);
-  if (lane < kValues) warp_sums[warp][lane] = x;
+  const double x = warp_sum_transposed<V>(v);
+  if (lane < V) warp_sums[warp][lane] = x;
   __syncthreads();
-  if (threadIdx.x < kValues) {
+  if (threadIdx.x < V) {
     double t = 0;
     for (int w = 0; w < kThreads / 32; ++w)
       t += warp_sums[w][threadIdx.x];
@@ -60,25 +66,27 @@ __device__ __forceinline__ void block_sum_into(const double (&v)[kValues], doubl
 // (shared) in a fixed order, in the last block; as block_sum_into. Stored value by value, a
 // warp's loads of one value are consecutive (stored block by block, each load instruction
 // touched 32 cache lines).
+template <int V>
 __device__ __forceinline__ void grid_sum_into(const double* partials, double* out) {
-  double v[kValues];
+  double v[V];
 #pragma unroll
-  for (int j = 0; j < kValues; ++j)
+  for (int j = 0; j < V; ++j)
     v[j] = 0;
   for (int b = threadIdx.x; b < int(gridDim.x); b += kThreads)
 #pragma unroll
-    for (int j = 0; j < kValues; ++j)
+    for (int j = 0; j < V; ++j)
       v[j] += __ldcg(partials + std::size_t(j) * gridDim.x + b);
-  block_sum_into(v, out);
+  block_sum_into<V>(v, out);
 }
 
 // Writes this block's sums (from block_sum_into, after its barrier) as its partial and tells
 // whether this block is the last of the grid to finish, and so sees every partial. Every
 // thread must call it; the counter is reset by the caller's last block.
+template <int V>
 __device__ __forceinline__ bool finish_block(const double* block_sums, double* partials,
                                              unsigned* blocks_done) {
   __shared__ bool last;
-  if (threadIdx.x < kValues)
+  if (threadIdx.x < V)
     partials[std::size_t(threadIdx.x) * gridDim.x + blockIdx.x] = block_sums[threadIdx.x];
   __threadfence();
   __syncthreads();
