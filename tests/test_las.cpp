@@ -3,6 +3,7 @@
 // and clouds LAS cannot hold get clear errors.
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -344,6 +345,12 @@ class TestLas : public QObject {
       QVERIFY2(r.find_metadata(key) && *r.find_metadata(key) == *c.find_metadata(key), key);
     const QByteArray bytes = test::readAll(out);
     QVERIFY(bytes.contains(wkt));
+    // Another format has no place for the records: the writers' warning says so.
+    const auto lost = save_loss((dir.path() + "/c.pcd").toStdString(), c).dropped_fields;
+    QVERIFY(std::find_if(lost.begin(), lost.end(), [](const std::string& f) {
+              return f.find("coordinate reference system") != std::string::npos;
+            }) != lost.end());
+    QVERIFY(save_loss(out.toStdString(), c).dropped_fields.empty());
     QVERIFY(bytes.endsWith("hello"));
     QCOMPARE(int(std::uint8_t(bytes[6])) & 16, 16);  // WKT flag, as format 6 requires
   }

@@ -28,7 +28,7 @@ struct Source {
   double scale[3] = {0.001, 0.001, 0.001}, offset[3] = {0, 0, 0};
   bool has_scale = false;
   std::uint16_t global_encoding = 0, file_source_id = 0;
-  std::string guid, system, software;
+  std::string guid, system;
   std::vector<std::string> vlrs, evlrs;
   std::vector<ExtraBytes> descriptors;  // of the source's extra-bytes record, by name
 };
@@ -39,7 +39,8 @@ Source read_source(const std::string& path, const PointCloud& cloud) {
     if (const std::string* v = cloud.find_metadata(key))
       into = static_cast<std::remove_reference_t<decltype(into)>>(std::atof(v->c_str()));
   };
-  if (const std::string* v = cloud.find_metadata("las.version"); v && v->size() == 3)
+  if (const std::string* v = cloud.find_metadata("las.version");
+      v && v->size() == 3 && (*v)[0] == '1' && (*v)[2] >= '0' && (*v)[2] <= '4')
     s.minor = (*v)[2] - '0';
   if (const std::string* v = cloud.find_metadata("las.point_format"))
     s.format = std::atoi(v->c_str());

@@ -37,6 +37,12 @@ SaveLoss save_loss(const std::string& path, const PointCloud& cloud) {
                                     std::to_string(cloud.height) + ")");
   };
   if (format == CloudFormat::Xyz) drop_layout();  // text rows have no width and height
+  // A LAS file's records (its coordinate reference system among them) go back only into LAS.
+  if (format != CloudFormat::Las &&
+      std::any_of(cloud.metadata.begin(), cloud.metadata.end(), [](const MetadataEntry& m) {
+        return m.key.rfind("las.vlr.", 0) == 0 || m.key.rfind("las.evlr.", 0) == 0;
+      }))
+    loss.dropped_fields.push_back("the LAS file's records (coordinate reference system)");
   if (format == CloudFormat::Las) {
     drop_layout();
     double scale = 0;
