@@ -29,8 +29,9 @@ ClusterParams params_from(const Args& a) {
 }  // namespace
 
 int run_cluster(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json", "allow-precision-loss"},
-               {"method", "tolerance", "min", "max", "out", "csv", "split", "split-format", "las-labels"});
+  const Args a(
+      argv, {"json", "allow-precision-loss"},
+      {"method", "tolerance", "min", "max", "out", "csv", "split", "split-format", "las-labels"});
   a.expect_positionals(1, 1,
                        "cumulus-cli cluster FILE --method NAME --tolerance T [--min N] [--max N] "
                        "[--out FILE] [--json]");

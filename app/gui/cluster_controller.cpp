@@ -236,11 +236,12 @@ void ClusterController::exportCsv() {
   const Dataset& d = bench_.document->at(row);
   const auto cloud = d.cloud;
   const auto clusters = d.clusters;
-  bench_.save({tr("Save cluster summary"), bench_.export_dir() + "/clusters.csv", tr("CSV (*.csv)")},
-              [&](const QString& path) {
-                save_cluster_csv(path.toStdString(), *cloud, *clusters);
-                return true;
-              });
+  bench_.save(
+      {tr("Save cluster summary"), bench_.export_dir() + "/clusters.csv", tr("CSV (*.csv)")},
+      [&](const QString& path) {
+        save_cluster_csv(path.toStdString(), *cloud, *clusters);
+        return true;
+      });
 }
 
 }  // namespace cumulus::app

@@ -67,7 +67,8 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
     if (!cloud) return;
     save_with_dialog(
         this,
-        {tr("Export aligned cloud"), "aligned.pcd", tr("Point clouds (*.pcd *.ply *.las *.bin *.xyz)")},
+        {tr("Export aligned cloud"), "aligned.pcd",
+         tr("Point clouds (*.pcd *.ply *.las *.bin *.xyz)")},
         [this, cloud](const QString& path) { return save_cloud_asking(this, path, *cloud); });
   });
   auto refill = [this] { refillCombos(); };

@@ -14,7 +14,7 @@ IcpStop stop_of_state(int state);
 
 // target_normals: one per target point, for point to plane (null otherwise).
 void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-             const std::vector<Point3f>* target_normals, const IcpParams& params,
-             IcpMethod method, IcpResult& out);
+             const std::vector<Point3f>* target_normals, const IcpParams& params, IcpMethod method,
+             IcpResult& out);
 
 }  // namespace cumulus
