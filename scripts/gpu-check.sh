@@ -1,14 +1,31 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool) with the headless build carried in .gpu/:
-#   .gpu/bin.tar.xz (cumulus-cli and the non-GUI tests), .gpu/lib.tar.xz (the Debian runtime libraries
-#   they need), .gpu/data (a copy of ../shared/data). Writes logs and benchmark output to $OUT.
-#   scripts/gpu-pack.sh makes .gpu/ on this machine; then, on the GPU machine:
+#   .gpu/bin.tar.xz (cumulus-cli, the non-GUI tests, the Open3D module), .gpu/data (a copy of
+#   ../shared/data), and once per warm machine .gpu-lib/lib.tar.xz (the Debian runtime libraries
+#   they need, unpacked into /opt/deps). Writes logs and benchmark output to $OUT.
+#   scripts/gpu-pack.sh makes .gpu/ and .gpu-lib/ on this machine; then, on the GPU machine:
+#   scripts/gpu-check.sh libs (carrying .gpu-lib), then (carrying .gpu)
 #   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|features|features-bench|filters|all
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/out}
 mkdir -p /opt/deps "$out"
-[ -d /opt/deps/lib ] || tar xJf "$root/.gpu/lib.tar.xz" -C /opt/deps
+if [ ! -d /opt/deps/lib ]; then
+  # The library parts carried so far (.gpu-lib/partNN, one or more a call); unpacked once all
+  # `count` have come.
+  mkdir -p /opt/deps/parts
+  cp "$root"/.gpu-lib/part* /opt/deps/parts/ 2>/dev/null
+  [ -f "$root/.gpu-lib/count" ] && cp "$root/.gpu-lib/count" /opt/deps/parts/
+  have=$(ls /opt/deps/parts | grep -c '^part')
+  want=$(cat /opt/deps/parts/count 2>/dev/null || echo 0)
+  if [ "$want" -gt 0 ] && [ "$have" -ge "$want" ]; then
+    cat /opt/deps/parts/part* | xz -d | tar xf - -C /opt/deps && rm -rf /opt/deps/parts
+  else
+    echo "libraries: $have of $want parts here; carry the rest of .gpu-lib (scripts/gpu-check.sh libs)"
+    exit 1
+  fi
+fi
+[ "${1:-}" = libs ] && { echo "libraries in /opt/deps/lib: $(ls /opt/deps/lib | wc -l)"; exit 0; }
 [ -d "$root/.gpu/bin" ] || tar xJf "$root/.gpu/bin.tar.xz" -C "$root/.gpu"
 export LD_LIBRARY_PATH=/opt/deps/lib:${LD_LIBRARY_PATH:-}
 export CUMULUS_DATA=$root/.gpu/data CUMULUS_SAMPLE_DIR=$root/sample_data
@@ -17,7 +34,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 what=${1:-all}
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter test_outliers test_ground test_range_ground test_objects test_odometry; do
+  for t in test_device test_cluster test_segment test_io test_data test_nns test_icp test_features test_filter test_outliers test_ground test_range_ground test_objects test_odometry test_open3d; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
 fi
@@ -76,7 +93,7 @@ fi
 if [ "$what" = filters ]; then
   # Filters and the ground plane: their tests, every kernel under the sanitizers (a KITTI
   # frame, and a small cloud with NaNs, duplicates and a far point), then the benchmarks.
-  for t in test_filter test_outliers test_ground test_range_ground test_objects test_odometry; do
+  for t in test_filter test_outliers test_ground test_range_ground test_objects test_odometry test_open3d; do
     "$bin/$t" 2>&1 | tee -a "$out/tests.log" | grep -E "FAIL|Totals|Loc" | head -40
   done
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)

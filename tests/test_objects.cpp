@@ -12,6 +12,7 @@
 #include "io/io.h"
 #include "objects/objects.h"
 #include "objects/pipeline.h"
+#include "objects/pipeline_compare.h"
 #include "test_support.h"
 
 using namespace cumulus;
@@ -120,6 +121,47 @@ class TestObjects : public QObject {
     qInfo("%zu objects, PCL %zu; planes %.3f degrees apart", gpu.objects.size(), cpu.objects.size(),
           angle);
     QVERIFY(!gpu.objects.empty());
+  }
+
+  // The verdict the compare window and `bench pipeline` give: identical runs agree at every
+  // stage; a filter, a ground or a clustering that differs is named, with its figures.
+  void comparedPipelinesNameTheStageThatDiffers() {
+    const PointCloud street = load_cloud((test::sampleDir() + "/street_scene.pcd").toStdString());
+    const PipelineResult r = run_pipeline(street, lidar_chain(), "cpu");
+    const PipelineAgreement same = compare_pipelines(r, r);
+    QVERIFY2(same.agrees && same.identical, same.summary.c_str());
+    QCOMPARE(same.stages.size(), std::size_t(3));  // voxel grid, ground plane, clustering
+    QCOMPARE(same.differing_points, std::size_t(0));
+    QCOMPARE(same.point_differs.size(), r.filtered.size());
+    // A plane tilted by a degree is beyond the 0.5-degree bound, even with the same inliers.
+    PipelineResult tilted = r;
+    const double t = std::numbers::pi / 180;
+    auto& g = *tilted.ground_plane;
+    const double b = g[1] * std::cos(t) - g[2] * std::sin(t),
+                 c = g[1] * std::sin(t) + g[2] * std::cos(t);
+    g[1] = b;
+    g[2] = c;
+    tilted.ground.push_back(tilted.ground.back());  // a different inlier list
+    const PipelineAgreement ground = compare_pipelines(r, tilted);
+    QVERIFY(!ground.agrees);
+    QVERIFY2(QString::fromStdString(ground.summary).startsWith("DIFFERENT: ground plane 1 deg"),
+             ground.summary.c_str());
+    // One voxel fewer: the voxel grid is named, and no point-by-point marks are possible.
+    PipelineResult fewer = r;
+    --fewer.stages[0].points_out;
+    fewer.filtered.points.pop_back();
+    const PipelineAgreement voxels = compare_pipelines(r, fewer);
+    QVERIFY(!voxels.agrees);
+    QVERIFY2(voxels.summary.find("voxel grid") != std::string::npos, voxels.summary.c_str());
+    QVERIFY(voxels.point_differs.empty());
+    // Two objects swapped for one: the clustering differs, and its points are marked.
+    PipelineResult merged = r;
+    for (auto& l : merged.labels)
+      if (l == 1) l = 0;
+    const PipelineAgreement clusters = compare_pipelines(r, merged);
+    QVERIFY(!clusters.agrees);
+    QVERIFY2(clusters.summary.find("clustering") != std::string::npos, clusters.summary.c_str());
+    QVERIFY(clusters.differing_points > 0);
   }
 
   void aStageThatLeavesNothingIsNamed() {

@@ -371,6 +371,25 @@ class TestWindows : public QObject {
     QCOMPARE(features->table()->item(0, 4)->text(), QString("reference"));
     QCOMPARE(features->chart()->bars().size(), features->outcomes().size());
   }
+
+  // The Objects panel's chain in the same window: every method, a verdict per stage, each half
+  // showing its method's filtered points.
+  void compareWindowCoversThePipeline() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    std::unique_ptr<app::CompareWindow> cmp(w.openPipelineCompare());
+    QVERIFY(cmp);
+    QVERIFY(cmp->windowTitle().contains("pipeline"));
+    QVERIFY(run_once(cmp.get()));
+    const bool gpu = query_device().available;
+    QCOMPARE(cmp->outcomes().size(), std::size_t(gpu ? 2 : 1));
+    QCOMPARE(cmp->table()->item(0, 0)->text(), QString("cpu"));
+    QCOMPARE(cmp->table()->item(0, 4)->text(), QString("reference"));
+    for (const auto& a : cmp->agreements())
+      QVERIFY2(a.identical || a.summary.isEmpty(), qPrintable(a.summary));
+    QCOMPARE(cmp->chart()->bars().size(), cmp->outcomes().size());
+  }
 };
 
 int main(int argc, char** argv) {

@@ -5,10 +5,13 @@
 #include <set>
 #include <sstream>
 
+#include <pcl/pcl_config.h>
+
 #include "bench.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "peers/open3d_peer.h"
 
 namespace cumulus::cli {
 
@@ -185,7 +188,11 @@ int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir
                        const std::string& command_line, std::ostream& out) {
   write_bench_csv(dir + "/" + name + ".csv", rows);
   AtomicOstream md(dir + "/" + name + ".md");
-  md << bench_markdown(rows, title, describe_host(), command_line) << notes;
+  md << bench_markdown(
+            rows, title,
+            describe_host() + "; peers: PCL " + PCL_VERSION_PRETTY + ", " + open3d_peer::version(),
+            command_line)
+     << notes;
   md.commit();
   std::string why;
   const auto pngs = plot_bench(rows, dir, &why, name);

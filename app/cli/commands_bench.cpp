@@ -20,6 +20,7 @@
 #include "generate/generate.h"
 #include "io/atomic_file.h"
 #include "io/io.h"
+#include "peers/open3d_peer.h"
 #include "segment/segment.h"
 
 namespace cumulus::cli {
@@ -89,19 +90,21 @@ std::string compare(const ClusterResult& ref, const ClusterResult& r) {
          std::to_string(r.sizes.size()) + " vs " + std::to_string(ref.sizes.size());
 }
 
-BenchRow measure(const Case& c, ClusterMethod m, int warmup, int repeat,
-                 const ClusterResult* reference, ClusterResult* keep) {
-  BenchRow row{c.sweep, c.label, c.x, c.cloud.size(), c.tolerance, method_name(m)};
+// One row: `run(params)` clusters the case's cloud by the method called `name`.
+template <class Run>
+BenchRow measure(const Case& c, const std::string& name, int warmup, int repeat,
+                 const ClusterResult* reference, ClusterResult* keep, Run&& run) {
+  BenchRow row{c.sweep, c.label, c.x, c.cloud.size(), c.tolerance, name};
   ClusterParams p;
   p.tolerance = c.tolerance;
   try {
     for (int i = 0; i < warmup; ++i)
-      euclidean_cluster(c.cloud, p, m);
+      run(p);
     std::vector<double> totals;
     std::vector<StageTimes> stages;
     ClusterResult last;
     for (int i = 0; i < std::max(repeat, 1); ++i) {
-      last = euclidean_cluster(c.cloud, p, m);
+      last = run(p);
       totals.push_back(last.total_ms);
       stages.push_back(last.stages);
     }
@@ -121,6 +124,12 @@ BenchRow measure(const Case& c, ClusterMethod m, int warmup, int repeat,
     row.agreement = std::string("error: ") + e.what();
   }
   return row;
+}
+
+BenchRow measure(const Case& c, ClusterMethod m, int warmup, int repeat,
+                 const ClusterResult* reference, ClusterResult* keep) {
+  return measure(c, method_name(m), warmup, repeat, reference, keep,
+                 [&](const ClusterParams& p) { return euclidean_cluster(c.cloud, p, m); });
 }
 
 // `gpu` on points in page-locked memory.
@@ -156,9 +165,12 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
   const int repeat = int(a.get_int("repeat", 5)), warmup = int(a.get_int("warmup", 1));
   const int pcl_repeat = int(a.get_int("pcl-repeat", 1));
   std::vector<ClusterMethod> methods;
+  bool open3d = open3d_peer::available() && !a.flag("no-open3d");
   if (a.has("methods")) {
     std::istringstream ss(a.get("methods"));
+    open3d = open3d && a.get("methods").find("open3d") != std::string::npos;
     for (std::string name; std::getline(ss, name, ',');) {
+      if (name == "open3d") continue;
       auto m = parse_method<ClusterMethod>(name);
       if (!m) throw UsageError("unknown method '" + name + "'");
       methods.push_back(*m);
@@ -199,6 +211,16 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
       out << std::left << std::setw(9) << c.sweep << std::setw(30) << c.label << std::setw(15)
           << "cpu" << std::right << std::fixed << std::setprecision(3) << std::setw(12)
           << rows.back().median_ms << " ms\n"
+          << std::flush;
+    }
+    // Open3D's DBSCAN with min_points 1 is the same partition: its time beside PCL's.
+    if (open3d && (c.sweep == "real" || c.cloud.size() <= 65536)) {
+      rows.push_back(measure(c, "open3d", 0, pcl_repeat, ref, nullptr, [&](const ClusterParams& p) {
+        return open3d_peer::cluster(c.cloud, p);
+      }));
+      out << std::left << std::setw(9) << c.sweep << std::setw(30) << c.label << std::setw(15)
+          << "open3d" << std::right << std::setw(12) << rows.back().median_ms << " ms  "
+          << rows.back().agreement.substr(0, 80) << '\n'
           << std::flush;
     }
     // `gpu` once more with the frame already in page-locked memory, as a sensor driver would
@@ -255,9 +277,9 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
       << "# Cumulus performance report\n\n"
       << "- Machine: " << describe_host() << "\n"
       << "- GPU: " << (d.available ? describe(d) : "none (" + d.reason + ")") << "\n"
-      << "- Versions: Cumulus " << CUMULUS_VERSION << ", PCL " << PCL_VERSION_PRETTY << ", Qt "
-      << qVersion() << ", CUDA runtime " << d.runtime_version / 1000 << '.'
-      << (d.runtime_version % 1000) / 10 << "\n"
+      << "- Versions: Cumulus " << CUMULUS_VERSION << ", PCL " << PCL_VERSION_PRETTY << ", "
+      << open3d_peer::version() << ", Qt " << qVersion() << ", CUDA runtime "
+      << d.runtime_version / 1000 << '.' << (d.runtime_version % 1000) / 10 << "\n"
       << "- Command: `" << command_line << "`\n"
       << "- Method: one warm-up run, then the median, min and max of the repeats; GPU stage "
          "times from CUDA "
@@ -325,7 +347,7 @@ int run_bench_tiled(const Args& a, std::ostream& out) {
 }  // namespace
 
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"quick"},
+  const Args a(argv, {"quick", "no-open3d"},
                {"out",
                 "repeat",
                 "warmup",

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "filter/filter.h"
 #include "io/io.h"
+#include "peers/open3d_peer.h"
 
 namespace cumulus::cli {
 
@@ -55,6 +56,20 @@ std::string agreement(const FilterResult& r, const FilterResult& ref, bool voxel
   return s.str();
 }
 
+// Open3D's filters are defined differently (its grid's origin, its neighbour counts): say how
+// far apart they land rather than only that they differ.
+std::string open3d_agreement(const FilterResult& r, const FilterResult& ref, bool voxels) {
+  if (voxels)
+    return std::to_string(r.cloud.size()) + " voxels (its own grid), PCL " +
+           std::to_string(ref.cloud.size());
+  if (r.kept == ref.kept) return "identical";
+  std::vector<std::int32_t> both;
+  std::set_intersection(r.kept.begin(), r.kept.end(), ref.kept.begin(), ref.kept.end(),
+                        std::back_inserter(both));
+  return "DIFFERENT: kept " + std::to_string(r.kept.size()) + ", PCL " +
+         std::to_string(ref.kept.size()) + ", " + std::to_string(both.size()) + " in both";
+}
+
 }  // namespace
 
 int run_bench_filter(const Args& a, std::ostream& out, const std::string& command_line) {
@@ -74,6 +89,7 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
   const std::string dir = a.get("out", "bench-filter");
   fs::create_directories(dir);
   std::vector<BenchRow> rows;
+  const bool open3d = open3d_peer::available() && !a.flag("no-open3d");
   // One row set per filter: PCL's tutorial parameters for the outlier filters.
   struct Filter {
     const char* sweep;
@@ -117,6 +133,34 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
             << std::flush;
         rows.push_back(std::move(row));
       }
+      if (!open3d || std::string(f.sweep) == "crop") continue;
+      if (std::string(f.sweep) == "ror" && c.label.rfind("pcl/", 0) == 0) {
+        // Open3D gathers every neighbour within the radius (PCL stops at min_neighbors + 1):
+        // 0.5 m around each point of a 30 cm table is most of the scene, minutes a run.
+        out << "ror    " << c.label << ": open3d left out (it lists every neighbour within 0.5 m "
+            << "of each point of a table top)\n";
+        continue;
+      }
+      BenchRow row{f.sweep, c.label, f.x, c.cloud.size(), f.x, "open3d"};
+      try {
+        FilterResult last = timed_runs(0, std::max(1, repeat / 4), row, [&] {
+          const std::string sweep = f.sweep;
+          if (sweep == "sor")
+            return open3d_peer::remove_statistical_outliers(c.cloud, {int(f.x), 1.0, false});
+          if (sweep == "ror") return open3d_peer::remove_radius_outliers(c.cloud, {f.x, 2, false});
+          const auto leaf = float(f.x);
+          return open3d_peer::voxel_grid(c.cloud, {{leaf, leaf, leaf}, 0});
+        });
+        row.clusters = last.cloud.size();
+        row.agreement = open3d_agreement(last, ref, f.voxels);
+      } catch (const std::exception& e) {
+        row.agreement = std::string("error: ") + e.what();
+      }
+      out << std::left << std::setw(7) << row.sweep << std::setw(42) << c.label << std::setw(6)
+          << f.x << " open3d" << std::right << std::setw(9) << row.median_ms << " ms  "
+          << row.agreement << '\n'
+          << std::flush;
+      rows.push_back(std::move(row));
     }
   }
   return write_bench_report(
@@ -126,7 +170,10 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
       "deviation; radius outliers: 0.5 m, 2 neighbours (PCL's tutorial values). `cpu` is PCL's "
       "CropBox, VoxelGrid, StatisticalOutlierRemoval and RadiusOutlierRemoval; times are wall "
       "times of the whole call, upload, download and gathering the kept points' fields "
-      "included. The clusters column holds the points kept.\n",
+      "included. The clusters column holds the points kept. `open3d` (when this build has it): "
+      "VoxelDownSample (its grid starts half a leaf below the cloud's corner, so its voxels are "
+      "not PCL's), RemoveStatisticalOutliers and RemoveRadiusOutliers (3 points counting the "
+      "point itself) on the same clouds; Open3D's crop needs a box object and is left out.\n",
       command_line, out);
 }
 

@@ -16,6 +16,7 @@
 #include "ground/ground.h"
 #include "ground/range_ground.h"
 #include "io/io.h"
+#include "peers/open3d_peer.h"
 
 namespace cumulus::cli {
 
@@ -38,20 +39,10 @@ std::string score_text(const GroundScore& g) {
   return s.str();
 }
 
-std::array<double, 3> centroid(const PointCloud& c, const std::vector<std::int32_t>& which) {
-  std::array<double, 3> s{0, 0, 0};
-  for (const auto i : which)
-    for (std::size_t k = 0; k < 3; ++k)
-      s[k] += double((&c.points[std::size_t(i)].x)[k]);
-  for (std::size_t k = 0; k < 3; ++k)
-    s[k] = s[k] / double(std::max<std::size_t>(which.size(), 1)) + c.origin[k];
-  return s;
-}
-
 // Issue 32's target: at least PCL's inliers, the plane within 1 cm and 0.5 degrees.
 std::string agreement(const GroundResult& r, const GroundResult& ref, const PointCloud& c) {
   const double angle = plane_angle_deg(r.plane, ref.plane);
-  const double offset = plane_distance(r.plane, centroid(c, ref.ground));
+  const double offset = plane_distance(r.plane, world_centroid(c, ref.ground));
   std::ostringstream s;
   s << (r.ground.size() >= ref.ground.size() ? "inliers >= PCL" : "FEWER inliers") << " ("
     << r.ground.size() << " vs " << ref.ground.size() << "), " << std::setprecision(2) << angle
@@ -106,6 +97,7 @@ int run_bench_ground(const Args& a, std::ostream& out, const std::string& comman
   const std::string dir = a.get("out", "bench-ground");
   fs::create_directories(dir);
   std::vector<BenchRow> rows;
+  const bool open3d = open3d_peer::available() && !a.flag("no-open3d");
   for (const auto& c : cases) {
     GroundResult ref;
     for (const GroundMethod m : all_methods<GroundMethod>()) {
@@ -127,6 +119,25 @@ int run_bench_ground(const Args& a, std::ostream& out, const std::string& comman
       print_row(out, row);
       rows.push_back(std::move(row));
     }
+    if (!open3d) continue;
+    BenchRow row{c.labelled ? "labelled" : "plane",
+                 c.label,
+                 c.params.threshold,
+                 c.cloud.size(),
+                 c.params.threshold,
+                 "open3d"};
+    try {
+      const GroundResult last = timed_runs(0, std::max(1, repeat / 4), row, [&] {
+        return open3d_peer::ground_plane(c.cloud, c.params);
+      });
+      row.clusters = last.ground.size();
+      row.agreement = c.labelled ? score_text(score_ground(c.cloud, last.ground))
+                                 : agreement(last, ref, c.cloud);
+    } catch (const std::exception& e) {
+      row.agreement = std::string("error: ") + e.what();
+    }
+    print_row(out, row);
+    rows.push_back(std::move(row));
   }
   // The range image's ground: one row per LiDAR case (its "level" twin is the same cloud).
   const RangeGroundParams rp;
@@ -168,7 +179,9 @@ int run_bench_ground(const Args& a, std::ostream& out, const std::string& comman
       "to 0.25 m, threshold 0.2 m), ours on the CPU against the GPU. The labelled rows are "
       "generated streets (pavements 14 cm up with kerbs; level: a flat road; hilly: 4 % down "
       "behind the sensor, a 10 % ramp ahead, 3 % up after it), each method scored against "
-      "the generator's ground labels.\n",
+      "the generator's ground labels. `open3d` (when this build has it): SegmentPlane with "
+      "the same threshold and 1000 iterations, seeded; it has no axis constraint, so its "
+      "\"level\" rows are the unconstrained plane.\n",
       command_line, out);
 }
 

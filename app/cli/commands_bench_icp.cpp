@@ -16,6 +16,7 @@
 #include "features/features.h"
 #include "io/io.h"
 #include "nns/nns.h"
+#include "peers/open3d_peer.h"
 #include "registration/icp.h"
 
 namespace cumulus::cli {
@@ -181,6 +182,43 @@ std::string truth_error(const IcpResult& r, const std::optional<Eigen::Matrix4d>
   return s.str();
 }
 
+// Open3D's RegistrationICP on the case (its own stopping rule), against PCL's transform.
+BenchRow measure_open3d(const IcpCase& c, const IcpResult* ref, int reps, std::ostream& table3) {
+  BenchRow row{c.sweep, c.label, c.x, c.source.size(), c.params.max_correspondence_distance,
+               "open3d"};
+  try {
+    PointCloud source, target;
+    source.points = c.source;
+    target.points = c.target;
+    source.width = std::uint32_t(source.size());
+    target.width = std::uint32_t(target.size());
+    std::vector<double> t;
+    IcpResult last;
+    for (int i = 0; i < std::max(1, reps); ++i) {
+      last = open3d_peer::icp(source, target, c.normals(), c.params);
+      t.push_back(last.total_ms);
+    }
+    row.median_ms = median(t);
+    row.min_ms = *std::min_element(t.begin(), t.end());
+    row.max_ms = *std::max_element(t.begin(), t.end());
+    std::ostringstream s;
+    if (ref) {
+      const Eigen::Matrix4d e = ref->transform.inverse() * last.transform;
+      s << "from PCL's transform: " << std::setprecision(3) << rotation_angle_deg(e) << " deg, "
+        << translation_norm(e) * 1000 << " mm";
+    }
+    row.agreement = s.str();
+    table3 << "| " << c.label << " | " << c.source.size() << " | open3d | (not reported) | "
+           << "its criteria | " << std::setprecision(6) << last.fitness << " (inlier RMSE^2) | "
+           << truth_error(last, c.truth) << " | " << std::fixed << std::setprecision(3)
+           << row.median_ms << " |\n"
+           << std::defaultfloat;
+  } catch (const std::exception& e) {
+    row.agreement = std::string("error: ") + e.what();
+  }
+  return row;
+}
+
 std::string compare_knn(const KnnResult& ref, const KnnResult& r) {
   if (r.sq_distances != ref.sq_distances) {
     std::size_t diff = 0;
@@ -195,6 +233,23 @@ std::string compare_knn(const KnnResult& ref, const KnnResult& r) {
   return ties ? "identical (" + std::to_string(ties) + " ties ordered differently)" : "identical";
 }
 
+// Open3D measures in double and rounds once, where FLANN sums in float: equal up to that.
+std::string compare_knn_rounded(const KnnResult& ref, const KnnResult& r) {
+  std::size_t diff = 0;
+  double worst = 0;
+  for (std::size_t i = 0; i < r.sq_distances.size() && i < ref.sq_distances.size(); ++i) {
+    const double a = r.sq_distances[i], b = ref.sq_distances[i];
+    const double rel = std::abs(a - b) / std::max(1.0, std::abs(b));
+    worst = std::max(worst, rel);
+    diff += rel > 4e-6;
+  }
+  std::ostringstream s;
+  s << (diff ? "DIFFERENT: " + std::to_string(diff) + " distances differ beyond float rounding"
+             : "the same distances up to float rounding")
+    << " (max relative difference " << std::setprecision(2) << worst << ")";
+  return s.str();
+}
+
 }  // namespace
 
 int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_line) {
@@ -204,6 +259,8 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
   const int pcl_repeat = int(a.get_int("pcl-repeat", 1));
   const bool gpu = query_device().available;
   if (!gpu) out << "no GPU (" << query_device().reason << "): measuring cpu only\n";
+  const bool open3d = open3d_peer::available() && !a.flag("no-open3d");
+  const int repeat_open3d = pcl_repeat;
   // --methods a,b limits the methods (both ICP and search names); --cases keeps cases whose
   // label contains one of the given words.
   const std::string only = "," + a.get("methods", "") + ",";
@@ -288,6 +345,13 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
           << row.agreement.substr(0, 100) << '\n'
           << std::defaultfloat << std::flush;
     }
+    if (open3d && wanted("open3d")) {
+      rows.push_back(measure_open3d(c, have_ref ? &ref : nullptr, repeat_open3d, table3));
+      out << std::left << std::setw(7) << c.sweep << std::setw(14) << c.label << std::setw(16)
+          << "open3d" << std::right << std::fixed << std::setprecision(3) << std::setw(11)
+          << rows.back().median_ms << " ms  " << rows.back().agreement.substr(0, 100) << '\n'
+          << std::defaultfloat << std::flush;
+    }
   }
   // k-NN query throughput: every source point of a case as a query against its target.
   std::ostringstream knn_md;
@@ -297,29 +361,37 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
     if (c.label != "bunny 40256" && c.label != "kitti 1->0") continue;
     for (int k : {1, 8, 16}) {
       KnnResult ref;
-      for (auto m : all_methods<NnsMethod>()) {
-        if (m != NnsMethod::Cpu && !gpu) continue;
-        if (!wanted(method_name(m))) continue;
+      std::vector<std::string> names;
+      for (auto m : all_methods<NnsMethod>())
+        if (m == NnsMethod::Cpu || gpu) names.push_back(method_name(m));
+      if (open3d) names.insert(names.begin() + 1, "open3d");
+      for (const auto& name : names) {
+        if (!wanted(name)) continue;
+        const bool host = name == "cpu" || name == "open3d";
         BenchRow row{"knn",     c.label + " k=" + std::to_string(k),
                      double(k), c.source.size(),
-                     double(k), method_name(m)};
+                     double(k), name};
         try {
           std::vector<double> t;
           KnnResult last;
-          const int reps = m == NnsMethod::Cpu ? pcl_repeat : repeat;
-          for (int i = 0; i < (m == NnsMethod::Cpu ? 0 : warmup) + std::max(1, reps); ++i) {
-            last = knn_search(c.target, c.source, k, m);
-            if (i >= (m == NnsMethod::Cpu ? 0 : warmup)) t.push_back(last.total_ms);
+          const int reps = host ? pcl_repeat : repeat;
+          for (int i = 0; i < (host ? 0 : warmup) + std::max(1, reps); ++i) {
+            last = name == "open3d"
+                       ? open3d_peer::knn(c.target, c.source, k)
+                       : knn_search(c.target, c.source, k, *parse_method<NnsMethod>(name));
+            if (i >= (host ? 0 : warmup)) t.push_back(last.total_ms);
           }
           row.median_ms = median(t);
           row.min_ms = *std::min_element(t.begin(), t.end());
           row.max_ms = *std::max_element(t.begin(), t.end());
           row.stages = last.stages;
-          if (m == NnsMethod::Cpu) {
+          if (name == "cpu") {
             row.agreement = "reference";
             ref = std::move(last);
           } else {
-            row.agreement = ref.indices.empty() ? "no reference" : compare_knn(ref, last);
+            row.agreement = ref.indices.empty() ? "no reference"
+                            : name == "open3d"  ? compare_knn_rounded(ref, last)
+                                                : compare_knn(ref, last);
             if (row.agreement.rfind("identical", 0) == 0) row.agreement = "identical";
           }
         } catch (const std::exception& e) {
@@ -345,7 +417,12 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
       "the fitness score within 1e-6 relative. In the knn sweep it means the same squared "
       "distances for every query; indices may differ only between targets at exactly equal "
       "distance. Times include the upload of both clouds, building the search structure, every "
-      "iteration, the fitness score and the download.\n" +
+      "iteration, the fitness score and the download. `open3d` (when this build has it): "
+      "RegistrationICP with Open3D's own criteria (relative fitness and RMSE change below the "
+      "fitness epsilon, at most the same iterations; it does not report how many it ran), the "
+      "same target normals for point to plane; agreement gives its distance from PCL's "
+      "transform. Its k-NN rows: KDTreeFlann::SearchKNN per query (distances in double, "
+      "rounded to float).\n" +
       table3.str() + knn_md.str();
   return write_bench_report(rows, dir, "icp", "ICP registration benchmark", notes, command_line,
                             out);

@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "io/io.h"
 #include "objects/pipeline.h"
+#include "objects/pipeline_compare.h"
+#include "peers/open3d_peer.h"
 
 namespace cumulus::cli {
 
@@ -38,6 +40,7 @@ int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& comm
   const std::string dir = a.get("out", "bench-pipeline");
   fs::create_directories(dir);
   std::vector<BenchRow> rows;
+  const bool open3d = open3d_peer::available() && !a.flag("no-open3d");
   for (const auto& [chain, p] : chains)
     for (const auto& [label, cloud] : cases) {
       const bool plane = p.ground.has_value();
@@ -51,20 +54,11 @@ int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& comm
         row.clusters = last.objects.size();
         for (const auto& s : last.stages)
           row.stages.emplace_back(s.name, s.ms);
-        std::ostringstream agree;
-        if (std::string(method) == "cpu") {
-          agree << (plane ? "reference (PCL's tutorial chain)"
-                          : "reference (PCL's stages, our ground)");
-        } else if (!plane) {
-          agree << last.objects.size() << " objects, cpu " << ref.objects.size() << "; "
-                << (last.ground_points == ref.ground_points ? "the same" : "DIFFERENT")
-                << " ground points (" << last.ground_points << ")";
-        } else {
-          agree << last.objects.size() << " objects, PCL " << ref.objects.size() << "; ground "
-                << std::setprecision(2) << plane_angle_deg(*last.ground_plane, *ref.ground_plane)
-                << " deg from PCL's";
-        }
-        row.agreement = agree.str();
+        if (std::string(method) == "cpu")
+          row.agreement =
+              plane ? "reference (PCL's tutorial chain)" : "reference (PCL's stages, our ground)";
+        else
+          row.agreement = compare_pipelines(ref, last).summary;
         if (std::string(method) == "cpu") ref = std::move(last);
         out << std::left << std::setw(20) << chain << std::setw(24) << label << ' ' << std::setw(5)
             << method << std::right << std::fixed << std::setprecision(4) << std::setw(10)
@@ -72,6 +66,29 @@ int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& comm
             << std::flush;
         rows.push_back(std::move(row));
       }
+      if (!open3d || !plane) continue;
+      // Open3D's calls for the same chain (no range-image ground in Open3D).
+      BenchRow row{chain, label, 0.1, cloud.size(), 0.5, "open3d"};
+      try {
+        const PipelineResult last = timed_runs(0, std::max(1, repeat / 4), row,
+                                               [&] { return open3d_peer::chain(cloud, p); });
+        row.clusters = last.objects.size();
+        for (const auto& s : last.stages)
+          row.stages.emplace_back(s.name, s.ms);
+        std::ostringstream agree;
+        agree << last.objects.size() << " objects, PCL " << ref.objects.size() << "; ground "
+              << std::setprecision(2) << plane_angle_deg(*last.ground_plane, *ref.ground_plane)
+              << " deg from PCL's; " << last.filtered.size() << " voxels, PCL "
+              << ref.filtered.size();
+        row.agreement = agree.str();
+      } catch (const std::exception& e) {
+        row.agreement = std::string("error: ") + e.what();
+      }
+      out << std::left << std::setw(20) << chain << std::setw(24) << label << " open3d"
+          << std::right << std::fixed << std::setprecision(4) << std::setw(9) << row.median_ms
+          << " ms  " << row.agreement << '\n'
+          << std::flush;
+      rows.push_back(std::move(row));
     }
   return write_bench_report(
       rows, dir, "pipeline", "Pipeline: a raw scan to objects",
@@ -79,8 +96,15 @@ int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& comm
       "0.5 m (10 to 100,000 points), boxes. `cpu`: every stage PCL's class; `gpu`: every stage "
       "ours, each its own call (every GPU stage still uploads its input and downloads its "
       "output). Wall time from host points to boxes; the clusters column holds the objects. "
+      "Agreement, stage by stage: the same points out of every filter (voxel centroids within "
+      "1 mm), the RANSAC plane within 0.5 degree and 1 cm of PCL's with at least its inliers, "
+      "the range image's ground the same points, the same clusters where both clustered the "
+      "same points. "
       "`range-ground`: the same chain with the range image's ground (64 x 2048, 0.2 m) instead "
-      "of the plane; its `cpu` keeps PCL's filters and clustering.\n",
+      "of the plane; its `cpu` keeps PCL's filters and clustering. `open3d` (when this build has "
+      "it): the chain in Open3D's calls (VoxelDownSample, SegmentPlane with no axis "
+      "constraint, SelectByIndex, ClusterDBSCAN with min_points 1, an axis-aligned box per "
+      "cluster).\n",
       command_line, out);
 }
 

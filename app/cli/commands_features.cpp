@@ -15,6 +15,7 @@
 #include "features/features.h"
 #include "io/io.h"
 #include "json.h"
+#include "peers/open3d_peer.h"
 #include "tiles/tiles.h"
 
 namespace cumulus::cli {
@@ -107,9 +108,38 @@ const std::string kBenchNotes =
     "FPFHEstimation, one run). Agreement: every bin within 1e-3 (percent units) of PCL's; 'end "
     "to end' compares with each method's own normals (gpu estimates them on the device, so "
     "pairs right on a bin edge can move), 'from PCL's normals' gives every method PCL's "
-    "normals.\n";
+    "normals. open3d (when this build has it): EstimateNormals turned towards the viewpoint, then "
+    "ComputeFPFHFeature, one run, the same neighbourhoods (Open3D has no PFH).\n";
 
 }  // namespace
+
+// Open3D's FPFH from its own normals (timed, end to end), and from PCL's normals (untimed) for
+// the histograms' agreement alone.
+static BenchRow measure_open3d(const FeatureCase& c, const FeatureResult* ref, std::ostream& out) {
+  const double plot_x = c.params.neighbourhood.k > 0 ? c.x : 0.0;
+  BenchRow row{c.sweep, c.label, plot_x, c.cloud.size(), c.x, "open3d"};
+  try {
+    const FeatureResult last = open3d_peer::fpfh(c.cloud, c.params);
+    row.median_ms = row.min_ms = row.max_ms = last.total_ms;
+    row.clusters = last.nan_histograms;
+    row.stages = last.stages;
+    if (ref) {
+      row.agreement = "end to end: " + agreement(*ref, last);
+      const FeatureResult same = open3d_peer::fpfh(c.cloud, c.params, &ref->normals);
+      row.agreement += "; from PCL's normals: " + agreement(*ref, same) + "; " +
+                       std::to_string(open3d_peer::fpfh_rows_pcl_plus_own_spfh(*ref, same)) +
+                       " of " + std::to_string(same.size()) +
+                       " rows are PCL's plus the point's own SPFH (which PCL leaves out)";
+    }
+  } catch (const std::exception& e) {
+    row.agreement = std::string("error: ") + e.what();
+  }
+  out << std::left << std::setw(26) << c.label << std::setw(11) << "open3d" << std::right
+      << std::fixed << std::setprecision(3) << std::setw(11) << row.median_ms << " ms  "
+      << row.agreement.substr(0, 110) << '\n'
+      << std::defaultfloat << std::flush;
+  return row;
+}
 
 int run_bench_features(const Args& a, std::ostream& out, const std::string& command_line) {
   const std::string dir = a.get("out", "bench-features");
@@ -119,6 +149,7 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
   const double pcl_limit = a.get_double("pcl-max-pairs", 2.5e8);
   const bool gpu = query_device().available;
   if (!gpu) out << "no GPU (" << query_device().reason << "): measuring cpu only\n";
+  const bool open3d = open3d_peer::available() && !a.flag("no-open3d");
   const std::string only = "," + a.get("methods", "") + ",";
   auto wanted = [&](const std::string& m) {
     return only == ",," || only.find("," + m + ",") != std::string::npos;
@@ -190,6 +221,8 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
           << row.agreement.substr(0, 110) << '\n'
           << std::defaultfloat << std::flush;
     }
+    if (open3d && wanted("open3d") && c.params.descriptor == Descriptor::Fpfh)
+      rows.push_back(measure_open3d(c, have_ref ? &ref : nullptr, out));
   }
   return write_bench_report(rows, dir, "features", "Normals and feature histograms benchmark",
                             kBenchNotes + stages_md.str(), command_line, out);

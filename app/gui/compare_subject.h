@@ -18,6 +18,7 @@
 #include "core/depth_image.h"
 #include "core/method_table.h"
 #include "features/features.h"
+#include "objects/pipeline.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -125,6 +126,10 @@ CompareSubject segment_compare(std::shared_ptr<const DepthImage> image, const QS
 CompareSubject icp_compare(std::shared_ptr<const PointCloud> source,
                            std::shared_ptr<const PointCloud> target, const QString& name,
                            const IcpParams& params, const Eigen::Matrix4d& perturbation);
+// A raw scan to objects: each half shows its method's filtered points (ground grey, objects in
+// their colours and boxes), or in red the points whose role differs from the reference's.
+CompareSubject pipeline_compare(std::shared_ptr<const PointCloud> cloud, const QString& name,
+                                const PipelineParams& params);
 // Normals and PFH/FPFH: the cloud coloured by the bin each histogram peaks in, the points whose
 // histograms differ from the reference's (over 1e-3 in a bin, or NaN against a number) in red.
 CompareSubject features_compare(std::shared_ptr<const PointCloud> cloud, const QString& name,

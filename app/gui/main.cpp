@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   QCommandLineOption compare_what(
       "compare-algorithm",
       "With --compare: cluster (default for a cloud), segment (default for a depth image), icp "
-      "(the first cloud onto the second) or features.",
+      "(the first cloud onto the second), features or pipeline (the Objects panel's chain).",
       "NAME");
   QCommandLineOption objects(
       "objects",
@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
       const bool image =
           window.currentRow() >= 0 && !window.document()->at(window.currentRow()).isCloud();
       if (what == "icp") window.setCurrentRow(1);  // the target; the first cloud is the source
-      auto* cmp = what == "icp"                                    ? window.openIcpCompare()
+      auto* cmp = what == "pipeline"                               ? window.openPipelineCompare()
+                  : what == "icp"                                  ? window.openIcpCompare()
                   : what == "features"                             ? window.openFeaturesCompare()
                   : what == "segment" || (what.isEmpty() && image) ? window.openSegmentCompare()
                   : what.isEmpty() || what == "cluster"            ? window.openCompare()

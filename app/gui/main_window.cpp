@@ -279,6 +279,9 @@ void MainWindow::buildActions() {
   tools->addAction(tr("Compare Feat&ure Methods…"), this, [this] {
     if (auto* w = openFeaturesCompare()) w->show();
   });
+  tools->addAction(tr("Compare &Pipeline Methods…"), this, [this] {
+    if (auto* w = openPipelineCompare()) w->show();
+  });
   tools->addAction(tr("&Registration (ICP)…"), this, [this] { openRegistration()->show(); })
       ->setShortcut(tr("Ctrl+R"));
   tools->addAction(tr("&Features (normals, PFH, FPFH)…"), this, [this] { openFeatures()->show(); })

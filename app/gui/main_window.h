@@ -72,6 +72,8 @@ class MainWindow : public QMainWindow {
   // features window's cloud and parameters (each window opened first if needed).
   class CompareWindow* openIcpCompare();
   class CompareWindow* openFeaturesCompare();
+  // The Objects panel's pipeline on the current cloud, every method.
+  class CompareWindow* openPipelineCompare();
   // The ICP window (one per main window), with the current cloud as target when it has one.
   class RegistrationWindow* openRegistration();
   // The features window on the current cloud.

@@ -11,6 +11,7 @@
 #include "icp_panel.h"
 #include "job_runner.h"
 #include "main_window.h"
+#include "pipeline_panel.h"
 #include "registration_window.h"
 #include "segment_panel.h"
 
@@ -90,6 +91,19 @@ CompareWindow* MainWindow::openCompare() {
   auto* w = new CompareWindow(
       cluster_compare(document_->at(row).cloud, document_->at(row).name, cluster_panel_->params()),
       this);
+  w->setAttribute(Qt::WA_DeleteOnClose);
+  return w;
+}
+
+CompareWindow* MainWindow::openPipelineCompare() {
+  const int row = currentRow();
+  if (row < 0 || !document_->at(row).isCloud()) {
+    reportError(tr("Select a point cloud to compare pipeline methods on."));
+    return nullptr;
+  }
+  auto* w = new CompareWindow(pipeline_compare(document_->at(row).cloud, document_->at(row).name,
+                                               pipeline_panel_->params()),
+                              this);
   w->setAttribute(Qt::WA_DeleteOnClose);
   return w;
 }

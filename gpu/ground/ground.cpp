@@ -117,6 +117,16 @@ double plane_distance(const std::array<double, 4>& q, const std::array<double, 3
          std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
 }
 
+std::array<double, 3> world_centroid(const PointCloud& c, const std::vector<std::int32_t>& which) {
+  std::array<double, 3> s{0, 0, 0};
+  for (const auto i : which)
+    for (std::size_t k = 0; k < 3; ++k)
+      s[k] += double((&c.points[std::size_t(i)].x)[k]);
+  for (std::size_t k = 0; k < 3; ++k)
+    s[k] = s[k] / double(std::max<std::size_t>(which.size(), 1)) + c.origin[k];
+  return s;
+}
+
 GroundResult segment_ground_plane(const PointCloud& cloud, const GroundPlaneParams& params,
                                   GroundMethod method) {
   validate(params);

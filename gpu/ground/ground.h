@@ -72,5 +72,9 @@ GroundScore score_ground(const PointCloud& cloud, const std::vector<std::int32_t
 // (world coordinates) to a plane.
 double plane_angle_deg(const std::array<double, 4>& a, const std::array<double, 4>& b);
 double plane_distance(const std::array<double, 4>& plane, const std::array<double, 3>& p);
+// The world centroid of the points `which` of a cloud (its origin for none): where two planes
+// are compared.
+std::array<double, 3> world_centroid(const PointCloud& cloud,
+                                     const std::vector<std::int32_t>& which);
 
 }  // namespace cumulus
