@@ -334,6 +334,19 @@ class TestCli : public QObject {
         cumulus::euclidean_cluster(cumulus::load_cloud(d + "/frame_2.bin"),
                                    {0.5f, 1, std::size_t(INT32_MAX)}, cumulus::ClusterMethod::Cpu);
     QCOMPARE(v[1]["clusters"].toDouble(), double(one.sizes.size()));
+    QVERIFY(!v[3]["page_locked"].toBool());  // PCL takes the cloud itself
+    if (cumulus::query_device().available) {
+      // GPU clustering reads the frames from page-locked buffers the readers fill: the same
+      // clusters as each frame on its own.
+      const Run g = cli({"sequence", d, "--task", "cluster", "--method", "gpu", "--json", "--out",
+                         d + "/gpu", "--readers", "2", "--queue", "1"});
+      QCOMPARE(g.code, 0);
+      const auto w = lines(g.out);
+      QVERIFY(w[3]["page_locked"].toBool());
+      for (const char* f : {"frame_1", "frame_2", "frame_10"})
+        QCOMPARE(cumulus::test::readAll(dir.path() + "/gpu/" + f + ".clusters.csv"),
+                 cumulus::test::readAll(dir.path() + "/out/" + f + ".clusters.csv"));
+    }
     // A pattern, and a list in its own order.
     QCOMPARE(lines(cli({"sequence", d + "/frame_1*.bin", "--task", "cluster", "--method", "cpu",
                         "--json"})

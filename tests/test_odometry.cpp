@@ -6,6 +6,8 @@
 #include <QJsonObject>
 #include <QtTest>
 
+#include <filesystem>
+
 #include <Eigen/Geometry>
 
 #include <cmath>
@@ -245,6 +247,27 @@ class TestOdometry : public QObject {
         cli::cli_main({"sequence", d + "/drive/velodyne", "--task", "cluster", "--poses", "x.txt"},
                       out, err),
         2);
+  }
+
+  // bench sequence runs `sequence` itself on frames it writes to disk: a row per task and
+  // method with every frame processed and the read time, its scratch folder gone afterwards.
+  void benchSequenceRunsFramesFromDisk() {
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    std::filesystem::create_directories(d + "/scratch");
+    std::ostringstream out, err;
+    QCOMPARE(cli::cli_main({"bench", "sequence", "--frames", "3", "--out", d + "/bench",
+                            "--scratch", d + "/scratch"},
+                           out, err),
+             0);
+    const QByteArray csv = test::readAll(dir.path() + "/bench/sequence.csv");
+    for (const char* task : {"cluster", "odometry"}) {
+      const QByteArray row = QByteArray("from disk,level drive: ") + task + ",3,";
+      QVERIFY2(csv.contains(row), csv.constData());
+    }
+    QVERIFY2(csv.contains("frames/s over 3 frames (all read and processed); a frame: read"),
+             csv.constData());
+    QVERIFY(std::filesystem::is_empty(d + "/scratch"));
   }
 
   // Depth images are frames too: --task segment segments each one's columns as

@@ -1,6 +1,7 @@
 // cumulus-cli sequence: one task over every frame of a sequence in one process (CUDA starts
 // once), reader threads loading the next frames into a bounded queue while the current one is
 // processed; a line of JSON per frame and a summary.
+#include <algorithm>
 #include <condition_variable>
 #include <filesystem>
 #include <iomanip>
@@ -14,9 +15,11 @@
 #include "cluster/cluster.h"
 #include "cluster/cluster_export.h"
 #include "commands.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "feature_args.h"
 #include "filter_args.h"
+#include "frame_reader.h"
 #include "interrupt.h"
 #include "io/atomic_file.h"
 #include "io/io.h"
@@ -30,91 +33,6 @@
 namespace cumulus::cli {
 
 namespace {
-
-struct Frame {
-  std::size_t index = 0;
-  std::string path;
-  std::optional<PointCloud> cloud;
-  std::optional<DepthImage> depth;  // a depth image frame (--task segment)
-  std::string error;                // why it could not be read
-  double read_ms = 0;
-};
-
-// Frames read by a few threads, at most `capacity` ahead of the consumer, handed out in order.
-class FrameReader {
- public:
-  FrameReader(std::vector<std::string> paths, std::size_t capacity, std::size_t threads,
-              double depth_scale)
-      : paths_(std::move(paths)), capacity_(capacity), depth_scale_(depth_scale) {
-    for (std::size_t t = 0; t < threads; ++t)
-      threads_.emplace_back([this] { run(); });
-  }
-  ~FrameReader() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    changed_.notify_all();
-    for (auto& t : threads_)
-      t.join();
-  }
-  // The next frame in order, or nothing after the last.
-  std::optional<Frame> next() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return delivered_ == paths_.size() || ready_.count(delivered_); });
-    if (delivered_ == paths_.size()) return std::nullopt;
-    const auto it = ready_.find(delivered_);
-    Frame f = std::move(it->second);
-    ready_.erase(it);
-    ++delivered_;
-    changed_.notify_all();
-    return f;
-  }
-
- private:
-  void run() {
-    for (;;) {
-      std::size_t i = 0;
-      {
-        std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] {
-          return stop_ || next_ >= paths_.size() || next_ < delivered_ + capacity_;
-        });
-        if (stop_ || next_ >= paths_.size()) return;
-        i = next_++;
-      }
-      Frame f{i, paths_[i], std::nullopt, std::nullopt, {}, 0};
-      WallTimer t;
-      try {
-        if (is_depth_image_path(paths_[i])) {
-          f.depth = load_depth_image(paths_[i], depth_scale_);
-          if (f.depth->count_valid() == 0) f.error = "no valid pixel";
-        } else {
-          f.cloud = load_cloud(paths_[i]);
-          if (f.cloud->size() == f.cloud->count_non_finite()) f.error = "no finite point";
-        }
-      } catch (const std::exception& e) {
-        f.error = e.what();
-      }
-      f.read_ms = t.ms();
-      {
-        std::lock_guard lock(mutex_);
-        ready_.emplace(i, std::move(f));
-      }
-      changed_.notify_all();
-    }
-  }
-
-  std::vector<std::string> paths_;
-  std::size_t capacity_;
-  double depth_scale_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<std::size_t, Frame> ready_;
-  std::size_t next_ = 0, delivered_ = 0;
-  bool stop_ = false;
-  std::vector<std::thread> threads_;
-};
 
 std::string stem(const std::string& path) {
   return std::filesystem::path(path).stem().string();
@@ -310,8 +228,12 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   const bool json = a.flag("json"), strict = a.flag("strict");
 
   RunProgress progress("sequence (" + task + ", " + method + ")");
+  // GPU clustering takes raw points: the readers hand them over page-locked.
+  const bool page_locked =
+      cluster_method && is_gpu_method(*cluster_method) && query_device().available;
+  PinnedPool pool;
   FrameReader reader(paths, std::size_t(queue), std::size_t(readers),
-                     parse_depth_scale(a.get("scale", "mm")));
+                     parse_depth_scale(a.get("scale", "mm")), page_locked ? &pool : nullptr);
   WallTimer total;
   std::size_t done = 0, failed = 0;
   double read_ms = 0, compute_ms = 0;
@@ -365,7 +287,10 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
           line["stages_ms"] =
               QJsonObject{{"voxel grid", st.filter_ms}, {"icp", st.icp_ms}, {"map", st.map_ms}};
         } else if (task == "cluster") {
-          const ClusterResult r = euclidean_cluster(cloud, cluster, *cluster_method);
+          const ClusterResult r = frame->pinned
+                                      ? euclidean_cluster(frame->pinned->points.get(), cloud.size(),
+                                                          cluster, *cluster_method)
+                                      : euclidean_cluster(cloud, cluster, *cluster_method);
           compute_ms += r.total_ms;
           line["clusters"] = double(r.sizes.size());
           line["largest"] = r.sizes.empty() ? 0.0 : double(r.sizes.front());
@@ -428,7 +353,8 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
                       {"frames_per_s", seconds > 0 ? double(done) / seconds : 0.0},
                       {"total_ms", total.ms()},
                       {"read_ms", read_ms},
-                      {"compute_ms", compute_ms}};
+                      {"compute_ms", compute_ms},
+                      {"page_locked", page_locked}};
   if (odometry) {
     const Trajectory& poses = odometry->poses();
     std::vector<double> times;
