@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <numbers>
 
 #include "core/device.h"
@@ -121,6 +122,62 @@ class TestObjects : public QObject {
     qInfo("%zu objects, PCL %zu; planes %.3f degrees apart", gpu.objects.size(), cpu.objects.size(),
           angle);
     QVERIFY(!gpu.objects.empty());
+  }
+
+  // The device-resident chain keeps the points on the GPU from stage to stage; it runs the same
+  // kernels as each stage's own call, so it gives their result, whichever stages are on.
+  void deviceChainGivesTheStageByStageResult_data() {
+    QTest::addColumn<QString>("scan");
+    QTest::addColumn<bool>("voxel");
+    QTest::addColumn<bool>("ground");
+    for (const char* scan : {"kitti/000000.bin", "street_scene.pcd"})
+      for (const bool voxel : {true, false})
+        for (const bool ground : {true, false})
+          QTest::addRow("%s%s%s", scan, voxel ? ", voxel" : "", ground ? ", ground" : "")
+              << QString(scan) << voxel << ground;
+  }
+  void deviceChainGivesTheStageByStageResult() {
+    CUMULUS_REQUIRE_GPU();
+    QFETCH(QString, scan);
+    QFETCH(bool, voxel);
+    QFETCH(bool, ground);
+    const QString path =
+        scan.startsWith("kitti") ? test::sharedDataFile(scan) : test::sampleDir() + "/" + scan;
+    if (path.isEmpty()) QSKIP("real data not found");
+    PointCloud c = load_cloud(path.toStdString());
+    for (std::size_t i = 0; i < c.size(); i += 997)
+      c.points[i].y = NAN;  // the stages skip them alike
+    PipelineParams p = lidar_chain();
+    if (!voxel) p.voxel.reset();
+    if (!ground) p.ground.reset();
+    const PipelineResult chain = run_pipeline(c, p, "gpu"),
+                         stages = run_pipeline(c, p, "gpu-stages");
+    QCOMPARE(chain.stages.size(), stages.stages.size());
+    for (std::size_t k = 0; k < chain.stages.size(); ++k) {
+      QCOMPARE(chain.stages[k].name, stages.stages[k].name);
+      QCOMPARE(chain.stages[k].points_out, stages.stages[k].points_out);
+    }
+    // Bit for bit (NaNs included where no voxel grid ran).
+    QCOMPARE(chain.filtered.size(), stages.filtered.size());
+    QVERIFY(std::memcmp(chain.filtered.points.data(), stages.filtered.points.data(),
+                        chain.filtered.size() * sizeof(Point3f)) == 0);
+    QVERIFY(chain.ground == stages.ground);
+    QVERIFY(chain.ground_plane == stages.ground_plane);
+    QVERIFY(chain.kept == stages.kept);
+    QVERIFY(chain.labels == stages.labels);
+    // The chain sums its boxes on the GPU in another order than the host: rounding apart.
+    QCOMPARE(chain.objects.size(), stages.objects.size());
+    for (std::size_t k = 0; k < chain.objects.size(); ++k) {
+      const DetectedObject &a = chain.objects[k], &b = stages.objects[k];
+      QCOMPARE(a.points, b.points);
+      for (std::size_t d = 0; d < 3; ++d) {
+        QVERIFY(std::abs(a.centroid[d] - b.centroid[d]) < 1e-9);
+        QCOMPARE(a.min[d], b.min[d]);  // bounds of the same floats: exact
+        QCOMPARE(a.max[d], b.max[d]);
+        QVERIFY(std::abs(a.box.centre[d] - b.box.centre[d]) < 1e-6);
+        QVERIFY(std::abs(a.box.size[d] - b.box.size[d]) < 1e-6);
+      }
+    }
   }
 
   // The verdict the compare window and `bench pipeline` give: identical runs agree at every

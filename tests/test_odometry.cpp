@@ -261,7 +261,7 @@ class TestOdometry : public QObject {
                            out, err),
              0);
     const QByteArray csv = test::readAll(dir.path() + "/bench/sequence.csv");
-    for (const char* task : {"cluster", "odometry"}) {
+    for (const char* task : {"cluster", "objects", "odometry"}) {
       const QByteArray row = QByteArray("from disk,level drive: ") + task + ",3,";
       QVERIFY2(csv.contains(row), csv.constData());
     }

@@ -160,9 +160,10 @@ int run_pipeline(const std::vector<std::string>& argv, std::ostream& out) {
   all.insert(all.end(), argv.begin(), argv.end());
   const Args a(all, kFlags, kOptions);
   a.expect_positionals(1, 1, "cumulus-cli pipeline FILE [--preset P.json] [options]");
-  const std::string method = a.get("method", method_name(default_method<FilterMethod>()));
-  if (method != "cpu" && method != "gpu")
-    throw UsageError("unknown method '" + method + "' (cpu, gpu)");
+  const std::string method = a.get("method", method_name(default_method<PipelineMethod>()));
+  if (!parse_method<PipelineMethod>(method))
+    throw UsageError("unknown method '" + method + "' (" + method_table(PipelineMethod{}).names() +
+                     ")");
   const PipelineParams p = pipeline_params(a);
   const std::string path = a.positionals()[0];
   const PointCloud cloud = load_cloud(path);

@@ -203,8 +203,9 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
     if (!cluster_method)
       throw UsageError("unknown method '" + method + "' (" + method_table(ClusterMethod{}).names() +
                        ")");
-  } else if (method != "cpu" && method != "gpu") {
-    throw UsageError("unknown method '" + method + "' (cpu, gpu)");
+  } else if (!parse_method<PipelineMethod>(method)) {
+    throw UsageError("unknown method '" + method + "' (" + method_table(PipelineMethod{}).names() +
+                     ")");
   }
   ClusterParams cluster;
   cluster.tolerance = float(a.get_double("tolerance", 0.5));

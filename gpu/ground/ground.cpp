@@ -127,6 +127,28 @@ std::array<double, 3> world_centroid(const PointCloud& c, const std::vector<std:
   return s;
 }
 
+void finish_ground(PlaneFit fit, const std::array<double, 3>& origin,
+                   const GroundPlaneParams& params, GroundResult& r) {
+  if (!fit.found)
+    throw Error(params.axis ? "ground plane: no plane found within " +
+                                  std::to_string(params.max_angle_deg) +
+                                  " degrees of the axis (every hypothesis was degenerate or "
+                                  "tilted beyond it)"
+                            : std::string("ground plane: no plane found (every hypothesis was "
+                                          "degenerate: the points may all be on one line)"));
+  // Up, or along the axis, whichever sign the method found.
+  const AxisRule rule = axis_rule(params);
+  LocalPlane p = fit.plane;
+  if (p.n[0] * rule.axis[0] + p.n[1] * rule.axis[1] + p.n[2] * rule.axis[2] < 0) {
+    for (double& v : p.n)
+      v = -v;
+    p.d = -p.d;
+  }
+  r.plane = world_plane(p, origin);
+  r.ground = std::move(fit.inliers);
+  r.hypotheses = fit.hypotheses;
+}
+
 GroundResult segment_ground_plane(const PointCloud& cloud, const GroundPlaneParams& params,
                                   GroundMethod method) {
   validate(params);
@@ -144,24 +166,7 @@ GroundResult segment_ground_plane(const PointCloud& cloud, const GroundPlanePara
   } else {
     fit = ground_plane_gpu(cloud, params, r.stages);
   }
-  if (!fit.found)
-    throw Error(params.axis ? "ground plane: no plane found within " +
-                                  std::to_string(params.max_angle_deg) +
-                                  " degrees of the axis (every hypothesis was degenerate or "
-                                  "tilted beyond it)"
-                            : std::string("ground plane: no plane found (every hypothesis was "
-                                          "degenerate: the points may all be on one line)"));
-  // Up, or along the axis, whichever sign the method found.
-  const AxisRule rule = axis_rule(params);
-  LocalPlane p = fit.plane;
-  if (p.n[0] * rule.axis[0] + p.n[1] * rule.axis[1] + p.n[2] * rule.axis[2] < 0) {
-    for (double& v : p.n)
-      v = -v;
-    p.d = -p.d;
-  }
-  r.plane = world_plane(p, cloud.origin);
-  r.ground = std::move(fit.inliers);
-  r.hypotheses = fit.hypotheses;
+  finish_ground(std::move(fit), cloud.origin, params, r);
   r.method = method_name(method);
   r.total_ms = total.ms();
   return r;

@@ -43,6 +43,11 @@ struct PlaneFit {
   bool found = false;
 };
 
+// The result's plane (turned along the axis, in world coordinates about `origin`), ground and
+// hypotheses from a method's fit; Error naming why when it found none.
+void finish_ground(PlaneFit fit, const std::array<double, 3>& origin,
+                   const GroundPlaneParams& params, GroundResult& r);
+
 // PCL's SACSegmentation on the finite points (ground_pcl.cpp).
 PlaneFit ground_plane_pcl(const PointCloud& cloud, const GroundPlaneParams& params);
 

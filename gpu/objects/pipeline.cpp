@@ -2,6 +2,7 @@
 #include "objects/pipeline.h"
 
 #include "core/error.h"
+#include "objects/cuda/chain_gpu.h"
 
 namespace cumulus {
 
@@ -25,12 +26,23 @@ PipelineParams lidar_chain() {
   return p;
 }
 
+bool device_chain_takes(const PipelineParams& params) {
+  return params.cluster && !params.crop && !params.statistical && !params.radius &&
+         !params.range_ground;
+}
+
 PipelineResult run_pipeline(const PointCloud& input, const PipelineParams& params,
-                            const std::string& method) {
-  if (method != "cpu" && method != "gpu")
-    throw InvalidArgument("the pipeline's method is cpu or gpu, not '" + method + "'");
+                            const std::string& name) {
+  const auto chosen = parse_method<PipelineMethod>(name);
+  if (!chosen)
+    throw InvalidArgument("the pipeline's method is " + method_table(PipelineMethod{}).names() +
+                          ", not '" + name + "'");
   if (params.ground && params.range_ground)
     throw InvalidArgument("the pipeline removes the ground one way: a plane or the range image");
+  if (*chosen == PipelineMethod::Gpu && device_chain_takes(params))
+    return run_chain_gpu(input, params);
+  // Stage by stage: each stage's own call, cpu or gpu.
+  const std::string method = *chosen == PipelineMethod::Cpu ? "cpu" : "gpu";
   WallTimer total;
   PipelineResult r;
   PointCloud cloud = input;

@@ -12,14 +12,13 @@
 namespace cumulus {
 namespace cluster_cuda {
 
-void upload_points(Workspace& ws, const Point3f* points, std::size_t n) {
+void upload_points(Workspace& ws, const Point3f* points, std::size_t n, cudaMemcpyKind kind) {
   ws.points.reserve(n);
   ws.component.reserve(n);
   ws.counters.reserve(kCounters);
   CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, kCounters * sizeof(int), ws.stream.get()));
   if (n)
-    CU_CHECK(cudaMemcpyAsync(ws.points.get(), points, n * sizeof(float3), cudaMemcpyHostToDevice,
-                             ws.stream.get()));
+    CU_CHECK(cudaMemcpyAsync(ws.points.get(), points, n * sizeof(float3), kind, ws.stream.get()));
 }
 
 namespace {
@@ -179,14 +178,16 @@ void download_result(Workspace& ws, std::size_t n, ClusterResult& out) {
 }
 }  // namespace cluster_cuda
 
-void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
-                 ClusterMethod method, ClusterResult& out) {
+namespace {
+
+void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
+                    const ClusterParams& params, ClusterMethod method, ClusterResult& out) {
   cuda::require_device(method_name(method));
   using namespace cluster_cuda;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>();
   StageClock clock(ws.stream.get());
-  upload_points(ws, points, n);
-  clock.mark("upload");
+  upload_points(ws, points, n, kind);
+  clock.mark(kind == cudaMemcpyDeviceToDevice ? "copy" : "upload");
   if (n > 0) {
     if (method == ClusterMethod::Gpu)
       run_fast(ws, n, params, clock);
@@ -197,6 +198,18 @@ void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& para
   clock.mark("download");
   ws.stream.sync();
   clock.collect(out.stages);
+}
+
+}  // namespace
+
+void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
+                 ClusterMethod method, ClusterResult& out) {
+  cluster_points(points, n, cudaMemcpyHostToDevice, params, method, out);
+}
+
+void gpu_cluster_on_device(const Point3f* device_points, std::size_t n, const ClusterParams& params,
+                           ClusterResult& out) {
+  cluster_points(device_points, n, cudaMemcpyDeviceToDevice, params, ClusterMethod::Gpu, out);
 }
 
 }  // namespace cumulus

@@ -11,5 +11,10 @@ namespace cumulus {
 // labels, sizes, non_finite, dropped_clusters and stages of `out`.
 void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                  ClusterMethod method, ClusterResult& out);
+// The same for n points already in device memory (the device-resident pipeline's), with the
+// default method, `gpu`: a device-to-device copy instead of the upload. The caller has finished
+// writing them (its stream synchronized).
+void gpu_cluster_on_device(const Point3f* device_points, std::size_t n, const ClusterParams& params,
+                           ClusterResult& out);
 
 }  // namespace cumulus

@@ -58,7 +58,8 @@ struct Workspace {
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
 };
 
-void upload_points(Workspace& ws, const Point3f* points, std::size_t n);
+void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
+                   cudaMemcpyKind kind = cudaMemcpyHostToDevice);
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
 // per id) in its own kernels (fewer launches). Reads the component count back to the host.

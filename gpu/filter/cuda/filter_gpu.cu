@@ -19,17 +19,13 @@
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "filter/cuda/filter_gpu.h"
+#include "filter/cuda/filter_workspace.cuh"
 
 namespace cumulus {
 
 namespace {
 
 constexpr int kThreads = 256;
-
-struct FiniteBounds {
-  float lo[3], hi[3];
-  unsigned finite;
-};
 
 struct BoundsOfPoint {
   __device__ FiniteBounds operator()(const Point3f& p) const {
@@ -117,21 +113,6 @@ __global__ void crop_flags(const Point3f* points, unsigned n, CropRule r, unsign
   keep[i] = ok && (outside == r.negative);
 }
 
-struct FilterWorkspace {
-  cuda::Stream stream;
-  cuda::DeviceBuffer<Point3f> points, centroids, kept_centroids;
-  cuda::DeviceBuffer<float> intensity, means, kept_means;
-  cuda::DeviceBuffer<unsigned> keys, sorted_keys, ids, sorted_ids, voxel_keys, counts, starts;
-  cuda::DeviceBuffer<unsigned char> keep, temp;
-  cuda::DeviceBuffer<FiniteBounds> bounds;
-  cuda::DeviceBuffer<int> kept_ids;
-  cuda::DeviceBuffer<unsigned> selected;
-  cuda::PinnedBuffer<FiniteBounds> host_bounds;
-  cuda::PinnedBuffer<unsigned> host_count;
-
-  void temp_at_least(std::size_t bytes) { temp.reserve(std::max<std::size_t>(bytes, 1)); }
-};
-
 void upload_points(FilterWorkspace& ws, const PointCloud& cloud, bool with_intensity) {
   const std::size_t n = cloud.size();
   ws.points.reserve(n);
@@ -192,17 +173,10 @@ std::vector<std::int32_t> crop_box_gpu(const PointCloud& cloud, const LocalBox& 
   return out;
 }
 
-void voxel_grid_gpu(const PointCloud& cloud, const VoxelGridParams& params, PointCloud& out,
-                    StageTimes& stages) {
-  auto [lock, ws] = cuda::acquire_workspace<FilterWorkspace>("gpu voxel grid");
-  const auto n = unsigned(cloud.size());
-  if (n == 0) return;
-  const bool with_intensity = cloud.has_intensity();
+unsigned voxel_grid_on_device(FilterWorkspace& ws, unsigned n, const VoxelGridParams& params,
+                              bool with_intensity, cuda::StageClock& clock,
+                              const Point3f** out_centroids, const float** out_means) {
   cudaStream_t s = ws.stream.get();
-  cuda::StageClock clock(s);
-  upload_points(ws, cloud, with_intensity);
-  clock.mark("upload");
-
   // Bounds of the finite points, read back: the lattice (and its overflow check) is PCL's
   // host arithmetic.
   ws.bounds.reserve(1);
@@ -220,7 +194,7 @@ void voxel_grid_gpu(const PointCloud& cloud, const VoxelGridParams& params, Poin
   ws.stream.sync();
   clock.mark("bounds");
   const FiniteBounds b = *ws.host_bounds.get();
-  if (b.finite == 0) return;
+  if (b.finite == 0) return 0;
   const VoxelLattice lattice =
       voxel_lattice({b.lo[0], b.lo[1], b.lo[2]}, {b.hi[0], b.hi[1], b.hi[2]}, params);
   VoxelKeyRule rule{};
@@ -288,6 +262,27 @@ void voxel_grid_gpu(const PointCloud& cloud, const VoxelGridParams& params, Poin
     }
     clock.mark("min points");
   }
+  *out_centroids = centroids;
+  *out_means = means;
+  return kept;
+}
+
+void voxel_grid_gpu(const PointCloud& cloud, const VoxelGridParams& params, PointCloud& out,
+                    StageTimes& stages) {
+  auto [lock, ws] = cuda::acquire_workspace<FilterWorkspace>("gpu voxel grid");
+  const auto n = unsigned(cloud.size());
+  if (n == 0) return;
+  const bool with_intensity = cloud.has_intensity();
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  upload_points(ws, cloud, with_intensity);
+  clock.mark("upload");
+
+  const Point3f* centroids = nullptr;
+  const float* means = nullptr;
+  const unsigned kept =
+      voxel_grid_on_device(ws, n, params, with_intensity, clock, &centroids, &means);
+  if (kept == 0) return;
   out.points.resize(kept);
   CU_CHECK(cudaMemcpyAsync(out.points.data(), centroids, kept * sizeof(Point3f),
                            cudaMemcpyDeviceToHost, s));

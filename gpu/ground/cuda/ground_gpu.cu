@@ -18,6 +18,7 @@
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "ground/cuda/ground_gpu.h"
+#include "ground/cuda/ground_workspace.cuh"
 #include "ground/cuda/moments.cuh"
 
 namespace cumulus {
@@ -124,40 +125,16 @@ __global__ void flag_inliers(const Point3f* points, int n, float4 plane, float t
   keep[i] = fabsf(plane.x * p.x + plane.y * p.y + plane.z * p.z + plane.w) < threshold;
 }
 
-struct GroundWorkspace {
-  cuda::Stream stream;
-  cuda::DeviceBuffer<Point3f> points;
-  cuda::DeviceBuffer<float4> planes;
-  cuda::DeviceBuffer<int> first, kept;
-  cuda::DeviceBuffer<unsigned> inliers, selected;
-  cuda::DeviceBuffer<Moments> moments;
-  cuda::DeviceBuffer<unsigned char> keep, temp;
-  cuda::PinnedBuffer<unsigned> host_inliers, host_selected;
-  cuda::PinnedBuffer<float4> host_planes;
-  cuda::PinnedBuffer<int> host_first;
-  cuda::PinnedBuffer<Moments> host_moments;
-
-  void temp_at_least(std::size_t bytes) { temp.reserve(std::max<std::size_t>(bytes, 1)); }
-};
-
 float4 to_float4(const LocalPlane& p) {
   return make_float4(float(p.n[0]), float(p.n[1]), float(p.n[2]), float(p.d));
 }
 
 }  // namespace
 
-PlaneFit ground_plane_gpu(const PointCloud& cloud, const GroundPlaneParams& params,
-                          StageTimes& stages) {
-  auto [lock, ws] = cuda::acquire_workspace<GroundWorkspace>("gpu ground plane");
-  const auto n = int(cloud.size());
+PlaneFit fit_plane_on_device(GroundWorkspace& ws, int n, const GroundPlaneParams& params,
+                             cuda::StageClock& clock) {
   const int count = params.max_iterations;
   cudaStream_t s = ws.stream.get();
-  cuda::StageClock clock(s);
-  ws.points.reserve(std::size_t(n));
-  CU_CHECK(cudaMemcpyAsync(ws.points.get(), cloud.points.data(), std::size_t(n) * sizeof(Point3f),
-                           cudaMemcpyHostToDevice, s));
-  clock.mark("upload");
-
   const AxisRule axis = axis_rule(params);
   const HypothesisRule rule{
       params.seed, unsigned(n), {axis.axis[0], axis.axis[1], axis.axis[2]}, axis.min_cos};
@@ -198,13 +175,15 @@ PlaneFit ground_plane_gpu(const PointCloud& cloud, const GroundPlaneParams& para
     if (!std::isnan(ws.host_planes.get()[h].x) &&
         (best < 0 || ws.host_inliers.get()[h] > ws.host_inliers.get()[best]))
       best = h;
-  if (best < 0 || ws.host_inliers.get()[best] < 3) {
-    ws.stream.sync();  // the last mark
-    clock.collect(stages);
-    return fit;
-  }
+  if (best < 0 || ws.host_inliers.get()[best] < 3) return fit;
   const float4 chosen = ws.host_planes.get()[best];
-  const Point3f first = cloud.points[std::size_t(ws.host_first.get()[best])];
+  // The hypothesis's first point, the refit's reference: read from the device, where the points
+  // are (one 12-byte copy on the sync the first refit makes anyway).
+  ws.host_point.reserve(1);
+  CU_CHECK(cudaMemcpyAsync(ws.host_point.get(), ws.points.get() + ws.host_first.get()[best],
+                           sizeof(Point3f), cudaMemcpyDeviceToHost, s));
+  ws.stream.sync();
+  const Point3f first = *ws.host_point.get();
   const std::array<double, 3> ref{first.x, first.y, first.z};
 
   // PCL's refinement, repeated while it gains inliers: the inliers' moments (about a point on
@@ -260,8 +239,24 @@ PlaneFit ground_plane_gpu(const PointCloud& cloud, const GroundPlaneParams& para
                            cudaMemcpyDeviceToHost, s));
   clock.mark("download");
   ws.stream.sync();
-  clock.collect(stages);
   fit.found = true;
+  return fit;
+}
+
+PlaneFit ground_plane_gpu(const PointCloud& cloud, const GroundPlaneParams& params,
+                          StageTimes& stages) {
+  auto [lock, ws] = cuda::acquire_workspace<GroundWorkspace>("gpu ground plane");
+  const auto n = int(cloud.size());
+  cudaStream_t s = ws.stream.get();
+  cuda::StageClock clock(s);
+  ws.points.reserve(std::size_t(n));
+  CU_CHECK(cudaMemcpyAsync(ws.points.get(), cloud.points.data(), std::size_t(n) * sizeof(Point3f),
+                           cudaMemcpyHostToDevice, s));
+  clock.mark("upload");
+
+  PlaneFit fit = fit_plane_on_device(ws, n, params, clock);
+  ws.stream.sync();  // the last mark
+  clock.collect(stages);
   return fit;
 }
 
