@@ -10,6 +10,7 @@
 #include "generate/generate.h"
 #include "gui_support.h"
 #include "io/io.h"
+#include "line_chart.h"
 #include "main_window.h"
 #include "odometry_controller.h"
 #include "pipeline_controller.h"
@@ -166,6 +167,13 @@ class TestSequencePlayer : public QObject {
     qInfo("ATE %.3f m, drift %.2f %%", w.odometry()->errors()->ate_rmse,
           w.odometry()->errors()->drift_percent);
     QVERIFY(w.odometry()->errors()->ate_rmse < 0.3);
+    // The drift plot: one point a frame along the ground truth's path, shown after the run.
+    QTRY_VERIFY(w.driftWindow()->isVisible());
+    QCOMPARE(w.driftChart()->pointCount(), std::size_t(10));
+    QVERIFY(w.driftWindow()->windowTitle().contains("ATE"));
+    w.driftWindow()->grab();  // lays the chart out
+    QVERIFY(w.driftChart()->xTicks().size() >= 2);
+    QVERIFY(w.driftChart()->yTicks().size() >= 2);
     QCOMPARE(w.cloudView()->pathPointCount(), std::size_t(10));
     w.player()->step(1);
     QTRY_COMPARE_WITH_TIMEOUT(w.player()->frame(), std::size_t(1), 10000);

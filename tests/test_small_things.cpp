@@ -6,12 +6,14 @@
 #include <QStatusBar>
 #include <QTemporaryDir>
 
+#include <cmath>
 #include <random>
 
 #include "cluster_panel.h"
 #include "core/device.h"
 #include "gui_support.h"
 #include "io/io.h"
+#include "line_chart.h"
 #include "main_window.h"
 #include "size_histogram.h"
 #include "test_support.h"
@@ -80,6 +82,42 @@ class TestSmallThings : public QObject {
     for (const auto& bar : layout.bars)
       QVERIFY(bar.height() == 0 || inside.contains(bar));
     QVERIFY(h.toolTip().contains("12,345") || h.toolTip().contains("12345"));
+  }
+
+  // The drift plot's ticks: round steps (1, 2 or 5 times a power of ten) covering the range, and
+  // no more along x than their labels leave room for.
+  void lineChartTicksAreRoundAndFitTheirLabels_data() {
+    QTest::addColumn<int>("width");
+    QTest::newRow("narrow") << 240;
+    QTest::newRow("wide") << 900;
+  }
+  void lineChartTicksAreRoundAndFitTheirLabels() {
+    QFETCH(int, width);
+    for (const auto& [lo, hi] :
+         {std::pair{0.0, 7.3}, std::pair{0.0, 0.042}, std::pair{12.0, 1234.5}}) {
+      const auto t = ui::LineChart::niceTicks(lo, hi, 5);
+      QVERIFY(t.size() >= 2 && t.size() <= 11);
+      const double step = t[1] - t[0], power = std::pow(10.0, std::floor(std::log10(step)));
+      const double m = step / power;
+      QVERIFY2(std::abs(m - 1) < 1e-9 || std::abs(m - 2) < 1e-9 || std::abs(m - 5) < 1e-9,
+               qPrintable(QString::number(step)));
+      QVERIFY(t.front() >= lo - 1e-12 && t.front() - lo < step);
+      QVERIFY(t.back() <= hi + 1e-9 && hi - t.back() < step);
+    }
+    ui::LineChart c;
+    c.resize(width, 260);
+    std::vector<double> x, y;
+    for (int k = 0; k < 200; ++k)
+      x.push_back(k * 1.37), y.push_back(0.5 + 0.4 * std::sin(k * 0.1));
+    c.setSeries(x, y);
+    c.setReference(1.0);
+    c.grab();
+    QVERIFY(c.xTicks().size() >= 2);
+    const QFontMetrics fm(c.font());
+    const double label = fm.horizontalAdvance(QString::number(x.back(), 'g', 4));
+    QVERIFY2(double(c.xTicks().size()) * label < width,
+             qPrintable(QString("%1 ticks").arg(c.xTicks().size())));
+    QVERIFY(c.yTicks().back() >= 0.9);  // up to the reference line's neighbourhood
   }
 
   void saveDialogsStartWhereTheLastFileWasWritten() {

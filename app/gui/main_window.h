@@ -24,6 +24,7 @@ class SegmentPanel;
 class FilterPanel;
 class PipelinePanel;
 class TimelineBar;
+class LineChart;
 }  // namespace cumulus::ui
 
 namespace cumulus::app {
@@ -96,6 +97,9 @@ class MainWindow : public QMainWindow {
   QString openSequence(const QString& spec);
   SequencePlayer* player() const { return player_; }
   OdometryController* odometry() const { return odometry_; }
+  // Sequence > Drift Plot: the last odometry run's drift along the path.
+  QWidget* driftWindow() const { return drift_window_; }
+  ui::LineChart* driftChart() const { return drift_chart_; }
   ui::TimelineBar* timeline() const { return timeline_; }
   bool loading() const;
   void cancelLoading();
@@ -207,6 +211,8 @@ class MainWindow : public QMainWindow {
   PipelineController* pipeline_ = nullptr;
   SequencePlayer* player_ = nullptr;
   OdometryController* odometry_ = nullptr;
+  QWidget* drift_window_ = nullptr;
+  ui::LineChart* drift_chart_ = nullptr;
   ui::TimelineBar* timeline_ = nullptr;
   JobRunner* release_runner_ = nullptr;
   QString last_dir_;

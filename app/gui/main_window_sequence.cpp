@@ -1,11 +1,14 @@
-// The main window's sequences: File > Open Sequence, the timeline bar and its player.
+// The main window's sequences: File > Open Sequence, the timeline bar and its player, odometry
+// and its drift plot.
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QStatusBar>
+#include <QVBoxLayout>
 
 #include "cluster_controller.h"
 #include "core/error.h"
 #include "filter_controller.h"
+#include "line_chart.h"
 #include "main_window.h"
 #include "odometry_controller.h"
 #include "pipeline_controller.h"
@@ -37,6 +40,30 @@ void MainWindow::buildTimeline() {
        [this] { return exportDirectory(); }, [this](const QString& w) { noteExport(w); }},
       this);
   connect(odometry_, &OdometryController::mapAdded, this, &MainWindow::setCurrentRow);
+  // The drift along the path, when the sequence has its ground truth: a window of its own, shown
+  // when a run gives it.
+  drift_window_ = new QWidget(this, Qt::Tool);
+  drift_window_->setObjectName("drift");
+  drift_window_->setWindowTitle(tr("Odometry drift"));
+  drift_chart_ = new ui::LineChart(drift_window_);
+  drift_chart_->setLabels(tr("path (m)"), tr("drift (% of the path)"));
+  drift_chart_->setReference(1.0, tr("1 %"));
+  drift_chart_->setEmptyText(tr("Run odometry on a sequence with poses.txt beside its frames"));
+  (new QVBoxLayout(drift_window_))->addWidget(drift_chart_);
+  drift_window_->resize(560, 300);
+  connect(odometry_, &OdometryController::finished, this, [this](bool ok) {
+    const auto& e = odometry_->errors();
+    if (!ok || !e) {
+      drift_chart_->setSeries({}, {});
+      return;
+    }
+    drift_chart_->setSeries(e->distance_by_frame, e->drift_by_frame);
+    drift_window_->setWindowTitle(tr("Odometry drift: ATE %1 m, KITTI drift %2 %")
+                                      .arg(e->ate_rmse, 0, 'f', 3)
+                                      .arg(e->drift_percent, 0, 'f', 2));
+    drift_window_->show();
+    drift_window_->raise();
+  });
   auto* menu = menuBar()->addMenu(tr("&Sequence"));
   menu->addAction(tr("Open Se&quence…"), this, &MainWindow::openSequenceDialog);
   menu->addSeparator();
@@ -44,6 +71,10 @@ void MainWindow::buildTimeline() {
   menu->addAction(tr("&Cancel Odometry"), odometry_, &OdometryController::cancel);
   menu->addAction(tr("&Export Poses…"), odometry_, &OdometryController::exportPoses);
   menu->addAction(tr("Add Odometry &Map as Dataset"), this, [this] { odometry_->addMap(0.2); });
+  menu->addAction(tr("&Drift Plot"), this, [this] {
+    drift_window_->show();
+    drift_window_->raise();
+  });
 }
 
 void MainWindow::openSequenceDialog() {

@@ -178,6 +178,7 @@ TrajectoryErrors trajectory_errors(const Trajectory& est, const Trajectory& trut
     e.drift_deg_per_m = r_sum / double(segments);
   }
   const Trajectory est0 = relative_to_first(est), truth0 = relative_to_first(truth);
+  e.distance_by_frame.assign(dist.begin(), dist.end());
   e.drift_by_frame.resize(n, 0);
   for (std::size_t i = 1; i < n; ++i)
     if (dist[i] > 0)

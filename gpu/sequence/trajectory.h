@@ -42,6 +42,8 @@ struct TrajectoryErrors {
   // The drift of every frame: its position error (unaligned, the first poses equal) as % of
   // the path travelled to it (0 for the first frame), for a drift plot.
   std::vector<double> drift_by_frame;
+  // The ground truth's path length to every frame (metres, 0 for the first): the plot's x.
+  std::vector<double> distance_by_frame;
 };
 
 // InvalidArgument when the two differ in length or have fewer than 2 poses.
