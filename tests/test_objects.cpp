@@ -180,6 +180,39 @@ class TestObjects : public QObject {
     }
   }
 
+  // The device-resident chain refuses what leaves nothing, naming the stage, as the stage-by-stage
+  // chain does.
+  void deviceChainNamesTheStageThatLeavesNothing() {
+    CUMULUS_REQUIRE_GPU();
+    PointCloud nan_cloud;
+    nan_cloud.points.assign(100, Point3f{NAN, 0, 0});
+    nan_cloud.width = 100;
+    const auto message = [](const PointCloud& c, const PipelineParams& p) {
+      try {
+        run_pipeline(c, p, "gpu");
+      } catch (const Error& e) {
+        return QString(e.what());
+      }
+      return QString("no error");
+    };
+    QVERIFY(message(nan_cloud, lidar_chain()).contains("voxel grid stage left no point"));
+    PointCloud two;
+    two.points = {{0, 0, 0}, {1, 0, 0}};
+    two.width = 2;
+    PipelineParams no_voxel = lidar_chain();
+    no_voxel.voxel.reset();
+    QVERIFY(message(two, no_voxel).contains("at least 3 finite points"));
+    QVERIFY(message(PointCloud{}, lidar_chain()).contains("no point"));
+    // A flat floor and nothing on it: the ground takes every point.
+    PointCloud floor;
+    for (int i = 0; i < 50; ++i)
+      for (int j = 0; j < 50; ++j)
+        floor.points.push_back({i * 0.2f, j * 0.2f, 0});
+    floor.width = std::uint32_t(floor.size());
+    QVERIFY2(message(floor, lidar_chain()).contains("ground plane stage left no point"),
+             qPrintable(message(floor, lidar_chain())));
+  }
+
   // The verdict the compare window and `bench pipeline` give: identical runs agree at every
   // stage; a filter, a ground or a clustering that differs is named, with its figures.
   void comparedPipelinesNameTheStageThatDiffers() {
