@@ -1,8 +1,9 @@
 #pragma once
 // Open3D (Debian's libopen3d-dev, a CPU build) as a peer: the benchmarks run it beside PCL on
-// the same inputs and report how far it agrees with PCL, and a test pins that agreement. Only
-// the CLI's benchmarks and the tests link it; the GUI, the Python module and the package do not.
-// Every call takes and gives our types, so nothing outside open3d_peer.cpp sees Open3D.
+// the same inputs and report how far it agrees with PCL, and a test pins that agreement. The
+// CLI and the tests link this peer, which loads the Open3D module (open3d_module.h) on first use;
+// no program links Open3D itself, and the package ships no module. Every call takes and gives
+// our types, so nothing outside the module sees Open3D.
 #include <string>
 
 #include "cluster/cluster.h"
@@ -15,7 +16,8 @@
 
 namespace cumulus::open3d_peer {
 
-// False when this build has no Open3D; every other call then throws Error saying so.
+// False when no Open3D module loads (this build has none, or it does not load); every other
+// call then throws Error saying why.
 bool available();
 std::string version();  // "Open3D 0.16.1", or why there is none
 
