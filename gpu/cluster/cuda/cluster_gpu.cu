@@ -181,7 +181,8 @@ void download_result(Workspace& ws, std::size_t n, ClusterResult& out) {
 namespace {
 
 void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
-                    const ClusterParams& params, ClusterMethod method, ClusterResult& out) {
+                    const ClusterParams& params, ClusterMethod method, ClusterResult& out,
+                    int* device_labels = nullptr) {
   cuda::require_device(method_name(method));
   using namespace cluster_cuda;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>();
@@ -194,6 +195,9 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
     else
       run_paper(ws, n, params, method, clock);
   }
+  if (device_labels && n)  // for the caller's next kernels: no trip through the host
+    CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
+                             cudaMemcpyDeviceToDevice, ws.stream.get()));
   download_result(ws, n, out);
   clock.mark("download");
   ws.stream.sync();
@@ -208,8 +212,9 @@ void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& para
 }
 
 void gpu_cluster_on_device(const Point3f* device_points, std::size_t n, const ClusterParams& params,
-                           ClusterResult& out) {
-  cluster_points(device_points, n, cudaMemcpyDeviceToDevice, params, ClusterMethod::Gpu, out);
+                           ClusterResult& out, int* device_labels) {
+  cluster_points(device_points, n, cudaMemcpyDeviceToDevice, params, ClusterMethod::Gpu, out,
+                 device_labels);
 }
 
 }  // namespace cumulus

@@ -13,8 +13,9 @@ void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& para
                  ClusterMethod method, ClusterResult& out);
 // The same for n points already in device memory (the device-resident pipeline's), with the
 // default method, `gpu`: a device-to-device copy instead of the upload. The caller has finished
-// writing them (its stream synchronized).
+// writing them (its stream synchronized). With `device_labels` (room for n), the labels are
+// also left there, on the device, complete when this returns.
 void gpu_cluster_on_device(const Point3f* device_points, std::size_t n, const ClusterParams& params,
-                           ClusterResult& out);
+                           ClusterResult& out, int* device_labels = nullptr);
 
 }  // namespace cumulus

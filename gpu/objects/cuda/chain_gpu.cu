@@ -153,19 +153,19 @@ __global__ void iota(int n, int* out) {
 }
 
 // The objects' boxes (describe_objects' two passes) with a block per object over its points,
-// grouped by label: the label's runs sorted out, then a fixed-order block reduction, so every
-// run gives the same sums. They differ from the host's in rounding only (another order).
+// grouped by label (the clustering's labels of the n points, left in ws.labels): the label's
+// runs sorted out, then a fixed-order block reduction, so every run gives the same sums. They
+// differ from the host's in rounding only (another order).
 std::vector<DetectedObject> boxes_on_device(ChainWorkspace& ws, cudaStream_t s,
-                                            const Point3f* points,
-                                            const std::vector<std::int32_t>& labels,
+                                            const Point3f* points, std::size_t points_n,
                                             const std::vector<std::size_t>& sizes,
                                             const std::array<double, 3>& origin,
                                             const std::optional<std::array<double, 4>>& ground) {
-  const auto n = int(labels.size());
+  const auto n = int(points_n);
   const auto objects = int(sizes.size());
   std::vector<DetectedObject> out;
   if (objects == 0) return out;
-  for (auto* b : {&ws.labels, &ws.sorted_labels, &ws.order, &ws.sorted_order})
+  for (auto* b : {&ws.sorted_labels, &ws.order, &ws.sorted_order})
     b->reserve(std::size_t(n));
   ws.offsets.reserve(std::size_t(objects) + 1);
   ws.host_offsets.reserve(std::size_t(objects) + 1);
@@ -175,8 +175,6 @@ std::vector<DetectedObject> boxes_on_device(ChainWorkspace& ws, cudaStream_t s,
   ws.host_offsets.get()[0] = 0;
   for (int k = 0; k < objects; ++k)
     ws.host_offsets.get()[k + 1] = ws.host_offsets.get()[k] + int(sizes[std::size_t(k)]);
-  CU_CHECK(cudaMemcpyAsync(ws.labels.get(), labels.data(), std::size_t(n) * sizeof(int),
-                           cudaMemcpyHostToDevice, s));
   CU_CHECK(cudaMemcpyAsync(ws.offsets.get(), ws.host_offsets.get(),
                            (std::size_t(objects) + 1) * sizeof(int), cudaMemcpyHostToDevice, s));
   iota<<<cuda::blocks_for(std::size_t(n), 256), 256, 0, s>>>(n, ws.order.get());
@@ -323,7 +321,8 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
 
   t.reset();
   ClusterResult c;
-  gpu_cluster_on_device(rest_points, rest, *params.cluster, c);
+  ws.labels.reserve(rest);
+  gpu_cluster_on_device(rest_points, rest, *params.cluster, c, ws.labels.get());
   gws.stream.sync();  // the kept indices
   if (params.voxel) {
     fws.stream.sync();  // the voxels
@@ -334,7 +333,7 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
   r.stages.push_back({"clustering", "gpu", rest, c.sizes.size(), t.ms(), std::move(c.stages)});
   r.labels = std::move(c.labels);
   t.reset();
-  r.objects = boxes_on_device(ws, gs, rest_points, r.labels, c.sizes, input.origin, r.ground_plane);
+  r.objects = boxes_on_device(ws, gs, rest_points, rest, c.sizes, input.origin, r.ground_plane);
   r.cloud = gather_points(r.filtered, r.kept);
   r.stages.push_back({"boxes", "gpu", r.stages.back().points_out, r.objects.size(), t.ms(), {}});
   r.total_ms = total.ms();
