@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <numbers>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -61,6 +62,19 @@ void add_scan_rows() {
       QTest::addRow("%s%s", s, level ? " level" : "") << QString(s) << 0.2 << level;
   QTest::newRow("table scene 2 cm")
       << QString("pcl/table_scene_mug_stereo_textured.pcd") << 0.02 << false;
+}
+
+// One point's terms (at d from the reference) in the moments refit_plane takes.
+void add_point(InlierMoments& m, const double* d) {
+  m.count += 1;
+  for (int k = 0; k < 3; ++k)
+    m.sum[std::size_t(k)] += d[k];
+  m.sq[0] += d[0] * d[0];
+  m.sq[1] += d[0] * d[1];
+  m.sq[2] += d[0] * d[2];
+  m.sq[3] += d[1] * d[1];
+  m.sq[4] += d[1] * d[2];
+  m.sq[5] += d[2] * d[2];
 }
 
 }  // namespace
@@ -172,20 +186,34 @@ class TestGround : public QObject {
       const double x = i % 7, y = i / 7.0;
       const double z = (6 - 2 * x + y) / 2;
       const double d[3] = {x - ref[0], y - ref[1], z - ref[2]};
-      m.count += 1;
-      for (int k = 0; k < 3; ++k)
-        m.sum[std::size_t(k)] += d[k];
-      m.sq[0] += d[0] * d[0];
-      m.sq[1] += d[0] * d[1];
-      m.sq[2] += d[0] * d[2];
-      m.sq[3] += d[1] * d[1];
-      m.sq[4] += d[1] * d[2];
-      m.sq[5] += d[2] * d[2];
+      add_point(m, d);
     }
     const LocalPlane p = refit_plane(m, ref, LocalPlane{{0, 0, 1}, 0});
     QVERIFY(std::abs(p.n[0] - 2.0 / 3) < 1e-6 && std::abs(p.n[1] + 1.0 / 3) < 1e-6 &&
             std::abs(p.n[2] - 2.0 / 3) < 1e-6);
     QVERIFY(std::abs(p.d + 2.0) < 1e-5);
+  }
+
+  void refitFindsTheNormalOfARoundPatch() {
+    // A round patch: its two in-plane eigenvalues are equal, where a closed-form eigensolver
+    // loses the third direction. The plane is tilted, its points far from the origin in
+    // millimetre units, and the hint points away from the normal.
+    const double normal[3] = {0.36, 0.48, 0.8};                     // unit
+    const double u[3] = {0.8, -0.6, 0}, w[3] = {0.48, 0.64, -0.6};  // in the plane, unit
+    const std::array<double, 3> ref{250000, -130000, 4000};
+    InlierMoments m;
+    for (int i = 0; i < 360; ++i) {
+      const double a = i * std::numbers::pi / 180, r = 500 * (1 + i % 3);
+      const double d[3] = {r * (std::cos(a) * u[0] + std::sin(a) * w[0]),
+                           r * (std::cos(a) * u[1] + std::sin(a) * w[1]),
+                           r * (std::cos(a) * u[2] + std::sin(a) * w[2])};
+      add_point(m, d);
+    }
+    const LocalPlane p = refit_plane(m, ref, LocalPlane{{0, 0, -1}, 0});
+    for (int k = 0; k < 3; ++k)
+      QVERIFY2(std::abs(p.n[std::size_t(k)] + normal[k]) < 1e-12, "the hint's side, exactly");
+    const double d = normal[0] * ref[0] + normal[1] * ref[1] + normal[2] * ref[2];
+    QVERIFY(std::abs(p.d - d) < 1e-6);
   }
 
   void badInputIsRefusedWithTheReason() {

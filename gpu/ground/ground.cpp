@@ -2,8 +2,6 @@
 // dispatch to PCL (ground_pcl.cpp) or the GPU (cuda/).
 #include "ground/ground.h"
 
-#include <Eigen/Eigenvalues>
-
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -11,6 +9,7 @@
 #include "core/error.h"
 #include "ground/cuda/ground_gpu.h"
 #include "ground/ground_impl.h"
+#include "ground/plane_refit.h"
 
 namespace cumulus {
 
@@ -53,18 +52,11 @@ AxisRule axis_rule(const GroundPlaneParams& p) {
 
 LocalPlane refit_plane(const InlierMoments& m, const std::array<double, 3>& ref,
                        const LocalPlane& hint) {
-  const double n = m.count;
-  const Eigen::Vector3d mean(m.sum[0] / n, m.sum[1] / n, m.sum[2] / n);
-  Eigen::Matrix3d cov;
-  cov << m.sq[0] / n, m.sq[1] / n, m.sq[2] / n,  //
-      m.sq[1] / n, m.sq[3] / n, m.sq[4] / n,     //
-      m.sq[2] / n, m.sq[4] / n, m.sq[5] / n;
-  cov -= mean * mean.transpose();
-  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(cov);
-  Eigen::Vector3d normal = eig.eigenvectors().col(0);  // the smallest eigenvalue's
-  if (normal.dot(Eigen::Vector3d(hint.n[0], hint.n[1], hint.n[2])) < 0) normal = -normal;
-  const Eigen::Vector3d centroid = mean + Eigen::Vector3d(ref[0], ref[1], ref[2]);
-  return {{normal[0], normal[1], normal[2]}, -normal.dot(centroid)};
+  const double sums[10] = {m.count, m.sum[0], m.sum[1], m.sum[2], m.sq[0],
+                           m.sq[1], m.sq[2],  m.sq[3],  m.sq[4],  m.sq[5]};
+  LocalPlane p;
+  plane_refit::refit(sums, ref.data(), hint.n.data(), p.n.data(), &p.d);
+  return p;
 }
 
 std::vector<std::int32_t> off_ground(const PointCloud& cloud,

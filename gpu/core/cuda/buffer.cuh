@@ -95,6 +95,8 @@ class Event {
   Event& operator=(const Event&) = delete;
   void record(cudaStream_t s) { CU_CHECK(cudaEventRecord(e_, s)); }
   cudaEvent_t get() const { return e_; }
+  // Blocks the host until the work before the event has run.
+  void wait() const { CU_CHECK(cudaEventSynchronize(e_)); }
   // Milliseconds from `start` to this event (both must have completed).
   float since(const Event& start) const {
     float ms = 0;

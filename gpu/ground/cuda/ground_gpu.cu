@@ -3,15 +3,15 @@
 // each block scores a few planes against a slice of the points (one load of a point serves
 // them all); the best plane (most inliers, then the lowest hypothesis) is refit on its inliers'
 // moments, summed in double, and its inliers selected again, as PCL optimizes its
-// coefficients, and refit again while that gains inliers.
+// coefficients, and refit again while that gains inliers, all in one cooperative kernel
+// (refine_plane.cuh). One read back: the plane and the inlier count.
 #include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
-#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
@@ -20,6 +20,7 @@
 #include "ground/cuda/ground_gpu.h"
 #include "ground/cuda/ground_workspace.cuh"
 #include "ground/cuda/moments.cuh"
+#include "ground/cuda/refine_plane.cuh"
 
 namespace cumulus {
 
@@ -105,35 +106,11 @@ __global__ void count_inliers(const Point3f* points, int n, const float4* planes
   }
 }
 
-struct InlierTerms {
-  const Point3f* points;
-  float4 plane;
-  float threshold;
-  double ref[3];
-  __device__ Moments operator()(int i) const {
-    const Point3f p = points[i];
-    if (!(fabsf(plane.x * p.x + plane.y * p.y + plane.z * p.z + plane.w) < threshold)) return {};
-    return Moments::of(p.x - ref[0], p.y - ref[1], p.z - ref[2]);
-  }
-};
-
-__global__ void flag_inliers(const Point3f* points, int n, float4 plane, float threshold,
-                             unsigned char* keep) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const Point3f p = points[i];
-  keep[i] = fabsf(plane.x * p.x + plane.y * p.y + plane.z * p.z + plane.w) < threshold;
-}
-
-float4 to_float4(const LocalPlane& p) {
-  return make_float4(float(p.n[0]), float(p.n[1]), float(p.n[2]), float(p.d));
-}
-
 }  // namespace
 
-PlaneFit fit_plane_on_device(GroundWorkspace& ws, int n, const GroundPlaneParams& params,
-                             cuda::StageClock& clock) {
-  const int count = params.max_iterations;
+void fit_plane_async(GroundWorkspace& ws, const Point3f* points, int n,
+                     const GroundPlaneParams& params, cuda::StageClock& clock) {
+  int count = params.max_iterations;
   cudaStream_t s = ws.stream.get();
   const AxisRule axis = axis_rule(params);
   const HypothesisRule rule{
@@ -143,88 +120,60 @@ PlaneFit fit_plane_on_device(GroundWorkspace& ws, int n, const GroundPlaneParams
   ws.first.reserve(hypotheses);
   ws.inliers.reserve(hypotheses);
   make_hypotheses<<<cuda::blocks_for(hypotheses, 128), 128, 0, s>>>(
-      ws.points.get(), count, rule, ws.planes.get(), ws.first.get());
+      points, count, rule, ws.planes.get(), ws.first.get());
   CU_CHECK_LAUNCH("make_hypotheses");
   CU_CHECK(cudaMemsetAsync(ws.inliers.get(), 0, hypotheses * sizeof(unsigned), s));
   // Enough slices of the points to give every SM a few blocks whatever the hypothesis count.
   const int plane_blocks = (count + kPlanesPerBlock - 1) / kPlanesPerBlock;
   const int slices = std::clamp(1024 / plane_blocks, 1, std::max(1, n / kScoreThreads));
-  const float threshold = float(params.threshold);
+  float threshold = float(params.threshold);
   count_inliers<<<dim3(unsigned(plane_blocks), unsigned(slices)), kScoreThreads, 0, s>>>(
-      ws.points.get(), n, ws.planes.get(), count, threshold, ws.inliers.get());
+      points, n, ws.planes.get(), count, threshold, ws.inliers.get());
   CU_CHECK_LAUNCH("count_inliers");
-  ws.host_inliers.reserve(hypotheses);
-  ws.host_planes.reserve(hypotheses);
-  ws.host_first.reserve(hypotheses);
-  CU_CHECK(cudaMemcpyAsync(ws.host_inliers.get(), ws.inliers.get(), hypotheses * sizeof(unsigned),
-                           cudaMemcpyDeviceToHost, s));
-  CU_CHECK(cudaMemcpyAsync(ws.host_planes.get(), ws.planes.get(), hypotheses * sizeof(float4),
-                           cudaMemcpyDeviceToHost, s));
-  CU_CHECK(cudaMemcpyAsync(ws.host_first.get(), ws.first.get(), hypotheses * sizeof(int),
-                           cudaMemcpyDeviceToHost, s));
-  ws.stream.sync();
   clock.mark("hypotheses");
 
-  PlaneFit fit;
-  fit.hypotheses = count;
-  // The most inliers, ties to the lowest hypothesis. (Refitting the best few and keeping the
-  // best after refitting was measured: more inliers on one KITTI frame but a plane 15 mm from
-  // PCL's, and three times the time.)
-  int best = -1;
-  for (int h = 0; h < count; ++h)
-    if (!std::isnan(ws.host_planes.get()[h].x) &&
-        (best < 0 || ws.host_inliers.get()[h] > ws.host_inliers.get()[best]))
-      best = h;
-  if (best < 0 || ws.host_inliers.get()[best] < 3) return fit;
-  const float4 chosen = ws.host_planes.get()[best];
-  // The hypothesis's first point, the refit's reference: read from the device, where the points
-  // are (one 12-byte copy on the sync the first refit makes anyway).
-  ws.host_point.reserve(1);
-  CU_CHECK(cudaMemcpyAsync(ws.host_point.get(), ws.points.get() + ws.host_first.get()[best],
-                           sizeof(Point3f), cudaMemcpyDeviceToHost, s));
-  ws.stream.sync();
-  const Point3f first = *ws.host_point.get();
-  const std::array<double, 3> ref{first.x, first.y, first.z};
-
-  // PCL's refinement, repeated while it gains inliers: the inliers' moments (about a point on
-  // the plane, so double sums keep their precision far from the origin), the refit on the
-  // host, the inliers of the refit plane again. PCL refits once.
-  ws.moments.reserve(1);
-  ws.host_moments.reserve(1);
-  std::size_t bytes = 0;
-  const auto moments_of = [&](float4 plane) {
-    const InlierTerms terms{ws.points.get(), plane, threshold, {ref[0], ref[1], ref[2]}};
-    const auto each = thrust::make_transform_iterator(thrust::counting_iterator<int>(0), terms);
-    CU_CHECK(cub::DeviceReduce::Reduce(nullptr, bytes, each, ws.moments.get(), n, AddMoments{},
-                                       Moments{}, s));
-    ws.temp_at_least(bytes);
-    CU_CHECK(cub::DeviceReduce::Reduce(ws.temp.get(), bytes, each, ws.moments.get(), n,
-                                       AddMoments{}, Moments{}, s));
-    CU_CHECK(cudaMemcpyAsync(ws.host_moments.get(), ws.moments.get(), sizeof(Moments),
-                             cudaMemcpyDeviceToHost, s));
-    ws.stream.sync();
-    return ws.host_moments.get()->inlier_moments();
-  };
-  InlierMoments moments = moments_of(chosen);
-  fit.plane = refit_plane(moments, ref, LocalPlane{{chosen.x, chosen.y, chosen.z}, chosen.w});
-  moments = moments_of(to_float4(fit.plane));
-  for (int round = 1; round < kMaxRefits; ++round) {
-    const LocalPlane next = refit_plane(moments, ref, fit.plane);
-    const InlierMoments gained = moments_of(to_float4(next));
-    if (!(gained.count > moments.count)) break;
-    fit.plane = next;
-    moments = gained;
+  // The best hypothesis, refit as PCL optimizes its coefficients (and again while that gains
+  // inliers; PCL refits once), and its inliers flagged: one cooperative kernel, all blocks
+  // resident. (Refitting the best few hypotheses and keeping the best after refitting was
+  // measured: more inliers on one KITTI frame but a plane 15 mm from PCL's, and three times the
+  // time.)
+  if (ws.refine_blocks == 0) {
+    int device = 0, sms = 0, per_sm = 0, cooperative = 0;
+    CU_CHECK(cudaGetDevice(&device));
+    CU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+    if (!cooperative)
+      throw Error("gpu ground plane: this device cannot launch cooperative kernels");
+    CU_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, refine_best_plane,
+                                                           kRefineThreads, 0));
+    ws.refine_blocks = std::clamp(sms * per_sm, 1, kRefineSlices);
   }
-  clock.mark("refit");
-
+  ws.partials.reserve(kRefineSlices);
+  ws.state.reserve(1);
   ws.keep.reserve(std::size_t(n));
   ws.kept.reserve(std::size_t(n));
   ws.selected.reserve(1);
   ws.host_selected.reserve(1);
-  flag_inliers<<<cuda::blocks_for(std::size_t(n), 256), 256, 0, s>>>(
-      ws.points.get(), n, to_float4(fit.plane), threshold, ws.keep.get());
-  CU_CHECK_LAUNCH("flag_inliers");
+  ws.host_state.reserve(1);
+  const float4* planes = ws.planes.get();
+  const unsigned* inliers = ws.inliers.get();
+  const int* first = ws.first.get();
+  int max_refits = kMaxRefits;
+  Moments* partials = ws.partials.get();
+  RefineState* state = ws.state.get();
+  unsigned char* keep = ws.keep.get();
+  void* args[] = {&points,    &n,          &planes,   &inliers, &first, &count,
+                  &threshold, &max_refits, &partials, &state,   &keep};
+  CU_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(refine_best_plane),
+                                       dim3(unsigned(ws.refine_blocks)), dim3(kRefineThreads), args,
+                                       0, s));
+  // Up to its last field: the padding after it is never written.
+  CU_CHECK(cudaMemcpyAsync(ws.host_state.get(), state, offsetof(RefineState, done) + sizeof(int),
+                           cudaMemcpyDeviceToHost, s));
+  clock.mark("refit");
+
   const thrust::counting_iterator<int> ids(0);
+  std::size_t bytes = 0;
   CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, ids, ws.keep.get(), ws.kept.get(),
                                       ws.selected.get(), n, s));
   ws.temp_at_least(bytes);
@@ -232,14 +181,21 @@ PlaneFit fit_plane_on_device(GroundWorkspace& ws, int n, const GroundPlaneParams
                                       ws.selected.get(), n, s));
   CU_CHECK(cudaMemcpyAsync(ws.host_selected.get(), ws.selected.get(), sizeof(unsigned),
                            cudaMemcpyDeviceToHost, s));
-  ws.stream.sync();
   clock.mark("inliers");
+}
+
+PlaneFit read_plane_fit(GroundWorkspace& ws, const GroundPlaneParams& params, bool with_inliers) {
+  PlaneFit fit;
+  fit.hypotheses = params.max_iterations;
+  const RefineState& state = *ws.host_state.get();
+  if (!state.found) return fit;
+  fit.found = true;
+  fit.plane = LocalPlane{{state.plane[0], state.plane[1], state.plane[2]}, state.plane[3]};
+  if (!with_inliers) return fit;
   fit.inliers.resize(*ws.host_selected.get());
   CU_CHECK(cudaMemcpyAsync(fit.inliers.data(), ws.kept.get(), fit.inliers.size() * sizeof(int),
-                           cudaMemcpyDeviceToHost, s));
-  clock.mark("download");
+                           cudaMemcpyDeviceToHost, ws.stream.get()));
   ws.stream.sync();
-  fit.found = true;
   return fit;
 }
 
@@ -254,8 +210,11 @@ PlaneFit ground_plane_gpu(const PointCloud& cloud, const GroundPlaneParams& para
                            cudaMemcpyHostToDevice, s));
   clock.mark("upload");
 
-  PlaneFit fit = fit_plane_on_device(ws, n, params, clock);
-  ws.stream.sync();  // the last mark
+  fit_plane_async(ws, ws.points.get(), n, params, clock);
+  ws.stream.sync();
+  PlaneFit fit = read_plane_fit(ws, params);
+  clock.mark("download");
+  ws.stream.sync();
   clock.collect(stages);
   return fit;
 }

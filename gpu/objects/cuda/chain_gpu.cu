@@ -9,7 +9,9 @@
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
+#include <functional>
 
 #include "cluster/cuda/cluster_gpu.h"
 #include "core/cuda/buffer.cuh"
@@ -137,35 +139,48 @@ __global__ void object_summaries(const Point3f* points, const int* order, const 
 
 struct ChainWorkspace {
   cuda::DeviceBuffer<Point3f> rest;
-  cuda::DeviceBuffer<int> kept, labels, sorted_labels, order, sorted_order, offsets;
+  cuda::DeviceBuffer<int> kept, labels, order, sorted_order, offsets;
+  cuda::DeviceBuffer<unsigned> keys, sorted_keys;
   cuda::DeviceBuffer<unsigned char> keep, temp;
   cuda::DeviceBuffer<unsigned> selected;
   cuda::DeviceBuffer<ObjectSummary> objects;
   cuda::PinnedBuffer<unsigned> host_selected;
+  cuda::PinnedBuffer<int> host_ground, host_kept;
+  cuda::Event indices_back;
   cuda::PinnedBuffer<Point3f> host_points;
   cuda::PinnedBuffer<int> host_offsets;
   cuda::PinnedBuffer<ObjectSummary> host_objects;
 };
 
-__global__ void iota(int n, int* out) {
+// The sort's keys and values: the label (none: `objects`, which sorts last) and the point.
+__global__ void label_keys(const int* labels, int n, int objects, unsigned* keys, int* order) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = i;
+  if (i >= n) return;
+  keys[i] = labels[i] < 0 ? unsigned(objects) : unsigned(labels[i]);
+  order[i] = i;
 }
 
 // The objects' boxes (describe_objects' two passes) with a block per object over its points,
 // grouped by label (the clustering's labels of the n points, left in ws.labels): the label's
 // runs sorted out, then a fixed-order block reduction, so every run gives the same sums. They
-// differ from the host's in rounding only (another order).
+// differ from the host's in rounding only (another order). `meanwhile` runs on the host while
+// the device sums.
 std::vector<DetectedObject> boxes_on_device(ChainWorkspace& ws, cudaStream_t s,
                                             const Point3f* points, std::size_t points_n,
                                             const std::vector<std::size_t>& sizes,
                                             const std::array<double, 3>& origin,
-                                            const std::optional<std::array<double, 4>>& ground) {
+                                            const std::optional<std::array<double, 4>>& ground,
+                                            const std::function<void()>& meanwhile) {
   const auto n = int(points_n);
   const auto objects = int(sizes.size());
   std::vector<DetectedObject> out;
-  if (objects == 0) return out;
-  for (auto* b : {&ws.sorted_labels, &ws.order, &ws.sorted_order})
+  if (objects == 0) {
+    meanwhile();
+    return out;
+  }
+  for (auto* b : {&ws.keys, &ws.sorted_keys})
+    b->reserve(std::size_t(n));
+  for (auto* b : {&ws.order, &ws.sorted_order})
     b->reserve(std::size_t(n));
   ws.offsets.reserve(std::size_t(objects) + 1);
   ws.host_offsets.reserve(std::size_t(objects) + 1);
@@ -177,17 +192,19 @@ std::vector<DetectedObject> boxes_on_device(ChainWorkspace& ws, cudaStream_t s,
     ws.host_offsets.get()[k + 1] = ws.host_offsets.get()[k] + int(sizes[std::size_t(k)]);
   CU_CHECK(cudaMemcpyAsync(ws.offsets.get(), ws.host_offsets.get(),
                            (std::size_t(objects) + 1) * sizeof(int), cudaMemcpyHostToDevice, s));
-  iota<<<cuda::blocks_for(std::size_t(n), 256), 256, 0, s>>>(n, ws.order.get());
-  CU_CHECK_LAUNCH("iota");
-  // -1 sorts last as an unsigned key; a stable sort keeps each run in point order.
-  const auto* keys = reinterpret_cast<const unsigned*>(ws.labels.get());
-  auto* sorted = reinterpret_cast<unsigned*>(ws.sorted_labels.get());
+  label_keys<<<cuda::blocks_for(std::size_t(n), 256), 256, 0, s>>>(ws.labels.get(), n, objects,
+                                                                   ws.keys.get(), ws.order.get());
+  CU_CHECK_LAUNCH("label_keys");
+  // Only the bits a key can have (one radix pass for up to 255 objects, not four); a stable sort
+  // keeps each run in point order.
+  const int bits = std::bit_width(unsigned(objects));
   std::size_t bytes = 0;
-  CU_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, sorted, ws.order.get(),
-                                           ws.sorted_order.get(), n, 0, 32, s));
+  CU_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
+                                           ws.order.get(), ws.sorted_order.get(), n, 0, bits, s));
   ws.temp.reserve(std::max<std::size_t>(bytes, 1));
-  CU_CHECK(cub::DeviceRadixSort::SortPairs(ws.temp.get(), bytes, keys, sorted, ws.order.get(),
-                                           ws.sorted_order.get(), n, 0, 32, s));
+  CU_CHECK(cub::DeviceRadixSort::SortPairs(ws.temp.get(), bytes, ws.keys.get(),
+                                           ws.sorted_keys.get(), ws.order.get(),
+                                           ws.sorted_order.get(), n, 0, bits, s));
   const ObjectFrame f = object_frame(ground);
   object_summaries<<<objects, kBoxThreads, 0, s>>>(points, ws.sorted_order.get(), ws.offsets.get(),
                                                    DeviceFrame::of(f), ws.objects.get());
@@ -195,6 +212,7 @@ std::vector<DetectedObject> boxes_on_device(ChainWorkspace& ws, cudaStream_t s,
   CU_CHECK(cudaMemcpyAsync(ws.host_objects.get(), ws.objects.get(),
                            std::size_t(objects) * sizeof(ObjectSummary), cudaMemcpyDeviceToHost,
                            s));
+  meanwhile();
   CU_CHECK(cudaStreamSynchronize(s));
   out.reserve(std::size_t(objects));
   for (int k = 0; k < objects; ++k) {
@@ -264,6 +282,17 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
     r.filtered = input;
   }
 
+  // The host copies the voxels out of page-locked memory while the device works on: under the
+  // plane's fit, or (no ground) the boxes' sums.
+  bool voxels_taken = !params.voxel;
+  const auto take_voxels = [&] {
+    if (voxels_taken) return;
+    fws.stream.sync();
+    r.filtered.origin = input.origin;
+    r.filtered.points.assign(ws.host_points.get(), ws.host_points.get() + count);
+    r.filtered.width = count;
+    voxels_taken = true;
+  };
   const Point3f* rest_points = points;
   unsigned rest = count;
   if (params.ground) {
@@ -272,29 +301,21 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
       throw Error("ground plane: a plane needs at least 3 finite points; the cloud has " +
                   std::to_string(count));
     // The filter's stream has finished (synchronized above): the ground's may read its points.
-    gws.points.reserve(count);
-    CU_CHECK(cudaMemcpyAsync(gws.points.get(), points, count * sizeof(Point3f),
-                             cudaMemcpyDeviceToDevice, gs));
     cuda::StageClock clock(gs);
-    GroundResult g;
-    finish_ground(fit_plane_on_device(gws, int(count), *params.ground, clock), input.origin,
-                  *params.ground, g);
-    clock.collect(g.stages);
-    r.ground_plane = g.plane;
-    r.ground_points = g.ground.size();
-    r.ground = std::move(g.ground);
-    // What clustering takes: the finite points off the plane, and their indices.
+    fit_plane_async(gws, points, int(count), *params.ground, clock);
+    // What clustering takes: the finite points off the plane, and their indices; counted on the
+    // device with the plane's inliers, so one sync reads both.
     ws.keep.reserve(count);
     ws.rest.reserve(count);
     ws.kept.reserve(count);
     ws.selected.reserve(1);
     ws.host_selected.reserve(1);
-    off_plane_flags<<<cuda::blocks_for(count, 256), 256, 0, gs>>>(gws.points.get(), gws.keep.get(),
+    off_plane_flags<<<cuda::blocks_for(count, 256), 256, 0, gs>>>(points, gws.keep.get(),
                                                                   int(count), ws.keep.get());
     CU_CHECK_LAUNCH("off_plane_flags");
     std::size_t a = 0, b = 0;
     const thrust::counting_iterator<int> ids(0);
-    CU_CHECK(cub::DeviceSelect::Flagged(nullptr, a, gws.points.get(), ws.keep.get(), ws.rest.get(),
+    CU_CHECK(cub::DeviceSelect::Flagged(nullptr, a, points, ws.keep.get(), ws.rest.get(),
                                         ws.selected.get(), int(count), gs));
     CU_CHECK(cub::DeviceSelect::Flagged(nullptr, b, ids, ws.keep.get(), ws.kept.get(),
                                         ws.selected.get(), int(count), gs));
@@ -302,16 +323,28 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
     ws.temp.reserve(bytes);
     CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, ids, ws.keep.get(), ws.kept.get(),
                                         ws.selected.get(), int(count), gs));
-    CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, gws.points.get(), ws.keep.get(),
-                                        ws.rest.get(), ws.selected.get(), int(count), gs));
+    CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, points, ws.keep.get(), ws.rest.get(),
+                                        ws.selected.get(), int(count), gs));
     CU_CHECK(cudaMemcpyAsync(ws.host_selected.get(), ws.selected.get(), sizeof(unsigned),
                              cudaMemcpyDeviceToHost, gs));
+    clock.mark("off plane");
+    take_voxels();
     gws.stream.sync();
+    GroundResult g;
+    finish_ground(read_plane_fit(gws, *params.ground, false), input.origin, *params.ground, g);
+    clock.collect(g.stages);
+    r.ground_plane = g.plane;
+    r.ground_points = *gws.host_selected.get();
     rest = *ws.host_selected.get();
     rest_points = ws.rest.get();
-    r.kept.resize(rest);
-    CU_CHECK(cudaMemcpyAsync(r.kept.data(), ws.kept.get(), rest * sizeof(int),
+    // The ground's and the rest's indices come back to page-locked memory under the clustering.
+    ws.host_ground.reserve(r.ground_points);
+    ws.host_kept.reserve(rest);
+    CU_CHECK(cudaMemcpyAsync(ws.host_ground.get(), gws.kept.get(), r.ground_points * sizeof(int),
                              cudaMemcpyDeviceToHost, gs));
+    CU_CHECK(cudaMemcpyAsync(ws.host_kept.get(), ws.kept.get(), rest * sizeof(int),
+                             cudaMemcpyDeviceToHost, gs));
+    ws.indices_back.record(gs);
     record(r, "ground plane", count, rest, t.ms(), std::move(g.stages));
   } else {
     r.kept.resize(count);  // every point goes on, as in the stage-by-stage chain
@@ -323,18 +356,19 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
   ClusterResult c;
   ws.labels.reserve(rest);
   gpu_cluster_on_device(rest_points, rest, *params.cluster, c, ws.labels.get());
-  gws.stream.sync();  // the kept indices
-  if (params.voxel) {
-    fws.stream.sync();  // the voxels
-    r.filtered.origin = input.origin;
-    r.filtered.points.assign(ws.host_points.get(), ws.host_points.get() + count);
-    r.filtered.width = count;
-  }
   r.stages.push_back({"clustering", "gpu", rest, c.sizes.size(), t.ms(), std::move(c.stages)});
   r.labels = std::move(c.labels);
   t.reset();
-  r.objects = boxes_on_device(ws, gs, rest_points, rest, c.sizes, input.origin, r.ground_plane);
-  r.cloud = gather_points(r.filtered, r.kept);
+  r.objects =
+      boxes_on_device(ws, gs, rest_points, rest, c.sizes, input.origin, r.ground_plane, [&] {
+        take_voxels();
+        if (params.ground) {
+          ws.indices_back.wait();
+          r.ground.assign(ws.host_ground.get(), ws.host_ground.get() + r.ground_points);
+          r.kept.assign(ws.host_kept.get(), ws.host_kept.get() + rest);
+        }
+        r.cloud = gather_points(r.filtered, r.kept);
+      });
   r.stages.push_back({"boxes", "gpu", r.stages.back().points_out, r.objects.size(), t.ms(), {}});
   r.total_ms = total.ms();
   return r;
