@@ -4,6 +4,7 @@
 #include <QJsonObject>
 #include <QProcess>
 
+#include <algorithm>
 #include <sstream>
 
 #include <Eigen/LU>
@@ -137,6 +138,18 @@ class TestCli : public QObject {
     for (const char* f : {"object_target.ply", "object_source.ply", "object_pose.txt"})
       QVERIFY(QFileInfo::exists(dir.path() + "/" + f));
     QCOMPARE(cli({"generate", "moon", "--out", dir.path().toStdString()}).code, 2);
+    // A street with and without its trees (semantic 6).
+    const auto vegetation = [&](std::vector<std::string> args) {
+      const std::string path = dir.path().toStdString() + "/street.pcd";
+      args.insert(args.begin(), {"generate", "street", "--out", path, "--beams", "16"});
+      if (cli(args).code != 0) return std::ptrdiff_t(-1);
+      const cumulus::PointCloud c = cumulus::load_cloud(path);
+      const cumulus::ExtraField* semantic = c.find_extra("semantic");
+      return semantic ? std::count(semantic->values.begin(), semantic->values.end(), 6.0f)
+                      : std::ptrdiff_t(-1);
+    };
+    QVERIFY(vegetation({}) > 0);
+    QCOMPARE(vegetation({"--no-vegetation"}), std::ptrdiff_t(0));
   }
 
   void benchAllWritesAReport() {

@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "core/error.h"
 #include "generate/generate.h"
+#include "generate/shapes_impl.h"
 #include "io/io.h"
 #include "io/projection.h"
 #include "test_support.h"
@@ -116,6 +118,58 @@ class TestData : public QObject {
     const DepthImage img = cloud_to_range_image(
         c, {p.fov_up_deg, p.fov_down_deg, std::uint32_t(p.azimuth_steps), std::uint32_t(p.beams)});
     QCOMPARE(img.count_valid(), c.size());
+  }
+
+  void streetSceneLabelsEveryClassVegetationIncluded() {
+    StreetSceneParams p;
+    const PointCloud c = generate_street_scene(p);
+    const ExtraField* semantic = c.find_extra("semantic");
+    QVERIFY(semantic);
+    std::map<int, std::size_t> count;
+    for (const float v : semantic->values)
+      ++count[int(v)];
+    QCOMPARE(count.size(), std::size_t(6));  // ground, building, vehicle, pole, pedestrian, trees
+    QVERIFY2(count[int(StreetClass::Vegetation)] > c.size() / 100,
+             qPrintable(QString::number(count[int(StreetClass::Vegetation)])));
+    // Without the trees: no vegetation, and no more of anything else (the trees only hide).
+    p.vegetation = false;
+    const PointCloud bare = generate_street_scene(p);
+    std::map<int, std::size_t> bare_count;
+    for (const float v : bare.find_extra("semantic")->values)
+      ++bare_count[int(v)];
+    QCOMPARE(bare_count.count(int(StreetClass::Vegetation)), std::size_t(0));
+    for (const auto& [label, n] : count)
+      if (label != int(StreetClass::Vegetation)) QVERIFY(n <= bare_count[label]);
+  }
+
+  void foliageStopsRaysInsideItOrLetsThemThrough() {
+    using namespace generate_detail;
+    const Object crown{Shape::Foliage, {10, 0, 0}, {2, 0, 0}, 0, 0.3, StreetClass::Vegetation};
+    int through = 0, rays = 0;
+    for (int i = -40; i <= 40; ++i)
+      for (int j = -40; j <= 40; ++j) {
+        V3 dir{10, i * 0.045, j * 0.045};
+        dir = dir * (1 / dir.norm());
+        // Where the ray enters and leaves the sphere.
+        const double b = dir.x * 10, disc = b * b - (100 - 4);
+        if (disc <= 0) continue;
+        ++rays;
+        Hit hit, again;
+        intersect(crown, {0, 0, 0}, dir, hit);
+        intersect(crown, {0, 0, 0}, dir, again);
+        QCOMPARE(hit.t, again.t);  // each ray decides, not each call
+        if (std::isinf(hit.t)) {
+          ++through;
+          continue;
+        }
+        const double in = b - std::sqrt(disc), out = b + std::sqrt(disc);
+        QVERIFY(hit.t >= in - 1e-9 && hit.t <= in + 0.6 * (out - in) + 1e-9);
+        QCOMPARE(hit.semantic, int(StreetClass::Vegetation));
+      }
+    QVERIFY(rays > 4000);
+    // A quarter of the rays find a gap.
+    QVERIFY2(through > rays / 5 && through < rays * 3 / 10,
+             qPrintable(QString("%1 of %2").arg(through).arg(rays)));
   }
 
   void generatorsAreDeterministic() {

@@ -212,7 +212,7 @@ int run_convert(const std::vector<std::string>& argv, std::ostream& out) {
 }
 
 int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {},
+  const Args a(argv, {"no-vegetation"},
                {"out", "seed", "beams", "azimuth-steps", "samples", "yaw", "size", "clusters",
                 "degree", "distance", "tolerance", "terrain", "frames", "speed"});
   a.expect_positionals(
@@ -231,6 +231,7 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     if (terrain != "level" && terrain != "hilly")
       throw UsageError("--terrain is level or hilly, not '" + terrain + "'");
     p.terrain = terrain == "hilly" ? StreetTerrain::Hilly : StreetTerrain::Level;
+    p.vegetation = !a.flag("no-vegetation");
     return p;
   };
   auto street = [&](const std::string& cloud_path, const std::string& range_path) {

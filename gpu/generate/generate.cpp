@@ -98,7 +98,8 @@ Surfel sample_surface(const Object& o, Random& rng) {
       if (axis == 2) p.z = sign * az, n.z = sign;
       return {o.centre + p, n};
     }
-    case Shape::Sphere: {
+    case Shape::Sphere:
+    case Shape::Foliage: {  // its outer surface
       V3 d{rng.normal(), rng.normal(), rng.normal()};
       d = d * (1.0 / d.norm());
       return {o.centre + d * o.half.x, d};
@@ -126,6 +127,7 @@ double area(const Object& o) {
     case Shape::Box:
       return 8 * (o.half.x * o.half.y + o.half.y * o.half.z + o.half.x * o.half.z);
     case Shape::Sphere:
+    case Shape::Foliage:
       return 4 * std::numbers::pi * o.half.x * o.half.x;
     case Shape::Cylinder:
       return 2 * std::numbers::pi * o.half.x * o.half.z + std::numbers::pi * o.half.x * o.half.x;

@@ -23,15 +23,25 @@ struct StreetSceneParams {
   double max_range = 80.0;
   double range_noise = 0.01;  // metres, standard deviation
   StreetTerrain terrain = StreetTerrain::Level;
+  bool vegetation = true;  // trees along the pavements and bushes before the buildings
 };
 
 // What each point of a generated street hit: the `semantic` field's values. Ground is the road
 // and the pavements (their tops 14 cm above it, kerbs included), as ground segmentation is
-// scored on SemanticKITTI-style data.
-enum class StreetClass : int { Ground = 1, Building = 2, Vehicle = 3, Pole = 4, Pedestrian = 5 };
+// scored on SemanticKITTI-style data; vegetation is trunks, crowns and bushes.
+enum class StreetClass : int {
+  Ground = 1,
+  Building = 2,
+  Vehicle = 3,
+  Pole = 4,
+  Pedestrian = 5,
+  Vegetation = 6
+};
 
-// A spinning-LiDAR scan of a street (ground, walls, cars, poles, pedestrians), in the sensor
-// frame, with intensity and `ring` and `semantic` (StreetClass) extra fields.
+// A spinning-LiDAR scan of a street (ground, walls, cars, poles, pedestrians, trees and bushes),
+// in the sensor frame, with intensity and `ring` and `semantic` (StreetClass) extra fields.
+// Foliage is porous: a ray through a crown or a bush stops somewhere inside it or, through a
+// gap, goes on, as a real sensor's returns scatter in leaves.
 PointCloud generate_street_scene(const StreetSceneParams& params);
 
 // A drive down the street: the sensor moves `speed` metres a frame on average along it from

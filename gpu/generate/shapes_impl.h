@@ -24,7 +24,9 @@ struct Hit {
   int semantic = 0;
 };
 
-enum class Shape { Plane, Box, Cylinder, Sphere };
+// Foliage: a sphere that a ray enters and, unless it finds a gap, stops in at a depth drawn
+// from a hash of its direction (so each ray, not each call, decides).
+enum class Shape { Plane, Box, Cylinder, Sphere, Foliage };
 
 struct Object {
   Shape shape;

@@ -169,6 +169,44 @@ std::vector<Object> build_street(Random& rng, double sensor_height, const Profil
   return scene;
 }
 
+// Trees on the pavements' back halves (a trunk, a porous crown) and bushes before the
+// buildings, from their own random stream so the rest of the street (and its noise) is the
+// same with and without them.
+void add_vegetation(std::vector<Object>& scene, std::uint64_t seed, double sensor_height,
+                    const Profile& prof) {
+  Random rng(seed * 0x2545f4914f6cdd1dull + 0x5eed);
+  const double ground = -sensor_height;
+  for (double side : {-1.0, 1.0}) {
+    // Street trees: crowns from about 1.5 m up, where a roof-mounted sensor's beams reach.
+    for (double x = -80 + rng.uniform(0, 8); x < 80; x += rng.uniform(7, 12)) {
+      const double y = side * rng.uniform(10.2, 11.2), base = ground + prof.at(x) + kKerb;
+      const double trunk = rng.uniform(1.4, 2.2), crown = rng.uniform(1.6, 2.6);
+      scene.push_back({Shape::Cylinder,
+                       {x, y, base},
+                       {rng.uniform(0.15, 0.25), 0, trunk + crown * 0.5},
+                       0,
+                       0.4,
+                       StreetClass::Vegetation});
+      scene.push_back({Shape::Foliage,
+                       {x, y, base + trunk + crown * 0.6},
+                       {crown, 0, 0},
+                       0,
+                       rng.uniform(0.2, 0.35),
+                       StreetClass::Vegetation});
+    }
+    // Bushes, raised a little off the pavement so none of it lies within a ground threshold.
+    for (double x = -70 + rng.uniform(0, 6); x < 70; x += rng.uniform(5, 12)) {
+      const double r = rng.uniform(0.6, 1.0);
+      scene.push_back({Shape::Foliage,
+                       {x, side * rng.uniform(11.3, 11.7), ground + prof.at(x) + kKerb + 0.3 + r},
+                       {r, 0, 0},
+                       0,
+                       rng.uniform(0.2, 0.3),
+                       StreetClass::Vegetation});
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -231,7 +269,8 @@ PointCloud generate_street_scene(const StreetSceneParams& p) {
   check(p);
   Random rng(p.seed);
   const Profile prof = profile_of(p);
-  const auto scene = build_street(rng, p.sensor_height, prof);
+  auto scene = build_street(rng, p.sensor_height, prof);
+  if (p.vegetation) add_vegetation(scene, p.seed, p.sensor_height, prof);
   return cast_scan(scene, prof, p, {0, 0, 0}, 0, rng);
 }
 
@@ -249,7 +288,8 @@ PointCloud generate_street_frame(const StreetDriveParams& d, int frame,
         "dropout up to 0.5");
   Random rng(d.scene.seed);
   const Profile prof = profile_of(d.scene);
-  const auto scene = build_street(rng, d.scene.sensor_height, prof);
+  auto scene = build_street(rng, d.scene.sensor_height, prof);
+  if (d.scene.vegetation) add_vegetation(scene, d.scene.seed, d.scene.sensor_height, prof);
   // The sensor drives along the street weaving across its lane, turned along its path, and
   // keeps its height above the road; poses are relative to the first frame's.
   // The speed varies by +-speed_variation over a 40-frame period.

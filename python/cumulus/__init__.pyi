@@ -217,4 +217,5 @@ def generate_street_frame(
     start_x: float = ...,
     weave: float = ...,
     dropout: float = ...,
+    vegetation: bool = ...,
 ) -> tuple[Cloud, npt.NDArray[np.float64]]: ...

@@ -14,9 +14,10 @@ namespace {
 
 py::tuple street_frame(int frame, int frames, std::uint64_t seed, const std::string& terrain,
                        double speed, double speed_variation, double start_x, double weave,
-                       double dropout) {
+                       double dropout, bool vegetation) {
   StreetDriveParams p;
   p.scene.seed = seed;
+  p.scene.vegetation = vegetation;
   if (terrain == "hilly")
     p.scene.terrain = StreetTerrain::Hilly;
   else if (terrain != "level")
@@ -116,10 +117,12 @@ void bind_sequence(py::module_& m) {
   m.def("generate_street_frame", &street_frame, py::arg("frame"), py::arg("frames") = 100,
         py::arg("seed") = 1, py::arg("terrain") = "level", py::arg("speed") = 1.0,
         py::arg("speed_variation") = 0.3, py::arg("start_x") = -45.0, py::arg("weave") = 1.0,
-        py::arg("dropout") = 0.01,
+        py::arg("dropout") = 0.01, py::arg("vegetation") = true,
         "Frame `frame` of a generated drive down a street, as `cumulus-cli generate sequence`\n"
         "writes it: (Cloud in the sensor's frame, its ground-truth pose 4 x 4 in the first\n"
-        "frame's). The same arguments give the same points on every machine.");
+        "frame's). Its `semantic` field says what each point hit (1 ground, 2 building,\n"
+        "3 vehicle, 4 pole, 5 pedestrian, 6 vegetation; vegetation=False leaves the trees\n"
+        "and bushes out). The same arguments give the same points on every machine.");
   py::class_<PyOdometry>(m, "Odometry",
                          "LiDAR odometry as `cumulus-cli sequence --task odometry`: add() each "
                          "scan in turn; poses holds the trajectory.")

@@ -31,6 +31,14 @@ def test_generated_frames_equal_the_clis(drive):
     assert np.array_equal(ours.local_points, again.local_points)
 
 
+def test_generated_frames_label_their_trees():
+    cloud, _ = cumulus.generate_street_frame(0, frames=2)
+    classes = set(np.unique(cloud.fields["semantic"]).astype(int).tolist())
+    assert classes == {1, 2, 3, 4, 5, 6}  # ground ... pedestrian, vegetation
+    bare, _ = cumulus.generate_street_frame(0, frames=2, vegetation=False)
+    assert 6 not in set(np.unique(bare.fields["semantic"]).astype(int).tolist())
+
+
 def test_odometry_gives_the_clis_poses(drive, tmp_path):
     files = cumulus.sequence_frames(str(drive / "velodyne"))
     assert len(files) == FRAMES and files == sorted(files)
