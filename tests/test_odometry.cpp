@@ -163,17 +163,19 @@ class TestOdometry : public QObject {
     QVERIFY(e.drift_percent < 3);
   }
 
-  // Issue 23's target is the same poses within 0.1 mm on a 20-frame drive; measured on an H100
-  // point to point drifts apart to 0.134 mm by frame 15 (each ICP agrees with PCL's to 1e-5, but
-  // the local map carries the last bits of every pose on), so the test holds 1 mm: the target is
-  // reported missed. Point to plane (the default) also starts from different normals (PCL's
-  // float NormalEstimation against ours, issue 24), and the map carries each difference on: at
-  // most 8.6 mm apart over the 20 frames on an H200; held to 2 cm.
+  // Issue 23's target is the same poses within 0.1 mm on a 20-frame drive. Point to plane (the
+  // default) holds it: at most 0.012 mm apart on an H200 since the streets have trees (8.6 mm
+  // before, on the bare street: PCL's float NormalEstimation and ours gave the map different
+  // normals, and the map carried each difference on). Point to point misses it: each ICP agrees
+  // with PCL's to 1e-5, but the local map carries the last bits of every pose on, and the
+  // foliage's scattered returns make near ties of the nearest neighbours: at most 1.9 mm apart
+  // (frame 12) on an H200 (0.134 mm on the bare street), so that row holds 5 mm and the miss is
+  // reported.
   void gpuOdometryGivesTheCpusPoses_data() {
     QTest::addColumn<int>("metric");
     QTest::addColumn<double>("within");
-    QTest::newRow("point to point") << int(IcpMetric::PointToPoint) << 1e-3;
-    QTest::newRow("point to plane") << int(IcpMetric::PointToPlane) << 2e-2;
+    QTest::newRow("point to point") << int(IcpMetric::PointToPoint) << 5e-3;
+    QTest::newRow("point to plane") << int(IcpMetric::PointToPlane) << 1e-4;
   }
   void gpuOdometryGivesTheCpusPoses() {
     CUMULUS_REQUIRE_GPU();
@@ -185,12 +187,13 @@ class TestOdometry : public QObject {
     const Trajectory cpu = run_odometry(d, p, IcpMethod::Cpu, FilterMethod::Cpu);
     const Trajectory gpu = run_odometry(d, p, IcpMethod::Gpu, FilterMethod::Gpu);
     double worst = 0;
+    std::size_t at = 0;
     for (std::size_t i = 0; i < cpu.size(); ++i) {
       const double dt = (cpu[i].block<3, 1>(0, 3) - gpu[i].block<3, 1>(0, 3)).norm();
-      worst = std::max(worst, dt);
-      QVERIFY2(dt < within, qPrintable(QString("frame %1: %2 m apart").arg(i).arg(dt)));
+      if (dt > worst) worst = dt, at = i;
     }
-    qInfo("cpu and gpu poses at most %.3f mm apart", worst * 1e3);
+    qInfo("cpu and gpu poses at most %.3f mm apart (frame %zu)", worst * 1e3, at);
+    QVERIFY2(worst < within, qPrintable(QString("frame %1: %2 m apart").arg(at).arg(worst)));
   }
 
   void badInputIsRefusedWithTheReason() {
