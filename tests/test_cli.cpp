@@ -349,16 +349,31 @@ class TestCli : public QObject {
     QCOMPARE(v[1]["clusters"].toDouble(), double(one.sizes.size()));
     QVERIFY(!v[3]["page_locked"].toBool());  // PCL takes the cloud itself
     if (cumulus::query_device().available) {
-      // GPU clustering reads the frames from page-locked buffers the readers fill: the same
-      // clusters as each frame on its own.
+      // GPU clustering reads the frames from page-locked buffers the readers fill, when asked:
+      // the same clusters as each frame on its own.
       const Run g = cli({"sequence", d, "--task", "cluster", "--method", "gpu", "--json", "--out",
-                         d + "/gpu", "--readers", "2", "--queue", "1"});
+                         d + "/gpu", "--readers", "2", "--queue", "1", "--page-locked"});
       QCOMPARE(g.code, 0);
       const auto w = lines(g.out);
       QVERIFY(w[3]["page_locked"].toBool());
       for (const char* f : {"frame_1", "frame_2", "frame_10"})
         QCOMPARE(cumulus::test::readAll(dir.path() + "/gpu/" + f + ".clusters.csv"),
                  cumulus::test::readAll(dir.path() + "/out/" + f + ".clusters.csv"));
+      // So does the device-resident pipeline: the objects and ground of the stage-by-stage
+      // chain, which uploads each frame from the cloud itself (and takes no page-locked copy).
+      const auto objects = [&](const char* method) {
+        const Run o = cli({"sequence", d, "--task", "objects", "--method", method, "--json",
+                           "--readers", "2", "--queue", "1", "--page-locked"});
+        return o.code == 0 ? lines(o.out) : std::vector<QJsonObject>{};
+      };
+      const auto chain = objects("gpu"), stages = objects("gpu-stages");
+      QCOMPARE(chain.size(), std::size_t(4));
+      QCOMPARE(stages.size(), chain.size());
+      QVERIFY(chain[3]["page_locked"].toBool());
+      QVERIFY(!stages[3]["page_locked"].toBool());
+      for (std::size_t i = 0; i < 3; ++i)
+        for (const char* key : {"file", "objects", "ground_points"})
+          QCOMPARE(chain[i][key], stages[i][key]);
     }
     // A pattern, and a list in its own order.
     QCOMPARE(lines(cli({"sequence", d + "/frame_1*.bin", "--task", "cluster", "--method", "cpu",

@@ -32,7 +32,7 @@ bool device_chain_takes(const PipelineParams& params) {
 }
 
 PipelineResult run_pipeline(const PointCloud& input, const PipelineParams& params,
-                            const std::string& name) {
+                            const std::string& name, const Point3f* page_locked) {
   const auto chosen = parse_method<PipelineMethod>(name);
   if (!chosen)
     throw InvalidArgument("the pipeline's method is " + method_table(PipelineMethod{}).names() +
@@ -40,7 +40,7 @@ PipelineResult run_pipeline(const PointCloud& input, const PipelineParams& param
   if (params.ground && params.range_ground)
     throw InvalidArgument("the pipeline removes the ground one way: a plane or the range image");
   if (*chosen == PipelineMethod::Gpu && device_chain_takes(params))
-    return run_chain_gpu(input, params);
+    return run_chain_gpu(input, params, page_locked);
   // Stage by stage: each stage's own call, cpu or gpu.
   const std::string method = *chosen == PipelineMethod::Cpu ? "cpu" : "gpu";
   WallTimer total;

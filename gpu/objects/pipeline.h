@@ -58,9 +58,17 @@ struct PipelineResult {
 // removed, clusters of 10 to 100,000 points at 0.5 m, boxes.
 PipelineParams lidar_chain();
 
+// Whether `gpu` keeps the points on the device from stage to stage for these stages:
+// clustering, with or without a voxel grid and a ground plane before it; crop boxes, outlier
+// filters and the range-image ground go stage by stage.
+bool device_chain_takes(const PipelineParams& params);
+
 // "cpu" or "gpu": every stage with its method of that name. Error naming the stage when a
 // stage leaves no point for the next (everything cropped, every point an outlier, ...).
+// `page_locked`, when given, holds the cloud's points (the same values) in page-locked memory,
+// which the device-resident chain uploads by DMA (sequences' readers fill such buffers); the
+// other methods read the cloud itself.
 PipelineResult run_pipeline(const PointCloud& cloud, const PipelineParams& params,
-                            const std::string& method);
+                            const std::string& method, const Point3f* page_locked = nullptr);
 
 }  // namespace cumulus

@@ -244,7 +244,8 @@ void record(PipelineResult& r, const char* name, std::size_t in, std::size_t out
 
 }  // namespace
 
-PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& params) {
+PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& params,
+                             const Point3f* page_locked) {
   if (!device_chain_takes(params))
     throw InvalidArgument("internal: the device-resident chain does not take these stages");
   if (params.voxel) validate(*params.voxel);
@@ -261,8 +262,8 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
   cudaStream_t fs = fws.stream.get(), gs = gws.stream.get();
 
   fws.points.reserve(n);
-  CU_CHECK(cudaMemcpyAsync(fws.points.get(), input.points.data(), n * sizeof(Point3f),
-                           cudaMemcpyHostToDevice, fs));
+  CU_CHECK(cudaMemcpyAsync(fws.points.get(), page_locked ? page_locked : input.points.data(),
+                           n * sizeof(Point3f), cudaMemcpyHostToDevice, fs));
   const Point3f* points = fws.points.get();
   unsigned count = n;
   if (params.voxel) {

@@ -7,13 +7,10 @@
 
 namespace cumulus {
 
-// Whether the device-resident chain runs these stages: clustering, with or without a voxel
-// grid and a ground plane before it; crop boxes, outlier filters and the range-image ground go
-// stage by stage.
-bool device_chain_takes(const PipelineParams& params);
-
 // The chain with `gpu` stages; the result is what run_pipeline(..., "gpu-stages") gives, but the
-// filtered cloud carries points only (no intensity).
-PipelineResult run_chain_gpu(const PointCloud& cloud, const PipelineParams& params);
+// filtered cloud carries points only (no intensity). The frame is uploaded from `page_locked`
+// when given (the cloud's points, page-locked), else from the cloud.
+PipelineResult run_chain_gpu(const PointCloud& cloud, const PipelineParams& params,
+                             const Point3f* page_locked = nullptr);
 
 }  // namespace cumulus

@@ -4,7 +4,7 @@
 
 namespace cumulus {
 
-PipelineResult run_chain_gpu(const PointCloud&, const PipelineParams&) {
+PipelineResult run_chain_gpu(const PointCloud&, const PipelineParams&, const Point3f*) {
   throw_no_cuda("gpu pipeline");
 }
 
