@@ -3,6 +3,7 @@
 // features_gpu.cu only, which is compiled with -fmad=false.
 #include <cuda_runtime.h>
 
+#include "core/jacobi_eigen3.h"
 #include "features/cuda/rows.cuh"
 #include "features/pair_math.h"
 
@@ -11,40 +12,6 @@ namespace cumulus::feat {
 namespace fm = features_math;
 
 // ---- normals ------------------------------------------------------------------------------
-
-// Eigen-decomposition of a symmetric 3x3 matrix by cyclic Jacobi rotations, in double; columns
-// of v are the eigenvectors of the diagonal left in a.
-__device__ void jacobi_eigen(double a[3][3], double v[3][3]) {
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c)
-      v[r][c] = r == c ? 1.0 : 0.0;
-  for (int sweep = 0; sweep < 32; ++sweep) {
-    const double off = a[0][1] * a[0][1] + a[0][2] * a[0][2] + a[1][2] * a[1][2];
-    const double diag = a[0][0] * a[0][0] + a[1][1] * a[1][1] + a[2][2] * a[2][2];
-    if (off <= 1e-30 * diag || off == 0.0) break;
-    for (int p = 0; p < 2; ++p)
-      for (int q = p + 1; q < 3; ++q) {
-        if (a[p][q] == 0.0) continue;
-        const double theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
-        const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-        const double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-        const double apq = a[p][q];
-        a[p][p] -= t * apq;
-        a[q][q] += t * apq;
-        a[p][q] = a[q][p] = 0.0;
-        for (int r = 0; r < 3; ++r) {
-          if (r != p && r != q) {
-            const double arp = a[r][p], arq = a[r][q];
-            a[r][p] = a[p][r] = c * arp - s * arq;
-            a[r][q] = a[q][r] = s * arp + c * arq;
-          }
-          const double vrp = v[r][p], vrq = v[r][q];
-          v[r][p] = c * vrp - s * vrq;
-          v[r][q] = s * vrp + c * vrq;
-        }
-      }
-  }
-}
 
 // PCL's NormalEstimation for one point: the eigenvector of the smallest eigenvalue of the
 // neighbourhood covariance, facing the viewpoint; NaN below 3 neighbours or with no spread.
@@ -93,7 +60,7 @@ __global__ void k_normals(const float3* pts, int n, Rows rows, float3 vp, float3
     return;
   }
   double v[3][3];
-  jacobi_eigen(a, v);
+  jacobi_eigen3(a, v);
   int k = 0;
   if (a[1][1] < a[k][k]) k = 1;
   if (a[2][2] < a[k][k]) k = 2;
