@@ -25,9 +25,8 @@ __device__ inline void set_trial(RefineState& s, const double* p) {
     s.trial[k] = float(p[k]);
 }
 
-// After the sums of step s.step: the host's former loop (ground_gpu.cu's history): refit the
-// hypothesis, sum the refit, then refit again while the refit gains inliers, at most
-// `max_refits` sums past the first refit.
+// After the sums of step s.step: the hypothesis refit as PCL refits it, the refit's sums, then
+// refits again while they gain inliers, at most `max_refits` sums past the first refit.
 __device__ inline void advance(RefineState& s, const Moments& sums, int max_refits) {
   if (s.step == 0) {
     plane_refit::refit(sums.m, s.ref, s.hint, s.plane, s.plane + 3);
