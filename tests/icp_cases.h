@@ -15,6 +15,7 @@
 #include "features/features.h"
 #include "generate/generate.h"
 #include "io/io.h"
+#include "io/scan_poses.h"
 #include "registration/cuda/icp_gpu.h"
 #include "registration/icp.h"
 #include "registration/icp_math.h"
@@ -34,25 +35,6 @@ std::vector<Point3f> finite_points(const std::vector<Point3f>& pts, std::size_t 
   for (std::size_t i = 0; i < out.size(); i += step)
     thin.push_back(out[i]);
   return thin;
-}
-
-// bun045 -> bun000 from bun.conf: each scan maps into the common frame as R(q)^T p + t.
-Eigen::Matrix4d bunny_truth(const QString& conf) {
-  std::ifstream in(conf.toStdString());
-  std::map<std::string, Eigen::Matrix4d> pose;
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ss(line);
-    std::string tag, name;
-    double t[3], q[4];
-    if (ss >> tag >> name >> t[0] >> t[1] >> t[2] >> q[0] >> q[1] >> q[2] >> q[3]) {
-      Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
-      m.topLeftCorner<3, 3>() =
-          Eigen::Quaterniond(q[3], q[0], q[1], q[2]).toRotationMatrix().transpose();
-      m.topRightCorner<3, 1>() = Eigen::Vector3d(t[0], t[1], t[2]);
-      pose[name] = m;
-    }
-  }
-  return pose.at("bun000.ply").inverse() * pose.at("bun045.ply");
 }
 
 struct Case {
@@ -109,7 +91,8 @@ bool load_case(const QString& given, Case& c) {
     if (!have("bunny/bun000.ply") || !have("bunny/bun045.ply")) return false;
     c.target = finite_points(load_cloud(path("bunny/bun000.ply").toStdString()).points, 4);
     c.source = finite_points(load_cloud(path("bunny/bun045.ply").toStdString()).points, 4);
-    c.truth = bunny_truth(path("bunny/bun.conf"));
+    c.truth =
+        relative_scan_pose(path("bunny/bun.conf").toStdString(), "bun045.ply", "bun000.ply");
     c.params.max_correspondence_distance = 0.01;
     c.params.criteria.max_iterations = 30;
     c.params.initial = rigid_transform(3, -4, 2, 0.006, -0.005, 0.004) * *c.truth;

@@ -454,6 +454,39 @@ class TestCli : public QObject {
     QCOMPARE(cli({"register", src}).code, 2);
   }
 
+  void registerGlobalFindsThePoseWithoutAGuess() {
+    QTemporaryDir dir;
+    const std::string src = (cumulus::test::sampleDir() + "/object_source.ply").toStdString();
+    const std::string tgt = (cumulus::test::sampleDir() + "/object_target.ply").toStdString();
+    const std::string pose = (cumulus::test::sampleDir() + "/object_pose.txt").toStdString();
+    const std::string pairs = (dir.path() + "/pairs.csv").toStdString();
+    const Run r = cli({"register", src, tgt, "--initial", "global", "--global-method", "cpu-mutual",
+                       "--method", "cpu", "--json", "--matches-out", pairs});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    const QJsonObject g = j["global"].toObject();
+    QVERIFY(g["found"].toBool());
+    QCOMPARE(g["method"].toString(), QString("cpu-mutual"));
+    QVERIFY(g["inliers"].toInt() >= 3 && g["correspondences"].toInt() >= g["inliers"].toInt());
+    QVERIFY(g["overlap"].toDouble() >= 0.25);
+    QVERIFY(g["hypotheses"].toInt() >= 100000 && g["candidates"].toInt() >= 1);
+    Eigen::Matrix4d got;
+    for (int row = 0; row < 4; ++row)
+      for (int c = 0; c < 4; ++c)
+        got(row, c) = j["transform"].toArray()[row].toArray()[c].toDouble();
+    const Eigen::Matrix4d error = cumulus::read_matrix_file(pose).inverse() * got;
+    QVERIFY2(cumulus::rotation_angle_deg(error) < 1 && cumulus::translation_norm(error) < 0.002,
+             qPrintable(QString::fromStdString(cumulus::format_matrix(got))));
+    QVERIFY(QFileInfo(QString::fromStdString(pairs)).size() > 0);
+    // A demand no fit meets: exit 3 with the reason, and no ICP after it.
+    const Run none = cli({"register", src, tgt, "--initial", "global", "--global-method",
+                          "cpu-mutual", "--method", "cpu", "--min-overlap", "1"});
+    QCOMPARE(none.code, 3);
+    QVERIFY2(none.out.find("no alignment found") != std::string::npos, none.out.c_str());
+    QCOMPARE(cli({"register", src, tgt, "--voxel", "0.01"}).code, 2);  // global options alone
+    QCOMPARE(cli({"register", src, tgt, "--initial", "global", "--global-method", "x"}).code, 2);
+  }
+
   void featuresOnSampleWithJsonAndExports() {
     QTemporaryDir dir;
     const std::string src = (cumulus::test::sampleDir() + "/object_source.ply").toStdString();

@@ -6,8 +6,10 @@
 #include <QSignalSpy>
 #include <QSurfaceFormat>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QPushButton>
 #include <QSlider>
 #include <QStandardItemModel>
 
@@ -15,6 +17,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTableWidget>
+
+#include <Eigen/LU>
 
 #include "cluster/cluster.h"
 #include "cluster_panel.h"
@@ -33,6 +37,7 @@
 #include "icp_panel.h"
 #include "main_window.h"
 #include "nns/nns.h"
+#include "registration/global.h"
 #include "registration/icp.h"
 #include "registration_window.h"
 #include "run_history.h"
@@ -52,6 +57,21 @@ using namespace cumulus::test;
   QSignalSpy done(cmp, &app::CompareWindow::finished);
   cmp->run();
   return QTest::qWaitFor([&] { return done.count() == 1; }, 120000) && done.at(0).at(0).toBool();
+}
+
+// The registration window on the sample pair (source, then target), PCL's ICP chosen; null
+// when the pair does not open.
+app::RegistrationWindow* open_sample_pair(app::MainWindow& w) {
+  w.setProperty("scripted", true);
+  w.show();
+  setLive(w.clusterPanel(), false);
+  if (!w.openFilesNow({sample("object_source.ply"), sample("object_target.ply")}).isEmpty())
+    return nullptr;
+  w.setCurrentRow(1);
+  auto* reg = w.openRegistration();
+  reg->show();
+  reg->panel()->setMethod(IcpMethod::Cpu);
+  return reg;
 }
 
 class TestWindows : public QObject {
@@ -133,15 +153,9 @@ class TestWindows : public QObject {
   }
   void registrationAlignsThePairOffTheUiThread() {
     app::MainWindow w;
-    w.setProperty("scripted", true);
-    w.show();
-    setLive(w.clusterPanel(), false);
-    QVERIFY(w.openFilesNow({sample("object_source.ply"), sample("object_target.ply")}).isEmpty());
-    w.setCurrentRow(1);
-    auto* reg = w.openRegistration();
-    reg->show();
+    auto* reg = open_sample_pair(w);
+    QVERIFY(reg);
     auto* panel = reg->panel();
-    panel->setMethod(IcpMethod::Cpu);
     // Undo most of the known pose by hand (25 degrees about z); ICP does the rest.
     panel->setPerturbation(0, 0, 22, 0.045, -0.025, 0.02);
     QFETCH(int, metric);
@@ -189,6 +203,54 @@ class TestWindows : public QObject {
     reg->run();
     QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 3 && !reg->busy(), 60000);
     QCOMPARE(done.last().at(0).toBool(), query_device().available);
+    QCOMPARE(w.document()->count(), 2);
+  }
+
+  // No guess: the global alignment finds the pose from a half-turned source, draws its pairs,
+  // and applying it moves the source dataset, which undo puts back.
+  void registrationAlignsGloballyAppliesAndUndoes() {
+    app::MainWindow w;
+    auto* reg = open_sample_pair(w);
+    QVERIFY(reg);
+    auto* panel = reg->panel();
+    panel->setGlobal(true, GlobalMethod::CpuMutual);
+    panel->setPerturbation(20, -30, 150, 0.1, -0.05, 0.03);
+    QVERIFY(panel->globalParams().has_value());
+    QSignalSpy done(reg, &app::RegistrationWindow::finished);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 1 && !reg->busy(), 60000);
+    QVERIFY(done.last().at(0).toBool());
+    const GlobalResult* g = reg->lastGlobal();
+    QVERIFY(g && g->found);
+    const IcpResult* r = reg->lastResult();
+    QVERIFY(r);
+    const Eigen::Matrix4d truth = read_matrix_file(sample("object_pose.txt").toStdString());
+    const Eigen::Matrix4d error = truth.inverse() * r->transform * panel->perturbation();
+    QVERIFY2(rotation_angle_deg(error) < 1 && translation_norm(error) < 0.002,
+             qPrintable(QString::fromStdString(format_matrix(error))));
+    // Target, source before, the global pose and after ICP; a line a pair.
+    const std::size_t ns = w.document()->at(0).cloud->size(),
+                      nt = w.document()->at(1).cloud->size();
+    QCOMPARE(reg->view()->cloud()->size(), nt + 3 * ns);
+    QCOMPARE(reg->view()->segmentCount(), g->matches.size());
+    QVERIFY(panel->findChild<QCheckBox*>() != nullptr);
+    // Apply moves the dataset; undo puts the same cloud back.
+    const auto original = w.document()->at(0).cloud;
+    const auto aligned = reg->alignedSource();
+    QVERIFY(reg->applyToSource());
+    QVERIFY(w.document()->at(0).cloud != original);
+    QCOMPARE(w.document()->at(0).cloud->points[7].x, aligned->points[7].x);
+    QVERIFY(panel->findChild<QPushButton*>("undoApply")->isEnabled());
+    QVERIFY(reg->undoApply());
+    QCOMPARE(w.document()->at(0).cloud, original);
+    QVERIFY(!reg->undoApply());  // nothing left to undo
+    // A voxel too coarse for keypoints: no alignment, said so, nothing lost.
+    panel->findChild<QDoubleSpinBox*>("keypointVoxel")->setValue(5.0);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2 && !reg->busy(), 60000);
+    QVERIFY(!done.last().at(0).toBool());
+    QVERIFY(reg->lastGlobal() && !reg->lastGlobal()->found);
+    QVERIFY(!reg->lastResult());
     QCOMPARE(w.document()->count(), 2);
   }
 

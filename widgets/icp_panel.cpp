@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "method_combo.h"
 #include "stage_table.h"
 
 namespace cumulus::ui {
@@ -85,6 +86,46 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   perturb->addWidget(random, 3, 0, 1, 4);
   form()->addRow(tr("Perturb source"), perturb);
 
+  start_ = new QComboBox(this);
+  start_->setObjectName("start");
+  start_->addItem(tr("The perturbed pose (ICP only)"), false);
+  start_->addItem(tr("Global alignment, then ICP"), true);
+  start_->setToolTip(
+      tr("Global alignment needs no guess: both clouds are thinned on a voxel grid, their FPFH "
+         "descriptors paired and a pose found by RANSAC, checked, then refined by ICP."));
+  watch(start_);
+  form()->addRow(tr("Start from"), start_);
+  global_method_ = new QComboBox(this);
+  global_method_->setObjectName("globalMethod");
+  fill_method_combo(global_method_, method_table(GlobalMethod{}));
+  global_method_->setCurrentIndex(global_method_->findData(int(default_method<GlobalMethod>())));
+  watch(global_method_);
+  form()->addRow(tr("Global method"), global_method_);
+  voxel_ = doubleSpin({.decimals = 4,
+                       .low = 0,
+                       .high = 1e4,
+                       .step = 0.001,
+                       .value = 0,
+                       .suffix = " m",
+                       .tip = tr("Keypoint voxel of the global alignment; 0 takes the target's "
+                                 "bounding-box diagonal / 100.")});
+  voxel_->setSpecialValueText(tr("automatic"));
+  voxel_->setObjectName("keypointVoxel");
+  form()->addRow(tr("Keypoint voxel"), voxel_);
+  pairs_ = new QCheckBox(tr("Show keypoint pairs (green: inliers, red: the rest)"), this);
+  pairs_->setChecked(true);
+  form()->addRow(QString(), pairs_);
+  // Only the rows the chosen start uses: the global alignment's, or ICP's own distance.
+  const auto global_shown = [this] {
+    const bool on = start_->currentData().toBool();
+    for (QWidget* w : {static_cast<QWidget*>(global_method_), static_cast<QWidget*>(voxel_),
+                       static_cast<QWidget*>(pairs_)})
+      form()->setRowVisible(w, on);
+    form()->setRowVisible(max_distance_, !on);
+  };
+  connect(start_, &QComboBox::currentIndexChanged, this, global_shown);
+  connect(pairs_, &QCheckBox::toggled, this, &IcpPanel::pairsToggled);
+
   max_distance_ = doubleSpin({.decimals = 4,
                               .low = 1e-4,
                               .high = 1e4,
@@ -94,6 +135,7 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
                               .tip = tr("Pairs farther apart than this are ignored (PCL's max "
                                         "correspondence distance).")});
   form()->addRow(tr("Max distance"), max_distance_);
+  global_shown();
   metric_ = new QComboBox(this);
   metric_->addItem(tr("Point to point"), int(IcpMetric::PointToPoint));
   metric_->addItem(tr("Point to plane"), int(IcpMetric::PointToPlane));
@@ -154,6 +196,15 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   addButton(exports, tr("Export transform…"), {}, &IcpPanel::exportTransformRequested);
   addButton(exports, tr("Export aligned cloud…"), {}, &IcpPanel::exportCloudRequested);
   lay->addLayout(exports);
+  auto* apply = new QHBoxLayout;
+  addButton(apply, tr("Apply to source"),
+            tr("Move the source dataset by the alignment (undo takes it back)"),
+            &IcpPanel::applyRequested);
+  undo_ = addButton(apply, tr("Undo apply"), tr("Put the source back where it was"),
+                    &IcpPanel::undoRequested);
+  undo_->setObjectName("undoApply");
+  undo_->setEnabled(false);
+  lay->addLayout(apply);
 
   connect(random, &QPushButton::clicked, this, [this] {
     auto* rng = QRandomGenerator::global();
@@ -176,6 +227,32 @@ IcpParams IcpPanel::params() const {
   return p;
 }
 
+std::optional<GlobalParams> IcpPanel::globalParams() const {
+  if (!start_->currentData().toBool()) return std::nullopt;
+  GlobalParams g;
+  g.voxel = voxel_->value();
+  g.refinement = params();
+  g.refinement.max_correspondence_distance = 0;  // 1.5 voxels
+  return g;
+}
+
+GlobalMethod IcpPanel::globalMethod() const {
+  return GlobalMethod(global_method_->currentData().toInt());
+}
+
+void IcpPanel::setGlobal(bool on, GlobalMethod method) {
+  start_->setCurrentIndex(start_->findData(on));
+  global_method_->setCurrentIndex(global_method_->findData(int(method)));
+}
+
+bool IcpPanel::showPairs() const {
+  return pairs_->isChecked();
+}
+
+void IcpPanel::setUndoAvailable(bool on) {
+  undo_->setEnabled(on);
+}
+
 Eigen::Matrix4d IcpPanel::perturbation() const {
   return rigid_transform(angle_[0]->value(), angle_[1]->value(), angle_[2]->value(),
                          shift_[0]->value(), shift_[1]->value(), shift_[2]->value());
@@ -191,11 +268,27 @@ void IcpPanel::setPerturbation(double rx, double ry, double rz, double tx, doubl
   emit parametersChanged();
 }
 
-void IcpPanel::setResult(const IcpResult& r, const Eigen::Matrix4d& perturbation) {
+void IcpPanel::setResult(const IcpResult& r, const Eigen::Matrix4d& perturbation,
+                         const GlobalResult* g) {
   // The perturbation was applied to the source first, so ICP's answer composed with it should
   // be the identity when ICP undid it exactly.
   const Eigen::Matrix4d residual = r.transform * perturbation;
+  const QString global =
+      g ? tr("<b>Global (%1)</b>: voxel %2 m, %3 keypoint pairs, %4 inliers (RMSE %5 m), overlap "
+             "%6 %, %7 hypotheses; coarse pose %8°, %9 m; %10 ms.<br>")
+              .arg(QString::fromStdString(g->method))
+              .arg(g->voxel, 0, 'g', 3)
+              .arg(qulonglong(g->matches.size()))
+              .arg(qulonglong(g->inliers))
+              .arg(g->inlier_rmse, 0, 'g', 3)
+              .arg(100 * g->overlap, 0, 'f', 1)
+              .arg(qulonglong(g->hypotheses))
+              .arg(rotation_angle_deg(g->coarse), 0, 'g', 4)
+              .arg(translation_norm(g->coarse), 0, 'g', 3)
+              .arg(g->total_ms, 0, 'f', 1)
+        : QString();
   setStatus(
+      global +
       tr("<b>%1</b>: %2 iterations, stopped: %3 — %4.<br>%5. Fitness (mean squared distance "
          "to the nearest target point): %6. Pairs in the last iteration: %7 of %8.<br>Left "
          "after undoing the perturbation: %9°, %10 m. Time %11 ms.")

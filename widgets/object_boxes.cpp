@@ -62,4 +62,23 @@ void fill_path_lines(vtkPolyData* poly, const std::vector<std::array<double, 3>>
   poly->GetCellData()->SetScalars(colours);
 }
 
+void fill_segment_lines(vtkPolyData* poly, const std::vector<std::array<double, 3>>& from,
+                        const std::vector<std::array<double, 3>>& to,
+                        const std::vector<std::array<unsigned char, 3>>& colours) {
+  vtkNew<vtkPoints> pts;
+  vtkNew<vtkCellArray> lines;
+  vtkNew<vtkUnsignedCharArray> rgb;
+  rgb->SetNumberOfComponents(3);
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const vtkIdType ids[2] = {pts->InsertNextPoint(from[i].data()),
+                              pts->InsertNextPoint(to[i].data())};
+    lines->InsertNextCell(2, ids);
+    rgb->InsertNextTypedTuple(colours[i].data());
+  }
+  poly->Initialize();
+  poly->SetPoints(pts);
+  poly->SetLines(lines);
+  poly->GetCellData()->SetScalars(rgb);
+}
+
 }  // namespace cumulus::ui

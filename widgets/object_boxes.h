@@ -22,4 +22,10 @@ namespace cumulus::ui {
 void fill_path_lines(vtkPolyData* poly, const std::vector<std::array<double, 3>>& points,
                      int marked);
 
+// Replaces `poly`'s points and lines with separate segments, from[i] to to[i] in colours[i]
+// (r, g, b).
+void fill_segment_lines(vtkPolyData* poly, const std::vector<std::array<double, 3>>& from,
+                        const std::vector<std::array<double, 3>>& to,
+                        const std::vector<std::array<unsigned char, 3>>& colours);
+
 }  // namespace cumulus::ui

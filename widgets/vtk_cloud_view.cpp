@@ -120,6 +120,14 @@ VtkCloudView::VtkCloudView(QWidget* parent) : QOpenGLWidget(parent) {
   path_actor_->VisibilityOff();
   renderer_->AddActor(path_actor_);
 
+  vtkNew<vtkPolyDataMapper> segments_mapper;
+  segments_mapper->SetInputData(segments_poly_);
+  segments_mapper->SetColorModeToDirectScalars();
+  segments_actor_->SetMapper(segments_mapper);
+  segments_actor_->GetProperty()->SetLineWidth(1);
+  segments_actor_->VisibilityOff();
+  renderer_->AddActor(segments_actor_);
+
   axes_->SetVisibility(true);
   axes_->SetAxisLabels(false);  // captions scale with the scene and swamp small clouds
   renderer_->AddActor(axes_);
@@ -208,6 +216,7 @@ void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_
   pick_actor_->VisibilityOff();
   box_actor_->VisibilityOff();
   boxes_actor_->VisibilityOff();
+  segments_actor_->VisibilityOff();
   if (!cloud_ || cloud_->empty()) {
     clearCloud();
     return;
@@ -245,6 +254,7 @@ void VtkCloudView::clearCloud() {
   picked_ = -1;
   box_actor_->VisibilityOff();
   boxes_actor_->VisibilityOff();
+  segments_actor_->VisibilityOff();
   actor_->VisibilityOff();
   pick_actor_->VisibilityOff();
   update();
@@ -360,6 +370,23 @@ void VtkCloudView::setPath(const std::vector<std::array<double, 3>>& points, int
   fill_path_lines(path_poly_, points, marked);
   path_actor_->SetVisibility(points.size() >= 2);
   update();
+}
+
+void VtkCloudView::setSegments(const std::vector<LineSegment>& segments) {
+  std::vector<std::array<double, 3>> from, to;
+  std::vector<std::array<unsigned char, 3>> colours;
+  for (const auto& s : segments) {
+    from.push_back(s.from);
+    to.push_back(s.to);
+    colours.push_back({s.colour.r, s.colour.g, s.colour.b});
+  }
+  fill_segment_lines(segments_poly_, from, to, colours);
+  segments_actor_->SetVisibility(!segments.empty());
+  update();
+}
+
+std::size_t VtkCloudView::segmentCount() const {
+  return segments_actor_->GetVisibility() ? std::size_t(segments_poly_->GetNumberOfLines()) : 0;
 }
 
 std::size_t VtkCloudView::pathPointCount() const {

@@ -30,6 +30,10 @@ class vtkUnsignedCharArray;
 namespace cumulus::ui {
 
 using BoxCorners = std::array<std::array<double, 3>, 8>;
+struct LineSegment {
+  std::array<double, 3> from, to;
+  Rgb8 colour;
+};
 
 class VtkCloudView : public QOpenGLWidget {
   Q_OBJECT
@@ -86,6 +90,10 @@ class VtkCloudView : public QOpenGLWidget {
   // cloud changes (a sequence's frames), unlike the boxes.
   void setPath(const std::vector<std::array<double, 3>>& points, int marked = -1);
   std::size_t pathPointCount() const;
+  // Separate line segments (local coordinates), each its own colour, e.g. the pairs of a
+  // registration; empty hides them; a new cloud clears them.
+  void setSegments(const std::vector<LineSegment>& segments);
+  std::size_t segmentCount() const;
 
   // Both views look through one camera from now on (split views); each repaints when the
   // other moves it.
@@ -130,6 +138,8 @@ class VtkCloudView : public QOpenGLWidget {
   vtkNew<vtkActor> box_actor_;
   vtkNew<vtkPolyData> path_poly_;
   vtkNew<vtkActor> path_actor_;
+  vtkNew<vtkPolyData> segments_poly_;
+  vtkNew<vtkActor> segments_actor_;
   vtkNew<vtkPolyData> boxes_poly_;
   vtkNew<vtkActor> boxes_actor_;
   vtkNew<vtkPolyData> pick_poly_;

@@ -44,6 +44,7 @@ QImage VtkCloudView::renderImage(int width, int height) {
   copy_of(pick_poly_, pick_actor_);
   copy_of(boxes_poly_, boxes_actor_);
   copy_of(path_poly_, path_actor_);
+  copy_of(segments_poly_, segments_actor_);
   vtkNew<vtkAxesActor> axes;
   double len[3];
   axes_->GetTotalLength(len);

@@ -65,6 +65,8 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
 int run_bench_ground(const Args& a, std::ostream& out, const std::string& command_line);
 int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& command_line);
 int run_bench_sequence(const Args& a, std::ostream& out, const std::string& command_line);
+// bench register (commands_bench_register.cpp): global registration from random starts.
+int run_bench_register(const Args& a, std::ostream& out, const std::string& command_line);
 // bench io (commands_bench_io.cpp): LAS, PCD and KITTI .bin read and write throughput.
 int run_bench_io(const Args& a, std::ostream& out, const std::string& command_line);
 // bench features (commands_features.cpp).

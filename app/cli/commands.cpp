@@ -11,6 +11,7 @@
 #include "filter/filter.h"
 #include "ground/ground.h"
 #include "ground/range_ground.h"
+#include "registration/global.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -55,8 +56,11 @@ const std::vector<Command>& commands() {
        run_sequence},
       {"segment", "RDP segmentation of depth-image columns (CPU and GPU methods)",
        help_for("segment", method_help(SegmentMethod{})), run_segment},
-      {"register", "ICP registration of two clouds (PCL and GPU methods)",
-       help_for("register", method_help(IcpMethod{})), run_register},
+      {"register", "registration of two clouds: ICP, or global then ICP (PCL and GPU methods)",
+       help_for("register", method_help(IcpMethod{}) +
+                                "  --global-method NAME  with --initial global, one of:\n" +
+                                method_table(GlobalMethod{}).help(4)),
+       run_register},
       {"features", "normals and PFH/FPFH descriptors (PCL and GPU methods)",
        help_for("features", method_help(FeatureMethod{})), run_features},
       {"bench", "benchmarks: every method and PCL in one process; CSV, Markdown, PNG plots",

@@ -258,6 +258,7 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
   rc = std::max(rc, run_bench_segment(a, out, command_line));
   if (!a.get("data", "").empty()) {
     rc = std::max(rc, run_bench_icp(a, out, command_line));
+    rc = std::max(rc, run_bench_register(a, out, command_line));
     rc = std::max(rc, run_bench_features(a, out, command_line));
     rc = std::max(rc, run_bench_filter(a, out, command_line));
     rc = std::max(rc, run_bench_ground(a, out, command_line));
@@ -265,8 +266,8 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
     rc = std::max(rc, run_bench_sequence(a, out, command_line));
   }
   std::stringstream body;
-  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/features.md", "/filter.md",
-                           "/ground.md", "/pipeline.md", "/sequence.md"}) {
+  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/register.md", "/features.md",
+                           "/filter.md", "/ground.md", "/pipeline.md", "/sequence.md"}) {
     std::ifstream f(dir + part);
     // A part not run (icp without --data) must not put the stream into a failed state.
     if (f && f.peek() != std::ifstream::traits_type::eof()) body << f.rdbuf() << "\n";
@@ -368,11 +369,14 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
                 "grid-points-per-cell",
                 "fine-points-per-cell",
                 "frames",
-                "scratch"});
+                "scratch",
+                "starts",
+                "cpu-starts",
+                "pcl-iterations"});
   a.expect_positionals(
       1, 1,
       "cumulus-cli bench "
-      "cluster|segment|icp|features|filter|ground|pipeline|sequence|tiled|io|all|plot "
+      "cluster|segment|icp|register|features|filter|ground|pipeline|sequence|tiled|io|all|plot "
       "[options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
@@ -382,6 +386,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "all") return run_bench_all(a, out, command_line);
   if (what == "segment") return run_bench_segment(a, out, command_line);
   if (what == "icp") return run_bench_icp(a, out, command_line);
+  if (what == "register") return run_bench_register(a, out, command_line);
   if (what == "features") return run_bench_features(a, out, command_line);
   if (what == "filter") return run_bench_filter(a, out, command_line);
   if (what == "ground") return run_bench_ground(a, out, command_line);
@@ -403,7 +408,8 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
     return 0;
   }
   throw UsageError("bench: unknown benchmark '" + what +
-                   "' (cluster, segment, icp, features, filter, tiled, all, plot)");
+                   "' (cluster, segment, icp, register, features, filter, ground, pipeline, "
+                   "sequence, tiled, io, all, plot)");
 }
 
 }  // namespace cumulus::cli

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "features/features.h"
 #include "io/io.h"
+#include "io/scan_poses.h"
 #include "nns/nns.h"
 #include "peers/open3d_peer.h"
 #include "registration/icp.h"
@@ -48,36 +49,6 @@ std::vector<Point3f> subsample(const std::vector<Point3f>& all, std::size_t m) {
   return out;
 }
 
-// The pose of a scan in bun.conf ("bmesh FILE tx ty tz qx qy qz qw") as a 4x4 matrix.
-std::optional<Eigen::Matrix4d> bunny_pose(const std::string& conf, const std::string& file) {
-  std::ifstream in(conf);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ss(line);
-    std::string tag, name;
-    double t[3], q[4];
-    if (ss >> tag >> name >> t[0] >> t[1] >> t[2] >> q[0] >> q[1] >> q[2] >> q[3] &&
-        tag == "bmesh" && name == file) {
-      Eigen::Matrix4d m = Eigen::Matrix4d::Identity();
-      // The scan maps into the common frame as p' = R(q)^T p + t (checked on the data: this
-      // puts bun045 onto bun000 with a median nearest-neighbour distance of 0.33 mm).
-      m.topLeftCorner<3, 3>() =
-          Eigen::Quaterniond(q[3], q[0], q[1], q[2]).toRotationMatrix().transpose();
-      m.topRightCorner<3, 1>() = Eigen::Vector3d(t[0], t[1], t[2]);
-      return m;
-    }
-  }
-  return std::nullopt;
-}
-
-// Ground truth of bun045 -> bun000 from bun.conf: both poses map scan coordinates into the
-// common frame, so source -> target is inverse(pose000) * pose045.
-std::optional<Eigen::Matrix4d> bunny_truth(const std::string& bunny_dir) {
-  const auto p0 = bunny_pose(bunny_dir + "/bun.conf", "bun000.ply");
-  const auto p45 = bunny_pose(bunny_dir + "/bun.conf", "bun045.ply");
-  if (!p0 || !p45) return std::nullopt;
-  return Eigen::Matrix4d(p0->inverse() * *p45);
-}
-
 namespace fs = std::filesystem;
 
 std::vector<IcpCase> icp_cases(const std::string& data) {
@@ -87,7 +58,8 @@ std::vector<IcpCase> icp_cases(const std::string& data) {
   if (fs::exists(d / "bunny/bun000.ply") && fs::exists(d / "bunny/bun045.ply")) {
     const auto target = load_cloud((d / "bunny/bun000.ply").string()).points;
     const auto source = load_cloud((d / "bunny/bun045.ply").string()).points;
-    const auto truth = bunny_truth((d / "bunny").string());
+    const auto truth =
+        relative_scan_pose((d / "bunny/bun.conf").string(), "bun045.ply", "bun000.ply");
     const std::size_t source_finite = subsample(source, source.size()).size(),
                       target_finite = subsample(target, target.size()).size();
     // The paper's four sizes (Table 2); the largest is the whole of bun000.

@@ -12,6 +12,7 @@
 #include "ground/range_ground.h"
 #include "nns/nns.h"
 #include "objects/pipeline.h"
+#include "registration/global.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -53,11 +54,15 @@ int run_methods(const std::vector<std::string>& argv, std::ostream& out) {
     out << "# Methods\n\n"
            "Written by `cumulus-cli methods --markdown` from the method tables in the backend\n"
            "(`gpu/*/*_methods.def`); the CLI, the GUI's method lists, `bench` and the compare\n"
-           "window read the same tables. Every method of a table gives the same result.\n\n";
+           "window read the same tables. Every method of a table gives the same result, but for\n"
+           "global registration, whose reference (PCL's) draws its own random samples: there its\n"
+           "`cpu-mutual` and `gpu` give the same result, and all three the same alignment.\n\n";
   write_table(out, "Euclidean clustering", "cluster", ClusterMethod{}, md);
   write_table(out, "RDP segmentation of depth columns", "segment", SegmentMethod{}, md);
   write_table(out, "Nearest-neighbour search", "bench icp", NnsMethod{}, md);
   write_table(out, "ICP registration", "register", IcpMethod{}, md);
+  write_table(out, "Global registration (no initial guess)", "register --initial global",
+              GlobalMethod{}, md);
   write_table(out, "Normals, PFH and FPFH", "features", FeatureMethod{}, md);
   write_table(out, "Filters: crop box, voxel grid, outlier removal", "filter", FilterMethod{}, md);
   write_table(out, "Ground plane (RANSAC)", "ground", GroundMethod{}, md);

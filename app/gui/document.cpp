@@ -144,6 +144,15 @@ void DocumentModel::setFrame(int row, std::size_t frame, std::shared_ptr<const P
   emit frameChanged(row);
 }
 
+void DocumentModel::replaceCloud(int row, std::shared_ptr<const PointCloud> cloud) {
+  if (row < 0 || row >= count() || !at(row).isCloud() || !cloud) return;
+  Dataset& d = datasets_[std::size_t(row)];
+  d.cloud = std::move(cloud);
+  d.clusters.reset();
+  emit dataChanged(index(row), index(row));
+  emit cloudReplaced(row);
+}
+
 int DocumentModel::findDepth(const DepthImage* image) const {
   for (int i = 0; i < count(); ++i)
     if (at(i).depth.get() == image) return i;

@@ -54,6 +54,8 @@ class DocumentModel : public QAbstractListModel {
   void setSegments(int row, std::shared_ptr<const SegmentResult> result);
   // A sequence's frame `frame` becomes its cloud (results of the last frame are dropped).
   void setFrame(int row, std::size_t frame, std::shared_ptr<const PointCloud> cloud);
+  // A cloud dataset's points replaced (e.g. moved by a registration; its clustering is dropped).
+  void replaceCloud(int row, std::shared_ptr<const PointCloud> cloud);
   int findDepth(const DepthImage* image) const;
   // Row of the dataset holding this cloud, or -1 (it may have been closed meanwhile).
   int findCloud(const PointCloud* cloud) const;
@@ -65,6 +67,7 @@ class DocumentModel : public QAbstractListModel {
  signals:
   void clustersChanged(int row);
   void frameChanged(int row);
+  void cloudReplaced(int row);
 
  private:
   std::vector<Dataset> datasets_;

@@ -282,7 +282,7 @@ void MainWindow::buildActions() {
   tools->addAction(tr("Compare &Pipeline Methods…"), this, [this] {
     if (auto* w = openPipelineCompare()) w->show();
   });
-  tools->addAction(tr("&Registration (ICP)…"), this, [this] { openRegistration()->show(); })
+  tools->addAction(tr("&Registration…"), this, [this] { openRegistration()->show(); })
       ->setShortcut(tr("Ctrl+R"));
   tools->addAction(tr("&Features (normals, PFH, FPFH)…"), this, [this] { openFeatures()->show(); })
       ->setShortcut(tr("Ctrl+Shift+F"));

@@ -33,6 +33,9 @@ void MainWindow::buildTimeline() {
   connect(player_, &SequencePlayer::stateChanged, this, &MainWindow::updateTimeline);
   connect(player_, &SequencePlayer::failed, this, &MainWindow::reportError);
   connect(document_, &DocumentModel::frameChanged, this, &MainWindow::frameChanged);
+  // A cloud moved in place (registration's Apply) is shown as a new frame is: camera kept,
+  // live panels re-run.
+  connect(document_, &DocumentModel::cloudReplaced, this, &MainWindow::frameChanged);
 
   odometry_ = new OdometryController(
       {document_, cloud_view_, depth_view_, this, statusBar(), [this] { return currentRow(); },

@@ -4,6 +4,7 @@
 #include "panel_jobs.h"
 #include "tool_layout.h"
 
+#include <QAction>
 #include <QComboBox>
 #include <QFormLayout>
 #include <QJsonArray>
@@ -11,6 +12,7 @@
 #include <QJsonObject>
 #include <QStatusBar>
 #include <QTimer>
+#include <QUndoStack>
 
 #include "core/device.h"
 #include "document.h"
@@ -23,19 +25,51 @@ namespace cumulus::app {
 
 namespace {
 
-IcpJob run_icp_job(IcpJob job, const IcpParams& params, const std::vector<IcpMethod>& methods) {
-  // The perturbation moves the source before ICP; ICP starts from the identity.
+// With `global`, the global alignment's pose is ICP's start (and 1.5 keypoint voxels its
+// distance); without, ICP starts from the identity. Either way the perturbation moves the
+// source first.
+IcpJob run_icp_job(IcpJob job, IcpParams params, const std::vector<IcpMethod>& methods,
+                   std::optional<GlobalParams> global, GlobalMethod global_method) {
   const PointCloud moved = transformed(*job.source, job.perturbation);
+  if (global) {
+    global->refine = false;
+    job.global = register_global(moved, *job.target, *global, global_method);
+    if (!job.global->found) return job;
+    params.initial = job.global->coarse;
+    params.max_correspondence_distance = global->inlier_distance * job.global->voxel;
+  }
   for (auto m : methods)
     job.results.push_back(icp(moved, *job.target, params, m));
   return job;
 }
 
+// Moving a dataset's cloud by an alignment, and back. The dataset is found by its cloud, so
+// rows that move meanwhile do not matter; a dataset closed meanwhile is left alone.
+class ApplyAlignment : public QUndoCommand {
+ public:
+  ApplyAlignment(DocumentModel* document, std::shared_ptr<const PointCloud> before,
+                 std::shared_ptr<const PointCloud> after)
+      : QUndoCommand(QObject::tr("Apply alignment")),
+        document_(document),
+        before_(std::move(before)),
+        after_(std::move(after)) {}
+  void redo() override { swap(before_, after_); }
+  void undo() override { swap(after_, before_); }
+
+ private:
+  void swap(const std::shared_ptr<const PointCloud>& from,
+            const std::shared_ptr<const PointCloud>& to) {
+    document_->replaceCloud(document_->findCloud(from.get()), to);
+  }
+  DocumentModel* document_;
+  std::shared_ptr<const PointCloud> before_, after_;
+};
+
 }  // namespace
 
 RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
     : QMainWindow(parent), document_(document) {
-  setWindowTitle(tr("Registration (ICP) — Cumulus"));
+  setWindowTitle(tr("Registration — Cumulus"));
   auto* inputs = new QFormLayout;
   source_ = new QComboBox(this);
   target_ = new QComboBox(this);
@@ -43,9 +77,25 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
   inputs->addRow(tr("Target (fixed)"), target_);
   panel_ = new ui::IcpPanel(this);
   view_ = lay_out_tool(this, inputs, panel_, 1);
-  statusBar()->showMessage(tr("Grey: target. Red: source before ICP. Green: source after ICP."));
+  statusBar()->showMessage(
+      tr("Grey: target. Red: source before. Orange: the global alignment's pose. Green: source "
+         "after ICP. Lines: keypoint pairs (green: inliers)."));
   resize(1280, 800);
 
+  undo_ = new QUndoStack(this);
+  connect(undo_, &QUndoStack::canUndoChanged, panel_, &ui::IcpPanel::setUndoAvailable);
+  QAction* undo_action = undo_->createUndoAction(this, tr("Undo"));
+  undo_action->setShortcut(QKeySequence::Undo);
+  addAction(undo_action);
+  connect(panel_, &ui::IcpPanel::applyRequested, this, [this] {
+    QString error;
+    if (!applyToSource(&error)) panel_->setError(error);
+  });
+  connect(panel_, &ui::IcpPanel::undoRequested, this, &RegistrationWindow::undoApply);
+  connect(panel_, &ui::IcpPanel::pairsToggled, this, [this] {
+    const auto after = alignedSource();
+    showClouds(after.get());
+  });
   runner_ = new JobRunner(this);
   // The clouds before the edit are shown until the re-run delivers.
   connect(panel_, &ui::IcpPanel::parametersChanged, this, [this] { showClouds(nullptr); });
@@ -125,13 +175,16 @@ void RegistrationWindow::start(bool all_methods) {
       if (!is_gpu_method(m) || query_device().available) methods.push_back(m);
   }
   panel_->setBusy(true);
-  runner_->start([job, params = panel_->params(),
-                  methods](const JobControl&) { return run_icp_job(job, params, methods); },
-                 [this](IcpJob done) { onResult(std::move(done)); },
-                 [this](const QString& error) {
-                   panel_->setError(error);
-                   emit finished(false);
-                 });
+  runner_->start(
+      [job, params = panel_->params(), methods, global = panel_->globalParams(),
+       global_method = panel_->globalMethod()](const JobControl&) {
+        return run_icp_job(job, params, methods, global, global_method);
+      },
+      [this](IcpJob done) { onResult(std::move(done)); },
+      [this](const QString& error) {
+        panel_->setError(error);
+        emit finished(false);
+      });
 }
 
 bool RegistrationWindow::busy() const {
@@ -139,13 +192,21 @@ bool RegistrationWindow::busy() const {
 }
 
 void RegistrationWindow::onResult(IcpJob job) {
+  last_global_ = job.global;
+  if (job.global && !job.global->found) {
+    last_.reset();
+    showClouds(nullptr);
+    panel_->setError(tr("No alignment found: %1").arg(QString::fromStdString(job.global->reason)));
+    emit finished(false);
+    return;
+  }
   if (!job.results.empty()) {
     last_ = job.results.front();
     for (const auto& r : job.results)
       if (r.method == method_name(panel_->method())) last_ = r;
     last_perturbation_ = job.perturbation;
     last_source_ = job.source;
-    panel_->setResult(*last_, job.perturbation);
+    panel_->setResult(*last_, job.perturbation, last_global_ ? &*last_global_ : nullptr);
     if (job.all_methods) panel_->setTimings(job.results);
     const auto after = alignedSource();
     showClouds(after.get());
@@ -157,6 +218,31 @@ std::shared_ptr<PointCloud> RegistrationWindow::alignedSource() const {
   if (!last_ || !last_source_) return nullptr;
   return std::make_shared<PointCloud>(
       transformed(*last_source_, Eigen::Matrix4d(last_->transform * last_perturbation_)));
+}
+
+bool RegistrationWindow::applyToSource(QString* error) {
+  const auto source = cloudAt(source_);
+  const auto after = alignedSource();
+  if (!after || !source || source != last_source_) {
+    if (error) *error = tr("Align the pair first (the source has changed since the last run).");
+    return false;
+  }
+  undo_->push(new ApplyAlignment(document_, source, after));
+  // The source is now where the alignment put it: what is left to undo is nothing.
+  panel_->setPerturbation(0, 0, 0, 0, 0, 0);
+  last_.reset();
+  last_global_.reset();
+  showClouds(nullptr);
+  return true;
+}
+
+bool RegistrationWindow::undoApply() {
+  if (!undo_->canUndo()) return false;
+  undo_->undo();
+  last_.reset();
+  last_global_.reset();
+  showClouds(nullptr);
+  return true;
 }
 
 bool RegistrationWindow::exportTransform(const QString& path, QString* error) const {
@@ -217,11 +303,31 @@ void RegistrationWindow::showClouds(const PointCloud* after) {
   };
   append(*target, {170, 170, 170});
   append(transformed(*source, panel_->perturbation()), {220, 60, 50});
+  const GlobalResult* g = after && last_global_ ? &*last_global_ : nullptr;
+  if (g)
+    append(transformed(*source, Eigen::Matrix4d(g->coarse * last_perturbation_)), {240, 150, 30});
   if (after) append(*after, {40, 180, 70});
   scene->width = std::uint32_t(scene->points.size());
   const bool first = !view_->cloud();
   view_->setCloud(scene, first);
   view_->setColors(colors);
+  if (!g || !panel_->showPairs()) return;
+  // The pairs between the keypoints as they were matched: the perturbed source's and the
+  // target's, in the scene's frame.
+  const auto local = [&](const PointCloud& c, std::int32_t i) {
+    const Point3f& p = c.points[std::size_t(i)];
+    return std::array<double, 3>{c.origin[0] - scene->origin[0] + p.x,
+                                 c.origin[1] - scene->origin[1] + p.y,
+                                 c.origin[2] - scene->origin[2] + p.z};
+  };
+  std::vector<ui::LineSegment> lines;
+  for (std::size_t k = 0; k < g->matches.size(); ++k) {
+    const bool in = k < g->inlier.size() && g->inlier[k];
+    lines.push_back({local(g->source_keypoints, g->matches.source[k]),
+                     local(g->target_keypoints, g->matches.target[k]),
+                     in ? Rgb8{40, 200, 80} : Rgb8{210, 70, 60}});
+  }
+  view_->setSegments(lines);
 }
 
 }  // namespace cumulus::app

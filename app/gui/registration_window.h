@@ -1,13 +1,19 @@
 #pragma once
-// ICP registration of two open clouds: choose source and target, perturb the source, align it
-// off the UI thread and show target (grey), source before (red) and after (green) in one view.
+// Registration of two open clouds: choose source and target, perturb the source, align it off
+// the UI thread (ICP from the perturbed pose, or a global alignment then ICP) and show target
+// (grey), source before (red), the global alignment's pose (orange) and after ICP (green) in
+// one view, with the keypoint pairs as lines. Applying the alignment moves the source dataset;
+// undo puts it back.
 #include <QMainWindow>
 
 #include <memory>
+#include <optional>
 
+#include "registration/global.h"
 #include "registration/icp.h"
 
 class QComboBox;
+class QUndoStack;
 
 namespace cumulus::ui {
 class IcpPanel;
@@ -23,6 +29,7 @@ struct IcpJob {
   Eigen::Matrix4d perturbation = Eigen::Matrix4d::Identity();
   std::vector<IcpResult> results;  // one, or every method for "time all"
   bool all_methods = false;
+  std::optional<GlobalResult> global;  // when the run started with a global alignment
 };
 
 class RegistrationWindow : public QMainWindow {
@@ -37,6 +44,12 @@ class RegistrationWindow : public QMainWindow {
   void timeAll() { start(true); }
   bool busy() const;
   const IcpResult* lastResult() const { return last_ ? &*last_ : nullptr; }
+  const GlobalResult* lastGlobal() const { return last_global_ ? &*last_global_ : nullptr; }
+  // Moves the source dataset by the last alignment (false, saying why, when there is none);
+  // undoApply() puts the dataset's previous cloud back.
+  bool applyToSource(QString* error = nullptr);
+  bool undoApply();
+  QUndoStack* undoStack() const { return undo_; }
   // The source moved by the perturbation and then by ICP's transform, in world coordinates.
   std::shared_ptr<PointCloud> alignedSource() const;
   bool exportTransform(const QString& path, QString* error = nullptr) const;
@@ -61,6 +74,8 @@ class RegistrationWindow : public QMainWindow {
   class PanelJobs* jobs_ = nullptr;
   class JobRunner* runner_ = nullptr;
   std::optional<IcpResult> last_;
+  std::optional<GlobalResult> last_global_;
+  QUndoStack* undo_ = nullptr;
   Eigen::Matrix4d last_perturbation_ = Eigen::Matrix4d::Identity();
   std::shared_ptr<const PointCloud> last_source_;
 };

@@ -3,6 +3,7 @@
 #include <QComboBox>
 #include <QFormLayout>
 #include <QMainWindow>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -16,7 +17,12 @@ ui::VtkCloudView* lay_out_tool(QMainWindow* window, QFormLayout* inputs, QWidget
                                int side_stretch) {
   auto* split = new QSplitter(window);
   auto* view = new ui::VtkCloudView(split);
-  auto* side = new QWidget(split);
+  // The side scrolls rather than squeezing its rows below their size when the window is short.
+  auto* scroll = new QScrollArea(split);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* side = new QWidget;
+  scroll->setWidget(side);
   auto* column = new QVBoxLayout(side);
   column->addLayout(inputs);
   column->addWidget(panel, 1);

@@ -80,6 +80,14 @@ LocalBox local_box(const PointCloud& cloud, const CropBoxParams& p) {
   return {local(p.min), local(p.max)};
 }
 
+PointCloud finite_only(const PointCloud& cloud) {
+  std::vector<std::int32_t> kept;
+  kept.reserve(cloud.size());
+  for (std::size_t i = 0; i < cloud.size(); ++i)
+    if (is_finite(cloud.points[i])) kept.push_back(std::int32_t(i));
+  return gather_points(cloud, kept);
+}
+
 PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t>& kept) {
   PointCloud out;
   out.origin = cloud.origin;

@@ -83,6 +83,8 @@ void validate(const RadiusOutlierParams& params);
 
 // A copy of `cloud`'s points `kept` with all their fields (organized layout dropped).
 PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t>& kept);
+// A copy of the finite points with all their fields (organized layout dropped).
+PointCloud finite_only(const PointCloud& cloud);
 
 FilterResult crop_box(const PointCloud& cloud, const CropBoxParams& params, FilterMethod method);
 FilterResult voxel_grid(const PointCloud& cloud, const VoxelGridParams& params,

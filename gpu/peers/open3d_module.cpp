@@ -6,6 +6,7 @@
 #include <open3d/geometry/KDTreeFlann.h>
 #include <open3d/geometry/KDTreeSearchParam.h>
 #include <open3d/geometry/PointCloud.h>
+#include <open3d/pipelines/registration/CorrespondenceChecker.h>
 #include <open3d/pipelines/registration/Feature.h>
 #include <open3d/pipelines/registration/Registration.h>
 #include <open3d/pipelines/registration/TransformationEstimation.h>
@@ -144,6 +145,30 @@ std::size_t boxes(const std::vector<double>& xyz,
   return n;
 }
 
+ModuleIcp ransac(const std::vector<double>& source, const std::vector<double>& target,
+                 const std::vector<double>& source_fpfh, const std::vector<double>& target_fpfh,
+                 double max_distance, double similarity, int iterations, int seed) {
+  const o3g::PointCloud s = cloud(source), t = cloud(target);
+  const auto feature = [](const std::vector<double>& rows) {
+    o3r::Feature f;
+    f.Resize(33, int(rows.size() / 33));
+    f.data_ = Eigen::Map<const Eigen::MatrixXd>(rows.data(), 33, Eigen::Index(rows.size() / 33));
+    return f;
+  };
+  const o3r::Feature fs = feature(source_fpfh), ft = feature(target_fpfh);
+  open3d::utility::random::Seed(seed);
+  const o3r::CorrespondenceCheckerBasedOnEdgeLength edges(similarity);
+  const o3r::CorrespondenceCheckerBasedOnDistance distance(max_distance);
+  const o3r::RegistrationResult r = o3r::RegistrationRANSACBasedOnFeatureMatching(
+      s, t, fs, ft, true, max_distance, o3r::TransformationEstimationPointToPoint(false), 3,
+      {edges, distance}, o3r::RANSACConvergenceCriteria(iterations, 0.999));
+  ModuleIcp out;
+  Eigen::Map<Eigen::Matrix4d>(out.transform.data()) = r.transformation_;
+  out.fitness = r.fitness_;
+  out.inlier_rmse = r.inlier_rmse_;
+  return out;
+}
+
 const Module kModule{kModuleAbi,
                      "Open3D " OPEN3D_VERSION,
                      dbscan,
@@ -155,7 +180,8 @@ const Module kModule{kModuleAbi,
                      icp,
                      fpfh,
                      knn,
-                     boxes};
+                     boxes,
+                     ransac};
 
 }  // namespace
 

@@ -44,9 +44,16 @@ struct Module {
   // An axis-aligned box per group of point indices; the boxes' count.
   std::size_t (*boxes)(const std::vector<double>& xyz,
                        const std::vector<std::vector<std::size_t>>& groups);
+  // RegistrationRANSACBasedOnFeatureMatching on keypoints and their FPFH (33 per point):
+  // mutual filter, three-point samples, edge-length and distance checkers, seeded. fitness is
+  // Open3D's (the share of source points with a target within the distance).
+  ModuleIcp (*ransac)(const std::vector<double>& source, const std::vector<double>& target,
+                      const std::vector<double>& source_fpfh,
+                      const std::vector<double>& target_fpfh, double max_distance,
+                      double similarity, int iterations, int seed);
 };
 
-constexpr int kModuleAbi = 1;
+constexpr int kModuleAbi = 2;
 
 }  // namespace cumulus::open3d_peer
 

@@ -320,6 +320,25 @@ FeatureResult fpfh(const PointCloud& cloud, const FeatureParams& params,
   return r;
 }
 
+RansacFit ransac(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+                 const FeatureResult& source_features, const FeatureResult& target_features,
+                 double max_distance, double similarity, int iterations, int seed) {
+  if (source_features.bins != 33 || source_features.size() != source.size() ||
+      target_features.bins != 33 || target_features.size() != target.size())
+    throw InvalidArgument("Open3D's RANSAC needs one FPFH row per keypoint");
+  const auto rows = [](const FeatureResult& f) {
+    return std::vector<double>(f.histograms.begin(), f.histograms.end());
+  };
+  const ModuleIcp r =
+      module().ransac(finite_points(source).xyz, finite_points(target).xyz, rows(source_features),
+                      rows(target_features), max_distance, similarity, iterations, seed);
+  RansacFit out;
+  out.transform = Eigen::Map<const Eigen::Matrix4d>(r.transform.data());
+  out.fitness = r.fitness;
+  out.inlier_rmse = r.inlier_rmse;
+  return out;
+}
+
 KnnResult knn(std::span<const Point3f> targets, std::span<const Point3f> queries, int k) {
   if (k < 1) throw InvalidArgument("k must be at least 1");
   module();

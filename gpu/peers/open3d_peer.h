@@ -12,6 +12,7 @@
 #include "ground/ground.h"
 #include "nns/nns.h"
 #include "objects/pipeline.h"
+#include "registration/global.h"
 #include "registration/icp.h"
 
 namespace cumulus::open3d_peer {
@@ -62,6 +63,23 @@ std::size_t fpfh_rows_pcl_plus_own_spfh(const FeatureResult& pcl, const FeatureR
 // KDTreeFlann::SearchKNN of every query (distances in double, rounded to float); non-finite
 // targets are left out, non-finite queries get no neighbours.
 KnnResult knn(std::span<const Point3f> targets, std::span<const Point3f> queries, int k);
+
+// RegistrationRANSACBasedOnFeatureMatching (mutual filter, edge-length and distance checkers,
+// seeded) on keypoints in one frame and their FPFH rows (finite): the transform, and Open3D's
+// fitness (share of source keypoints with a target keypoint within the distance) and RMSE.
+struct RansacFit {
+  Eigen::Matrix4d transform = Eigen::Matrix4d::Identity();
+  double fitness = 0, inlier_rmse = 0;
+};
+RansacFit ransac(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+                 const FeatureResult& source_features, const FeatureResult& target_features,
+                 double max_distance, double similarity, int iterations, int seed);
+
+// Global registration in Open3D's calls, with our parameters (open3d_global.cpp): its voxel
+// down-sampling, normals turned towards each cloud's keypoint centroid, FPFH, the RANSAC above
+// (found when its fitness reaches min_overlap) and its ICP.
+GlobalResult global_registration(const PointCloud& source, const PointCloud& target,
+                                 const GlobalParams& params);
 
 // PCL's tutorial chain in Open3D's calls: VoxelDownSample, SegmentPlane, SelectByIndex (the
 // rest), ClusterDBSCAN (min_points 1) and an axis-aligned box per cluster within the size

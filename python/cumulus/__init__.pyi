@@ -64,6 +64,26 @@ class RegistrationResult:
     timings: dict[str, float]
     history: list[dict[str, float]]
 
+class GlobalRegistrationResult:
+    found: bool
+    reason: str
+    coarse: npt.NDArray[np.float64]
+    transform: npt.NDArray[np.float64]
+    voxel: float
+    inliers: int
+    inlier_rmse: float
+    overlap: float
+    hypotheses: int
+    valid_hypotheses: int
+    pairs: npt.NDArray[np.int32]
+    inlier: npt.NDArray[np.uint8]
+    source_keypoints: Cloud
+    target_keypoints: Cloud
+    refinement: Optional[RegistrationResult]
+    method: str
+    total_ms: float
+    timings: dict[str, float]
+
 class SegmentResult:
     width: int
     height: int
@@ -114,6 +134,21 @@ def register(
     metric: str = ...,
     normals_k: int = ...,
 ) -> RegistrationResult: ...
+def register_global(
+    source: Points,
+    target: Points,
+    voxel: float = ...,
+    hypotheses: int = ...,
+    confidence: float = ...,
+    pcl_iterations: int = ...,
+    similarity: float = ...,
+    min_overlap: float = ...,
+    seed: int = ...,
+    refine: bool = ...,
+    metric: str = ...,
+    max_correspondence_distance: float = ...,
+    method: Method = ...,
+) -> GlobalRegistrationResult: ...
 def normals(
     points: Points, k: Optional[int] = ..., radius: Optional[float] = ..., viewpoint: Sequence[float] = ..., method: Method = ...
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]: ...

@@ -9,11 +9,12 @@
 
 namespace cumulus::py_support {
 
-void bind_io(pybind11::module_& m);          // Cloud, DepthImage, read, write
-void bind_algorithms(pybind11::module_& m);  // cluster, knn, register, features, segment
-void bind_scan(pybind11::module_& m);        // filters, ground, objects, pipeline
-void bind_tiles(pybind11::module_& m);       // tile plans and the exact merge, for cumulus.dask
-void bind_sequence(pybind11::module_& m);    // sequence frames, generated drives, odometry
+void bind_io(pybind11::module_& m);            // Cloud, DepthImage, read, write
+void bind_algorithms(pybind11::module_& m);    // cluster, knn, register, features, segment
+void bind_scan(pybind11::module_& m);          // filters, ground, objects, pipeline
+void bind_tiles(pybind11::module_& m);         // tile plans and the exact merge, for cumulus.dask
+void bind_sequence(pybind11::module_& m);      // sequence frames, generated drives, odometry
+void bind_registration(pybind11::module_& m);  // register_global
 
 // A cumulus.DepthImage or a 2-D array of metres as a DepthImage (TypeError otherwise).
 DepthImage depth_image_arg(pybind11::handle object);

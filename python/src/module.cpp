@@ -12,6 +12,7 @@
 #include "ground/range_ground.h"
 #include "nns/nns.h"
 #include "objects/pipeline.h"
+#include "registration/global.h"
 #include "registration/icp.h"
 #include "segment/segment.h"
 
@@ -44,6 +45,7 @@ py::list methods(const std::string& algorithm) {
   if (algorithm == "knn" || algorithm == "radius_search" || algorithm == "nns")
     return method_rows(NnsMethod{});
   if (algorithm == "register" || algorithm == "icp") return method_rows(IcpMethod{});
+  if (algorithm == "register_global" || algorithm == "global") return method_rows(GlobalMethod{});
   if (algorithm == "features" || algorithm == "normals" || algorithm == "pfh" ||
       algorithm == "fpfh")
     return method_rows(FeatureMethod{});
@@ -51,9 +53,11 @@ py::list methods(const std::string& algorithm) {
   if (algorithm == "ground") return method_rows(GroundMethod{});
   if (algorithm == "range-ground") return method_rows(RangeGroundMethod{});
   if (algorithm == "pipeline") return method_rows(PipelineMethod{});
-  throw InvalidArgument("unknown algorithm '" + algorithm +
-                        "'; valid: cluster, segment, knn, radius_search, register, features, "
-                        "normals, pfh, fpfh, filter, ground, range-ground, pipeline");
+  throw InvalidArgument(
+      "unknown algorithm '" + algorithm +
+      "'; valid: cluster, segment, knn, radius_search, register, register_global, "
+      "features, "
+      "normals, pfh, fpfh, filter, ground, range-ground, pipeline");
 }
 
 py::list devices() {
@@ -93,6 +97,7 @@ PYBIND11_MODULE(_core, m) {
   ps::bind_scan(m);
   ps::bind_tiles(m);
   ps::bind_sequence(m);
+  ps::bind_registration(m);
   m.def("methods", &ps::methods, pybind11::arg("algorithm"),
         "The method table of an algorithm (cluster, segment, knn, register, features, filter,\n"
         "ground, range-ground, pipeline): a dict per method with name, label, device, origin,\n"

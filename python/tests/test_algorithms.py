@@ -147,6 +147,51 @@ def test_point_to_plane_gives_the_clis_transform():
         cumulus.register(source, target, metric="plane", method="cpu")
 
 
+def _rotation_error_deg(a, b):
+    e = np.linalg.inv(b) @ a
+    return np.degrees(np.arccos(np.clip((np.trace(e[:3, :3]) - 1) / 2, -1, 1))), \
+        np.linalg.norm(e[:3, 3])
+
+
+def test_register_global_finds_the_pose_from_any_start():
+    source = cumulus.read(str(SAMPLE / "object_source.ply"))
+    target = cumulus.read(str(SAMPLE / "object_target.ply"))
+    truth = np.loadtxt(SAMPLE / "object_pose.txt")
+    # The source turned 120 degrees about z and moved: the pose to find is truth * motion^-1.
+    c, s = np.cos(np.radians(120)), np.sin(np.radians(120))
+    motion = np.array([[c, -s, 0, 0.1], [s, c, 0, -0.05], [0, 0, 1, 0.02], [0, 0, 0, 1]])
+    moved = source.points @ motion[:3, :3].T + motion[:3, 3]
+    r = cumulus.register_global(moved, target, method="cpu-mutual")
+    assert r.found, r.reason
+    deg, dist = _rotation_error_deg(r.transform, truth @ np.linalg.inv(motion))
+    assert deg < 1 and dist < 0.002
+    assert r.pairs.shape == (len(r.inlier), 2) and r.pairs.dtype == np.int32
+    assert int(r.inlier.sum()) == r.inliers
+    assert r.refinement is not None and r.refinement.converged
+    assert r.hypotheses >= 100000 and 0.25 <= r.overlap <= 1
+    assert set(r.timings) >= {"keypoints", "features", "matching", "hypotheses", "refinement"}
+
+
+def test_register_global_says_why_it_found_none():
+    source = cumulus.read(str(SAMPLE / "object_source.ply"))
+    target = cumulus.read(str(SAMPLE / "object_target.ply"))
+    r = cumulus.register_global(source, target, method="cpu-mutual", min_overlap=1.0,
+                                refine=False)
+    assert not r.found and "no alignment found" in r.reason and r.refinement is None
+    with pytest.raises(cumulus.InvalidArgument):
+        cumulus.register_global(source, target, method="cpu-mutual", confidence=1.0)
+
+
+@needs_gpu
+def test_register_global_on_the_gpu_gives_the_cpu_methods_pose():
+    source = cumulus.read(str(SAMPLE / "object_source.ply"))
+    target = cumulus.read(str(SAMPLE / "object_target.ply"))
+    gpu = cumulus.register_global(source, target, method="gpu")
+    truth = np.loadtxt(SAMPLE / "object_pose.txt")
+    deg, dist = _rotation_error_deg(gpu.transform, truth)
+    assert gpu.found and deg < 1 and dist < 0.002
+
+
 def test_register_refuses_a_non_rigid_guess(street):
     with pytest.raises(cumulus.InvalidArgument):
         cumulus.register(street, street, initial=np.diag([2.0, 1, 1, 1]), method="cpu")

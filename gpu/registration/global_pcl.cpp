@@ -1,0 +1,89 @@
+// The reference: PCL's SampleConsensusPrerejective on PCL's FPFH. Its knobs are set as PCL's
+// alignment tutorial sets them, from the same parameters as ours where they mean the same.
+// GCC 12 reports Eigen's unaligned 4-float load of a 3-vector inside PCL's SVD estimation
+// (inlined into this file, so its system-header status is lost) as out of bounds: a known false
+// positive of -Warray-bounds on Eigen's packet code.
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#include <pcl/point_cloud.h>
+#include <pcl/point_types.h>
+#include <pcl/registration/sample_consensus_prerejective.h>
+#include <pcl/search/kdtree.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "registration/global_impl.h"
+
+namespace cumulus {
+
+namespace {
+
+// PCL's tutorial draws each sample among the 5 nearest descriptors (its correspondence
+// randomness); ours takes the mutual nearest only.
+constexpr int kCorrespondenceRandomness = 5;
+
+}  // namespace
+
+CoarseFit coarse_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+                     const FeatureResult& source_features, const FeatureResult& target_features,
+                     const GlobalParams& params, double inlier_distance, FeatureMatches& matches) {
+  using Cloud = pcl::PointCloud<pcl::PointXYZ>;
+  using Features = pcl::PointCloud<pcl::FPFHSignature33>;
+  // PCL's kd-tree over descriptors cannot take NaN rows: those keypoints are left out, and
+  // `kept` maps PCL's indices back.
+  const auto pack = [](const std::vector<Point3f>& pts, const FeatureResult& f,
+                       std::vector<std::int32_t>& kept) {
+    const auto ok = finite_rows(f);
+    auto cloud = std::make_shared<Cloud>();
+    auto feats = std::make_shared<Features>();
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      if (!ok[i]) continue;
+      kept.push_back(std::int32_t(i));
+      cloud->push_back(pcl::PointXYZ(pts[i].x, pts[i].y, pts[i].z));
+      pcl::FPFHSignature33 h;
+      std::copy(f.row(i), f.row(i) + 33, h.histogram);
+      feats->push_back(h);
+    }
+    return std::make_pair(cloud, feats);
+  };
+  std::vector<std::int32_t> s_kept, t_kept;
+  const auto [src, src_f] = pack(source, source_features, s_kept);
+  const auto [tgt, tgt_f] = pack(target, target_features, t_kept);
+  CoarseFit fit;
+  if (src->size() < 3 || tgt->size() < 3) return fit;
+  pcl::SampleConsensusPrerejective<pcl::PointXYZ, pcl::PointXYZ, pcl::FPFHSignature33> align;
+  align.setInputSource(src);
+  align.setSourceFeatures(src_f);
+  align.setInputTarget(tgt);
+  align.setTargetFeatures(tgt_f);
+  align.setMaximumIterations(params.pcl_iterations);
+  align.setNumberOfSamples(3);
+  align.setCorrespondenceRandomness(kCorrespondenceRandomness);
+  align.setSimilarityThreshold(float(params.similarity));
+  align.setMaxCorrespondenceDistance(inlier_distance);
+  align.setInlierFraction(float(params.min_overlap));
+  Cloud aligned;
+  align.align(aligned);
+  if (!align.hasConverged()) return fit;
+  fit.best_hypothesis = 0;
+  fit.transform = align.getFinalTransformation().cast<double>();
+  // Its inliers are source keypoints whose nearest target keypoint under the transform lies
+  // within the distance: reported as pairs with that nearest keypoint.
+  pcl::search::KdTree<pcl::PointXYZ> tree;
+  tree.setInputCloud(tgt);
+  pcl::Indices nearest(1);
+  std::vector<float> d2(1);
+  double sum = 0;
+  for (const auto i : align.getInliers()) {
+    if (tree.nearestKSearch(aligned[std::size_t(i)], 1, nearest, d2) < 1) continue;
+    matches.source.push_back(s_kept[std::size_t(i)]);
+    matches.target.push_back(t_kept[std::size_t(nearest[0])]);
+    sum += d2[0];
+  }
+  fit.inlier.assign(matches.size(), 1);
+  fit.inliers = matches.size();
+  fit.inlier_rmse = fit.inliers ? std::sqrt(sum / double(fit.inliers)) : 0;
+  return fit;
+}
+
+}  // namespace cumulus
