@@ -452,6 +452,16 @@ class TestCli : public QObject {
              missing.err.c_str());
     QCOMPARE(cli({"register", src, tgt, "--method", "magic"}).code, 2);
     QCOMPARE(cli({"register", src}).code, 2);
+    // A robust kernel: named in the JSON; a kernel needs its scale.
+    const Run huber =
+        cli({"register", src, tgt, "--method", "cpu", "--initial", pose, "--max-distance", "0.02",
+             "--kernel", "huber", "--kernel-scale", "0.005", "--json"});
+    QCOMPARE(huber.code, 0);
+    QCOMPARE(
+        QJsonDocument::fromJson(QByteArray::fromStdString(huber.out)).object()["kernel"].toString(),
+        QString("huber"));
+    QCOMPARE(cli({"register", src, tgt, "--kernel", "huber"}).code, 2);
+    QCOMPARE(cli({"register", src, tgt, "--kernel", "cauchy", "--kernel-scale", "1"}).code, 2);
   }
 
   void registerGlobalFindsThePoseWithoutAGuess() {

@@ -254,6 +254,19 @@ class TestWindows : public QObject {
     QCOMPARE(w.document()->count(), 2);
   }
 
+  void icpPanelOffersRobustKernels() {
+    ui::IcpPanel panel;
+    QCOMPARE(panel.params().kernel, RobustKernel::None);
+    QSignalSpy edits(&panel, &ui::AlgorithmPanel::parametersChanged);
+    auto* kernel = panel.findChild<QComboBox*>("kernel");
+    QVERIFY(kernel);
+    kernel->setCurrentIndex(kernel->findData(int(RobustKernel::Tukey)));
+    QCOMPARE(edits.count(), 1);
+    QCOMPARE(panel.params().kernel, RobustKernel::Tukey);
+    QVERIFY(panel.params().kernel_scale > 0);
+    validate(panel.params());  // what the panel gives always passes the backend's checks
+  }
+
   void featuresWindowPicksColoursAndExports() {
     app::MainWindow w;
     w.setProperty("scripted", true);

@@ -147,6 +147,30 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   metric_->setObjectName("metric");
   watch(metric_);
   form()->addRow(tr("Metric"), metric_);
+  kernel_ = new QComboBox(this);
+  kernel_->setObjectName("kernel");
+  kernel_->addItem(tr("None (PCL's least squares)"), int(RobustKernel::None));
+  kernel_->addItem(tr("Huber"), int(RobustKernel::Huber));
+  kernel_->addItem(tr("Tukey"), int(RobustKernel::Tukey));
+  kernel_->setToolTip(
+      tr("A robust kernel reweighs the pairs every iteration: beyond the scale a pair counts "
+         "less (Huber) or not at all (Tukey), so outliers and moving objects pull less."));
+  watch(kernel_);
+  form()->addRow(tr("Robust kernel"), kernel_);
+  kernel_scale_ = doubleSpin({.decimals = 4,
+                              .low = 1e-4,
+                              .high = 1e4,
+                              .step = 0.005,
+                              .value = 0.02,
+                              .suffix = " m",
+                              .tip = tr("The kernel's scale: residuals beyond it are weighed "
+                                        "down.")});
+  form()->addRow(tr("Kernel scale"), kernel_scale_);
+  const auto kernel_shown = [this] {
+    form()->setRowVisible(kernel_scale_, kernel_->currentData().toInt() != 0);
+  };
+  connect(kernel_, &QComboBox::currentIndexChanged, this, kernel_shown);
+  kernel_shown();
   normals_k_ = new QSpinBox(this);
   normals_k_->setRange(3, 1000);
   normals_k_->setValue(20);
@@ -221,6 +245,8 @@ IcpParams IcpPanel::params() const {
   p.max_correspondence_distance = max_distance_->value();
   p.metric = IcpMetric(metric_->currentData().toInt());
   p.normals_k = normals_k_->value();
+  p.kernel = RobustKernel(kernel_->currentData().toInt());
+  if (p.kernel != RobustKernel::None) p.kernel_scale = kernel_scale_->value();
   p.criteria.max_iterations = iterations_->value();
   p.criteria.transformation_epsilon = transformation_epsilon_->value();
   p.criteria.fitness_epsilon = fitness_epsilon_->value();

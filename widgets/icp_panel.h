@@ -73,6 +73,8 @@ class IcpPanel : public MethodPanel<IcpMethod> {
   QDoubleSpinBox* max_distance_ = nullptr;
   QSpinBox* iterations_ = nullptr;
   QComboBox* metric_ = nullptr;
+  QComboBox* kernel_ = nullptr;
+  QDoubleSpinBox* kernel_scale_ = nullptr;
   QComboBox* start_ = nullptr;
   QComboBox* global_method_ = nullptr;
   QDoubleSpinBox* voxel_ = nullptr;

@@ -8,6 +8,7 @@
 #include "args.h"
 #include "commands.h"
 #include "core/error.h"
+#include "icp_args.h"
 #include "io/atomic_file.h"
 #include "io/io.h"
 #include "json.h"
@@ -52,6 +53,7 @@ IcpParams icp_params_from(const Args& a, bool global) {
   }
   p.normals_k = int(a.get_int("normals-k", p.normals_k));
   if (p.normals_k < 3 || p.normals_k > 1000) throw UsageError("--normals-k takes 3 to 1000");
+  kernel_args(a, p.kernel, p.kernel_scale);
   if (a.has("initial") && !global) {
     const std::string v = a.get("initial");
     // A single word that names no file was most likely meant as a path: say so, rather than
@@ -79,6 +81,7 @@ QJsonObject icp_json(const IcpResult& r) {
   }
   return QJsonObject{{"method", QString::fromStdString(r.method)},
                      {"metric", metric_name(r.metric)},
+                     {"kernel", kernel_name(r.kernel)},
                      {"transform", matrix_json(r.transform)},
                      {"fitness", r.fitness},
                      {"converged", r.converged},
@@ -178,6 +181,8 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
                 "transform-out",
                 "metric",
                 "normals-k",
+                "kernel",
+                "kernel-scale",
                 "global-method",
                 "voxel",
                 "hypotheses",
@@ -240,9 +245,11 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
   }
   if (g) print_global(out, *g);
   out << a.positionals()[0] << " -> " << a.positionals()[1] << " with " << r.method << " ("
-      << metric_name(r.metric) << "): " << r.iterations
-      << " iterations, stopped: " << stop_name(r.stop) << " (" << stop_description(r.stop) << "), "
-      << (r.converged ? "converged" : "NOT converged") << "\n";
+      << metric_name(r.metric)
+      << (r.kernel != RobustKernel::None ? std::string(", ") + kernel_name(r.kernel) + " kernel"
+                                         : std::string())
+      << "): " << r.iterations << " iterations, stopped: " << stop_name(r.stop) << " ("
+      << stop_description(r.stop) << "), " << (r.converged ? "converged" : "NOT converged") << "\n";
   out << std::setprecision(9) << "  fitness (mean squared distance): " << r.fitness << "\n";
   out << "  rotation " << std::setprecision(6) << rotation_angle_deg(r.transform)
       << " deg, translation " << translation_norm(r.transform) << "\n";

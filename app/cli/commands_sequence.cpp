@@ -20,6 +20,7 @@
 #include "feature_args.h"
 #include "filter_args.h"
 #include "frame_reader.h"
+#include "icp_args.h"
 #include "interrupt.h"
 #include "io/atomic_file.h"
 #include "io/io.h"
@@ -75,6 +76,7 @@ OdometryParams odometry_params(const Args& a) {
     p.metric = *m;
   }
   p.normals_k = int(a.get_int("normals-k", p.normals_k));
+  kernel_args(a, p.kernel, p.kernel_scale);
   validate(p);
   return p;
 }
@@ -144,6 +146,8 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
                 "map-scans",
                 "map-voxel",
                 "metric",
+                "kernel",
+                "kernel-scale",
                 "poses",
                 "pose-format",
                 "ground-truth",

@@ -17,6 +17,7 @@
 #include "features/features.h"
 #include "registration/cuda/icp_gpu.h"
 #include "registration/icp_math.h"
+#include "registration/icp_robust_pcl.h"
 
 namespace cumulus {
 
@@ -127,6 +128,9 @@ void run_pcl_icp(const std::vector<Point3f>& source, const std::vector<Point3f>&
   WallTimer stage;
   auto src = to_pcl<Point>(source, nullptr), tgt = to_pcl<Point>(target, target_normals);
   Recording<Icp> icp;
+  if (params.kernel != RobustKernel::None)
+    icp.setTransformationEstimation(
+        std::make_shared<WeightedEstimation<Point>>(int(params.kernel), params.kernel_scale));
   icp.setInputSource(src);
   icp.setInputTarget(tgt);
   icp.setMaxCorrespondenceDistance(params.max_correspondence_distance);
@@ -194,6 +198,23 @@ std::optional<IcpMetric> parse_metric(std::string_view name) {
   return std::nullopt;
 }
 
+const char* kernel_name(RobustKernel k) {
+  switch (k) {
+    case RobustKernel::Huber:
+      return "huber";
+    case RobustKernel::Tukey:
+      return "tukey";
+    default:
+      return "none";
+  }
+}
+
+std::optional<RobustKernel> parse_kernel(std::string_view name) {
+  for (const RobustKernel k : {RobustKernel::None, RobustKernel::Huber, RobustKernel::Tukey})
+    if (name == kernel_name(k)) return k;
+  return std::nullopt;
+}
+
 const char* stop_name(IcpStop s) {
   const StopWords* w = words_of(s);
   return w ? w->name : "unknown";
@@ -218,6 +239,10 @@ void validate(const IcpParams& params) {
   if (std::isnan(c.fitness_epsilon))
     throw InvalidArgument("the fitness epsilon must be a number (negative disables it)");
   if (!(c.absolute_mse >= 0)) throw InvalidArgument("the absolute MSE threshold must be >= 0");
+  if (params.kernel != RobustKernel::None &&
+      (!(params.kernel_scale > 0) || !std::isfinite(params.kernel_scale)))
+    throw InvalidArgument(std::string("the ") + kernel_name(params.kernel) +
+                          " kernel needs a positive finite scale (a distance)");
   const IcpGpuTuning& t = params.gpu;
   if (t.lanes < 1 || t.lanes > 32 || (t.lanes & (t.lanes - 1)) != 0)
     throw InvalidArgument("the gpu method's lanes per point must be 1, 2, 4, 8, 16 or 32");
@@ -253,6 +278,7 @@ IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
   IcpResult out;
   out.method = method_name(method);
   out.metric = params.metric;
+  out.kernel = params.kernel;
   std::vector<Point3f> src_kept, tgt_kept, normals_kept;
   const auto& src = finite_points(source, src_kept, out.source_dropped);
   const auto& tgt = finite_points(target, tgt_kept, out.target_dropped);

@@ -55,9 +55,20 @@ enum class IcpMetric { PointToPoint, PointToPlane };
 const char* metric_name(IcpMetric m);  // "point-to-point", "point-to-plane"
 std::optional<IcpMetric> parse_metric(std::string_view name);
 
+// Robust kernels (iteratively reweighted least squares; not PCL's): each iteration weighs a pair
+// by its residual r (the pair's distance; point to plane, its distance along the normal) at the
+// kernel's scale k. Huber: 1 within k, k / r beyond. Tukey: (1 - (r/k)^2)^2 within k, 0 beyond.
+// The `cpu` method runs PCL's loop and criteria with a weighted estimation in place of PCL's;
+// every method weighs and solves with the same arithmetic (icp_math.h).
+enum class RobustKernel { None = 0, Huber = 1, Tukey = 2 };
+const char* kernel_name(RobustKernel k);  // "none", "huber", "tukey"
+std::optional<RobustKernel> parse_kernel(std::string_view name);
+
 struct IcpParams {
   double max_correspondence_distance = 0.05;  // metres; pairs farther apart are ignored
   IcpMetric metric = IcpMetric::PointToPoint;
+  RobustKernel kernel = RobustKernel::None;
+  double kernel_scale = 0;  // world units; must be positive with a kernel
   // Point to plane: the target cloud's own normals where it has them, else normals of its
   // `normals_k` nearest neighbours (PCL's NormalEstimation for `cpu`, ours on the GPU for the
   // GPU methods). Pairs whose target normal is not finite are left out, as PCL does.
@@ -100,12 +111,14 @@ struct IcpResult {
   std::size_t source_dropped = 0, target_dropped = 0;  // non-finite points left out
   std::string method;
   IcpMetric metric = IcpMetric::PointToPoint;
+  RobustKernel kernel = RobustKernel::None;
   StageTimes stages;
   double total_ms = 0;
 };
 
 // Throws InvalidArgument for a non-positive or non-finite max distance, max_iterations < 1,
-// negative or NaN epsilons, or a non-rigid initial guess.
+// negative or NaN epsilons, a kernel without a positive finite scale, or a non-rigid initial
+// guess.
 void validate(const IcpParams& params);
 
 // Aligns source to target. Clouds with a local origin are aligned in the target's local frame

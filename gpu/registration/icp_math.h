@@ -18,21 +18,48 @@ struct Sums {
   double t[3] = {0, 0, 0};
   double ts[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};  // sum t_r * s_c, row-major (r, c)
   double d2 = 0;                               // sum of squared distances (as found)
-  static constexpr int kValues = 17;
+  double w = 0;  // sum of the pairs' weights (their count without a robust kernel)
+  static constexpr int kValues = 18;
   CUMULUS_HD double* values() { return &n; }
   CUMULUS_HD const double* values() const { return &n; }
 };
 static_assert(sizeof(Sums) == Sums::kValues * sizeof(double), "Sums is read as a flat array");
 
-CUMULUS_HD inline void add(Sums& a, const double* s, const double* t, double d2) {
+// A pair of weight w (1 without a robust kernel: then exactly PCL's unweighted sums).
+CUMULUS_HD inline void add(Sums& a, const double* s, const double* t, double d2, double w = 1) {
   a.n += 1;
-  for (int r = 0; r < 3; ++r) {
-    a.s[r] += s[r];
-    a.t[r] += t[r];
-    for (int c = 0; c < 3; ++c)
-      a.ts[3 * r + c] += t[r] * s[c];
+  a.w += w;
+  if (w == 1) {
+    for (int r = 0; r < 3; ++r) {
+      a.s[r] += s[r];
+      a.t[r] += t[r];
+      for (int c = 0; c < 3; ++c)
+        a.ts[3 * r + c] += t[r] * s[c];
+    }
+  } else {
+    for (int r = 0; r < 3; ++r) {
+      const double wt = w * t[r];
+      a.s[r] += w * s[r];
+      a.t[r] += wt;
+      for (int c = 0; c < 3; ++c)
+        a.ts[3 * r + c] += wt * s[c];
+    }
   }
   a.d2 += d2;
+}
+
+// Robust kernels: the weight of a pair with residual r (a distance) in iteratively reweighted
+// least squares. Huber: 1 within the scale k, k / r beyond. Tukey's biweight: (1 - (r/k)^2)^2
+// within k, 0 beyond (pairs farther than k no longer pull).
+enum Kernel { kNoKernel = 0, kHuber = 1, kTukey = 2 };
+CUMULUS_HD inline double robust_weight(int kernel, double k, double r) {
+  if (kernel == kHuber) return r <= k ? 1.0 : k / r;
+  if (kernel == kTukey) {
+    if (!(r < k)) return 0.0;
+    const double u = r / k, v = 1 - u * u;
+    return v * v;
+  }
+  return 1.0;
 }
 
 // 1 / sqrt(x): the device's reciprocal square root is one instruction sequence where a square
@@ -149,7 +176,7 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_
 // (points were shifted by `centre` before summing).
 CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, double* m,
                                       double* jacobi_v = nullptr) {
-  const double inv = 1 / a.n;
+  const double inv = 1 / a.w;
   double sm[3], tm[3], sigma[9];
   for (int r = 0; r < 3; ++r) {
     sm[r] = a.s[r] * inv;
@@ -182,7 +209,8 @@ struct PlaneSums {
   double ata[21] = {};
   double atb[6] = {};
   double d2 = 0;  // sum of squared distances (as found), for the MSE
-  static constexpr int kValues = 29;
+  double w = 0;   // sum of the pairs' weights
+  static constexpr int kValues = 30;
   CUMULUS_HD double* values() { return &n; }
   CUMULUS_HD const double* values() const { return &n; }
 };
@@ -210,27 +238,32 @@ CUMULUS_HD inline float fsub(float a, float b) {
 #endif
 }
 
-// s: the moved source point, t: its target, n: the target's normal (all finite).
+// s: the moved source point, t: its target, n: the target's normal (all finite). With a
+// robust kernel the pair is weighted by its point-to-plane residual |d|.
 CUMULUS_HD inline void add_plane(PlaneSums& a, const float* s, const float* t, const float* n,
-                                 double d2) {
+                                 double d2, int kernel = kNoKernel, double scale = 0) {
   const double row[6] = {double(fsub(fmul(n[2], s[1]), fmul(n[1], s[2]))),
                          double(fsub(fmul(n[0], s[2]), fmul(n[2], s[0]))),
                          double(fsub(fmul(n[1], s[0]), fmul(n[0], s[1]))),
                          double(n[0]),
                          double(n[1]),
                          double(n[2])};
-  int k = 0;
-  for (int r = 0; r < 6; ++r)
-    for (int c = r; c < 6; ++c, ++k)
-      // PCL multiplies two normal components in float (both are float references there).
-      a.ata[k] += r >= 3 ? double(fmul(n[r - 3], n[c - 3])) : row[r] * row[c];
   const float d = fsub(
       fsub(fsub(fadd(fadd(fmul(n[0], t[0]), fmul(n[1], t[1])), fmul(n[2], t[2])), fmul(n[0], s[0])),
            fmul(n[1], s[1])),
       fmul(n[2], s[2]));
+  const double w = robust_weight(kernel, scale, fabs(double(d)));
+  int k = 0;
   for (int r = 0; r < 6; ++r)
-    a.atb[r] += row[r] * double(d);
+    for (int c = r; c < 6; ++c, ++k) {
+      // PCL multiplies two normal components in float (both are float references there).
+      const double v = r >= 3 ? double(fmul(n[r - 3], n[c - 3])) : row[r] * row[c];
+      a.ata[k] += w == 1 ? v : w * v;
+    }
+  for (int r = 0; r < 6; ++r)
+    a.atb[r] += w == 1 ? row[r] * double(d) : w * (row[r] * double(d));
   a.n += 1;
+  a.w += w;
   a.d2 += d2;
 }
 
@@ -321,6 +354,8 @@ struct Criteria {
   double mse_relative = -DBL_MAX;
   double mse_absolute = 1e-12;
   int failure_after_max_iterations = 0;
+  int kernel = kNoKernel;  // robust kernel (not PCL's), and its scale
+  double kernel_scale = 0;
 };
 
 struct ConvergenceState {

@@ -97,6 +97,8 @@ OdometryStep Odometry::add(const PointCloud& scan) {
     icp_params.criteria.fitness_epsilon = 1e-6;
     icp_params.metric = params_.metric;
     icp_params.normals_k = params_.normals_k;
+    icp_params.kernel = params_.kernel;
+    icp_params.kernel_scale = params_.kernel_scale;
     t.reset();
     // In the target's frame: the last scan's, or the world (the map).
     const bool to_scan = params_.target == OdometryTarget::Scan;

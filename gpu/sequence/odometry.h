@@ -30,6 +30,9 @@ struct OdometryParams {
   // path where point to point ended 1.53 % and 1.56 % off (docs/benchmarks.md).
   IcpMetric metric = IcpMetric::PointToPlane;
   int normals_k = 20;
+  // A robust kernel for the ICP (none by default) and its scale in metres.
+  RobustKernel kernel = RobustKernel::None;
+  double kernel_scale = 0;
   OdometryTarget target = OdometryTarget::LocalMap;
   int map_scans = 10;        // the local map: the last this many scans, in the world frame
   float map_voxel = 0.5f;    // and thinned by this voxel grid

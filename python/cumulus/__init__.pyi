@@ -60,6 +60,7 @@ class RegistrationResult:
     stop_reason: str
     method: str
     metric: str
+    kernel: str
     total_ms: float
     timings: dict[str, float]
     history: list[dict[str, float]]
@@ -133,6 +134,8 @@ def register(
     method: Method = ...,
     metric: str = ...,
     normals_k: int = ...,
+    kernel: str = ...,
+    kernel_scale: float = ...,
 ) -> RegistrationResult: ...
 def register_global(
     source: Points,

@@ -99,7 +99,7 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
                           int max_iterations, double transformation_epsilon, double fitness_epsilon,
                           const std::optional<Eigen::Matrix4d>& initial,
                           const std::optional<std::string>& method, const std::string& metric,
-                          int normals_k) {
+                          int normals_k, const std::string& kernel, double kernel_scale) {
   PointsArg t(target, "target");
   PointsArg s(source, "source", t.origin());
   IcpParams params;
@@ -112,6 +112,10 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
   if (!chosen)
     throw InvalidArgument("unknown metric '" + metric + "'; valid: point-to-point, point-to-plane");
   params.metric = *chosen;
+  const auto robust = parse_kernel(kernel);
+  if (!robust) throw InvalidArgument("unknown kernel '" + kernel + "'; valid: none, huber, tukey");
+  params.kernel = *robust;
+  params.kernel_scale = kernel_scale;
   if (normals_k < 3 || normals_k > 1000) throw InvalidArgument("normals_k takes 3 to 1000");
   params.normals_k = normals_k;
   const auto m = method_arg<IcpMethod>(method, "registration");
@@ -245,6 +249,7 @@ void bind_algorithms(py::module_& m) {
                              [](const IcpResult& r) { return stop_description(r.stop); })
       .def_readonly("method", &IcpResult::method)
       .def_property_readonly("metric", [](const IcpResult& r) { return metric_name(r.metric); })
+      .def_property_readonly("kernel", [](const IcpResult& r) { return kernel_name(r.kernel); })
       .def_readonly("total_ms", &IcpResult::total_ms)
       .def_property_readonly("timings", [](const IcpResult& r) { return stage_dict(r.stages); })
       .def_property_readonly("history",
@@ -265,10 +270,12 @@ void bind_algorithms(py::module_& m) {
       py::arg("max_correspondence_distance") = 0.05, py::arg("max_iterations") = 50,
       py::arg("transformation_epsilon") = 1e-10, py::arg("fitness_epsilon") = 1e-8,
       py::arg("initial") = py::none(), py::arg("method") = py::none(),
-      py::arg("metric") = "point-to-point", py::arg("normals_k") = 20,
+      py::arg("metric") = "point-to-point", py::arg("normals_k") = 20, py::arg("kernel") = "none",
+      py::arg("kernel_scale") = 0.0,
       "ICP with PCL's semantics, source onto target. initial: a 4 x 4 guess. metric:\n"
       "point-to-point (IterativeClosestPoint) or point-to-plane (IterativeClosestPointWithNormals\n"
       "on the target's normals: a Cloud's own, else from its normals_k nearest neighbours).\n"
+      "kernel: none, huber or tukey (robust reweighting at kernel_scale, a distance).\n"
       "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
   m.def("normals", &normals, py::arg("points"), py::arg("k") = py::none(),
         py::arg("radius") = py::none(), py::arg("viewpoint") = std::array<double, 3>{0, 0, 0},

@@ -192,6 +192,19 @@ def test_register_global_on_the_gpu_gives_the_cpu_methods_pose():
     assert gpu.found and deg < 1 and dist < 0.002
 
 
+def test_register_takes_a_robust_kernel():
+    source = cumulus.read(str(SAMPLE / "object_source.ply"))
+    target = cumulus.read(str(SAMPLE / "object_target.ply"))
+    truth = np.loadtxt(SAMPLE / "object_pose.txt")
+    r = cumulus.register(source, target, max_correspondence_distance=0.02, initial=truth,
+                         method="cpu", kernel="tukey", kernel_scale=0.02)
+    assert r.kernel == "tukey" and r.converged
+    with pytest.raises(cumulus.InvalidArgument, match="scale"):
+        cumulus.register(source, target, method="cpu", kernel="huber")
+    with pytest.raises(cumulus.InvalidArgument, match="kernel"):
+        cumulus.register(source, target, method="cpu", kernel="cauchy", kernel_scale=1.0)
+
+
 def test_register_refuses_a_non_rigid_guess(street):
     with pytest.raises(cumulus.InvalidArgument):
         cumulus.register(street, street, initial=np.diag([2.0, 1, 1, 1]), method="cpu")

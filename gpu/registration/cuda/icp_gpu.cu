@@ -116,7 +116,7 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets,
       im::PlaneSums one;
       if (isfinite(nn.x) && isfinite(nn.y) && isfinite(nn.z)) {
         const float s3[3] = {p.x, p.y, p.z}, t3[3] = {t.x, t.y, t.z}, n3[3] = {nn.x, nn.y, nn.z};
-        im::add_plane(one, s3, t3, n3, double(d2));
+        im::add_plane(one, s3, t3, n3, double(d2), criteria.kernel, criteria.kernel_scale);
       } else {
         one.n = 1;
         one.d2 = double(d2);
@@ -128,7 +128,8 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets,
       const double s3[3] = {double(p.x) - c[0], double(p.y) - c[1], double(p.z) - c[2]};
       const double t3[3] = {double(t.x) - c[0], double(t.y) - c[1], double(t.z) - c[2]};
       im::Sums one;
-      im::add(one, s3, t3, double(d2));
+      im::add(one, s3, t3, double(d2),
+              im::robust_weight(criteria.kernel, criteria.kernel_scale, sqrt(double(d2))));
 #pragma unroll
       for (int j = 0; j < V; ++j)
         v[j] = one.values()[j];
@@ -306,7 +307,9 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   const int lanes = method == IcpMethod::Gpu ? params.gpu.lanes : 1;
   const int search_blocks = cuda::blocks_for(n * std::size_t(lanes), kSearchThreads);
   const int blocks = cuda::blocks_for(n, kThreads);
-  const im::Criteria criteria = device_criteria(params.criteria);
+  im::Criteria criteria = device_criteria(params.criteria);
+  criteria.kernel = int(params.kernel);
+  criteria.kernel_scale = params.kernel_scale;
   const int max_it = params.criteria.max_iterations;
 
   ws.source.reserve(n);

@@ -57,7 +57,8 @@ CUMULUS_HD inline void take_step(Control& c, const double* step, double n, doubl
 // state. Host and device.
 CUMULUS_HD inline void solve_step(Control& c, const im::Sums& sums, const im::Criteria& k,
                                   HistoryEntry* history) {
-  if (sums.n < 3) {
+  // A robust kernel can weigh every pair to nothing (Tukey's, all beyond its scale).
+  if (sums.n < 3 || !(sums.w > 0)) {
     c.state = im::kNoCorrespondences;
     return;
   }
@@ -72,7 +73,8 @@ CUMULUS_HD inline void solve_step(Control& c, const im::Sums& sums, const im::Cr
 // next pass (PCL's transformPointCloudWithNormals).
 CUMULUS_HD inline void solve_step_plane(Control& c, const im::PlaneSums& sums,
                                         const im::Criteria& k, HistoryEntry* history) {
-  if (sums.n < 3) {
+  // A robust kernel can weigh every pair to nothing (Tukey's, all beyond its scale).
+  if (sums.n < 3 || !(sums.w > 0)) {
     c.state = im::kNoCorrespondences;
     return;
   }
