@@ -510,6 +510,10 @@ class TestCli : public QObject {
     QCOMPARE(j["neighbourhood"].toString(), QString("k=12"));
     QCOMPARE(j["normals_neighbourhood"].toString(), QString("k=8"));
     QCOMPARE(j["nan_histograms"].toInt(), 0);
+    // PCL's normals are what cpu computes anyway: the flag changes nothing there.
+    const Run same = cli({"features", src, "--descriptor", "pfh", "--method", "cpu", "--k", "12",
+                          "--normals-k", "8", "--pcl-normals", "--json"});
+    QCOMPARE(same.code, 0);
     QVERIFY(j["points"].toInt() > 0);
     QVERIFY(!j["stages_ms"].toArray().isEmpty());
     QVERIFY(QFileInfo(QString::fromStdString(pcd)).size() > 125 * 4);

@@ -236,11 +236,12 @@ FeatureParams feature_params(const Args& a) {
   p.neighbourhood = neighbourhood_from(a, "k", "radius", std::nullopt);
   p.normals.neighbourhood = neighbourhood_from(a, "normals-k", "normals-radius", p.neighbourhood);
   if (a.has("viewpoint")) p.normals.viewpoint = parse_viewpoint(a.get("viewpoint"));
+  p.normals.pcl_compatible = a.flag("pcl-normals");
   return p;
 }
 
 int run_features(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"json"},
+  const Args a(argv, {"json", "pcl-normals"},
                {"descriptor", "method", "k", "radius", "normals-k", "normals-radius", "viewpoint",
                 "out", "csv", "tile-points"});
   a.expect_positionals(1, 1,

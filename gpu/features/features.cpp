@@ -227,7 +227,7 @@ NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams&
   std::vector<Point3f> normals;
   std::vector<float> curvature;
   if (method == FeatureMethod::Gpu) {
-    gpu_normals(f.points, params.neighbourhood, vp, out);
+    gpu_normals(f.points, params.neighbourhood, vp, params.pcl_compatible, out);
     normals = std::move(out.normals);
     curvature = std::move(out.curvature);
   } else if (!f.points.empty()) {

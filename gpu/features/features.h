@@ -38,6 +38,13 @@ struct NormalParams {
   Neighbourhood neighbourhood = Neighbourhood::nearest(16);
   // Normals are flipped to face this point, in world coordinates (PCL's default: the origin).
   std::array<double, 3> viewpoint{0, 0, 0};
+  // The `gpu` method's normals are exact (double sums, Jacobi). On noisy analytic surfaces they
+  // are as near the true normal as PCL's float ones (the noise sets the error: test_features),
+  // but differ from PCL's in the last bits, which moves a share of the histogram bins. With
+  // this they are PCL's bit for bit instead: the covariances summed on the GPU in PCL's float
+  // order, PCL's float eigen solver on the host; so are the descriptors built on them, wherever
+  // the GPU's search lists the neighbours in PCL's order (ties in distance may come otherwise).
+  bool pcl_compatible = false;
 };
 
 struct FeatureParams {

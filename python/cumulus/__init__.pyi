@@ -153,7 +153,12 @@ def register_global(
     method: Method = ...,
 ) -> GlobalRegistrationResult: ...
 def normals(
-    points: Points, k: Optional[int] = ..., radius: Optional[float] = ..., viewpoint: Sequence[float] = ..., method: Method = ...
+    points: Points,
+    k: Optional[int] = ...,
+    radius: Optional[float] = ...,
+    viewpoint: Sequence[float] = ...,
+    method: Method = ...,
+    pcl_compatible: bool = ...,
 ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]: ...
 def pfh(
     points: Points,

@@ -142,11 +142,13 @@ Neighbourhood neighbourhood_arg(std::optional<int> k, std::optional<double> radi
 }
 
 py::tuple normals(py::handle points, std::optional<int> k, std::optional<double> radius,
-                  std::array<double, 3> viewpoint, const std::optional<std::string>& method) {
+                  std::array<double, 3> viewpoint, const std::optional<std::string>& method,
+                  bool pcl_compatible) {
   PointsArg p(points, "points");
   NormalParams params;
   params.neighbourhood = neighbourhood_arg(k, radius, 16, "normals");
   params.viewpoint = viewpoint;
+  params.pcl_compatible = pcl_compatible;
   const auto m = method_arg<FeatureMethod>(method, "features");
   validate(params, m);
   const PointCloud& c = p.cloud();
@@ -279,9 +281,10 @@ void bind_algorithms(py::module_& m) {
       "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
   m.def("normals", &normals, py::arg("points"), py::arg("k") = py::none(),
         py::arg("radius") = py::none(), py::arg("viewpoint") = std::array<double, 3>{0, 0, 0},
-        py::arg("method") = py::none(),
+        py::arg("method") = py::none(), py::arg("pcl_compatible") = false,
         "Surface normals as PCL's NormalEstimation (k nearest, default 16, or radius). Returns\n"
-        "(normals float32 (N, 3), curvature float32 (N,)); NaN with fewer than 3 neighbours.");
+        "(normals float32 (N, 3), curvature float32 (N,)); NaN with fewer than 3 neighbours.\n"
+        "The gpu method's are exact unless pcl_compatible, which gives PCL's bit for bit.");
   const auto bind_descriptor = [&](const char* name, Descriptor d, const char* doc) {
     m.def(
         name,

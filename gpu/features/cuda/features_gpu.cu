@@ -1,6 +1,8 @@
 // Normals and point feature histograms on the GPU. Compiled with -fmad=false: the pair features
 // must round exactly as PCL's float code does, or pairs near a bin edge change bins.
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
@@ -30,6 +32,7 @@ struct Workspace {
   nns::DeviceIndex index;  // owns the uploaded points
   DeviceRows feature_rows, normal_rows;
   cuda::DeviceBuffer<float3> normals;
+  cuda::DeviceBuffer<pcl_normal::Covariance> covariance;  // the pcl_compatible normals
   cuda::DeviceBuffer<float> curvature, spfh, out;
   cuda::DeviceBuffer<unsigned> offsets;  // the paper's host neighbourhoods
   cuda::DeviceBuffer<Deferred> deferred;
@@ -146,14 +149,43 @@ bool same(const Neighbourhood& a, const Neighbourhood& b) {
   return a.k == b.k && a.radius == b.radius;
 }
 
-void run_normals(Workspace& ws, const Rows& rows, Point3f vp) {
+// The normals into ws.normals and ws.curvature: exact on the device, or (pcl_compatible) PCL's,
+// from covariances summed here and solved on the host (pcl_normal.h says why), then uploaded.
+void run_normals(Workspace& ws, const Rows& rows, Point3f vp, bool pcl_compatible,
+                 const std::vector<Point3f>& points) {
   const int n = int(ws.index.n);
+  const cudaStream_t s = ws.stream.get();
   ws.normals.reserve(std::size_t(n));
   ws.curvature.reserve(std::size_t(n));
-  k_normals<<<cuda::blocks_for(std::size_t(n), 128), 128, 0, ws.stream.get()>>>(
-      ws.index.targets.get(), n, rows, make_float3(vp.x, vp.y, vp.z), ws.normals.get(),
-      ws.curvature.get());
-  CU_CHECK_LAUNCH("k_normals");
+  if (!pcl_compatible) {
+    k_normals<<<cuda::blocks_for(std::size_t(n), 128), 128, 0, s>>>(
+        ws.index.targets.get(), n, rows, make_float3(vp.x, vp.y, vp.z), ws.normals.get(),
+        ws.curvature.get());
+    CU_CHECK_LAUNCH("k_normals");
+    return;
+  }
+  ws.covariance.reserve(std::size_t(n));
+  k_covariance_pcl<<<cuda::blocks_for(std::size_t(n), 128), 128, 0, s>>>(ws.index.targets.get(), n,
+                                                                         rows, ws.covariance.get());
+  CU_CHECK_LAUNCH("k_covariance_pcl");
+  std::vector<pcl_normal::Covariance> cov(static_cast<std::size_t>(n));
+  CU_CHECK(cudaMemcpyAsync(cov.data(), ws.covariance.get(), cov.size() * sizeof(cov[0]),
+                           cudaMemcpyDeviceToHost, s));
+  ws.stream.sync();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float3> normals(std::size_t(n), make_float3(nan, nan, nan));
+  std::vector<float> curvature(std::size_t(n), nan);
+  for (std::size_t q = 0; q < std::size_t(n); ++q) {
+    const float to_vp[3] = {vp.x - points[q].x, vp.y - points[q].y, vp.z - points[q].z};
+    float nn[3];
+    if (pcl_normal::normal(cov[q], to_vp, nn, curvature[q]))
+      normals[q] = make_float3(nn[0], nn[1], nn[2]);
+  }
+  CU_CHECK(cudaMemcpyAsync(ws.normals.get(), normals.data(), normals.size() * sizeof(float3),
+                           cudaMemcpyHostToDevice, s));
+  CU_CHECK(cudaMemcpyAsync(ws.curvature.get(), curvature.data(), curvature.size() * sizeof(float),
+                           cudaMemcpyHostToDevice, s));
+  ws.stream.sync();  // the host vectors end here
 }
 
 template <class T>
@@ -177,7 +209,7 @@ void download_normals(Workspace& ws, std::size_t n, std::vector<Point3f>& normal
 }  // namespace feat
 
 void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Point3f vp,
-                 NormalsResult& out) {
+                 bool pcl_compatible, NormalsResult& out) {
   using namespace feat;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>("normals (gpu)");
   cudaStream_t s = ws.stream.get();
@@ -187,7 +219,7 @@ void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Po
   clock.mark("upload");
   if (n) search_rows(ws, nb, ws.normal_rows);
   clock.mark("neighbours");
-  if (n) run_normals(ws, ws.normal_rows.view, vp);
+  if (n) run_normals(ws, ws.normal_rows.view, vp, pcl_compatible, points);
   clock.mark("normals");
   download_normals(ws, n, out.normals, out.curvature);
   clock.mark("download");
@@ -214,7 +246,8 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   if (!given) {
     const bool shared = same(params.normals.neighbourhood, params.neighbourhood);
     if (!shared) search_rows(ws, params.normals.neighbourhood, ws.normal_rows);
-    run_normals(ws, shared ? ws.feature_rows.view : ws.normal_rows.view, vp);
+    run_normals(ws, shared ? ws.feature_rows.view : ws.normal_rows.view, vp,
+                params.normals.pcl_compatible, points);
     clock.mark("normals");
   }
   if (!given) {

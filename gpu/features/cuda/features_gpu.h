@@ -26,7 +26,8 @@ void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector
 void gpu_features(const std::vector<Point3f>& points, const FeatureParams& params,
                   Point3f viewpoint_local, const std::vector<Point3f>* normals, FeatureResult& out);
 
+// pcl_compatible: NormalParams::pcl_compatible.
 void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& neighbourhood,
-                 Point3f viewpoint_local, NormalsResult& out);
+                 Point3f viewpoint_local, bool pcl_compatible, NormalsResult& out);
 
 }  // namespace cumulus

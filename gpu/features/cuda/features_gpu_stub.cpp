@@ -14,7 +14,7 @@ void gpu_features(const std::vector<Point3f>&, const FeatureParams&, Point3f,
   throw_no_cuda(method_name(FeatureMethod::Gpu));
 }
 
-void gpu_normals(const std::vector<Point3f>&, const Neighbourhood&, Point3f, NormalsResult&) {
+void gpu_normals(const std::vector<Point3f>&, const Neighbourhood&, Point3f, bool, NormalsResult&) {
   throw_no_cuda(method_name(FeatureMethod::Gpu));
 }
 

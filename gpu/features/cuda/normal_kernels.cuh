@@ -6,6 +6,7 @@
 #include "core/jacobi_eigen3.h"
 #include "features/cuda/rows.cuh"
 #include "features/pair_math.h"
+#include "features/pcl_normal.h"
 
 namespace cumulus::feat {
 
@@ -78,6 +79,20 @@ __global__ void k_normals(const float3* pts, int n, Rows rows, float3 vp, float3
   }
   normals[q] = make_float3(float(nx), float(ny), float(nz));
   curvature[q] = float(fabs(a[k][k] / trace));
+}
+
+// PCL's covariance of each point's neighbourhood, summed as PCL sums it (pcl_normal.h); the host
+// finishes the normals (the `pcl_compatible` mode).
+__global__ void k_covariance_pcl(const float3* pts, int n, Rows rows, pcl_normal::Covariance* out) {
+  const int q = blockIdx.x * blockDim.x + threadIdx.x;
+  if (q >= n) return;
+  const unsigned b = rows.begin(q), e = rows.end(q);
+  out[q] = pcl_normal::covariance(int(e - b), [&](int i, float* p) {
+    const float3 o = pts[rows.index[b + unsigned(i)]];
+    p[0] = o.x;
+    p[1] = o.y;
+    p[2] = o.z;
+  });
 }
 
 }  // namespace cumulus::feat
