@@ -12,8 +12,8 @@
 #include "bench.h"
 #include "core/device.h"
 #include "core/error.h"
-#include "generate/generate.h"
 #include "filter/filter.h"
+#include "generate/generate.h"
 #include "io/io.h"
 #include "io/scan_poses.h"
 #include "peers/open3d_peer.h"
@@ -61,11 +61,10 @@ int run_bench_register(const Args& a, std::ostream& out, const std::string& comm
   std::vector<Case> cases;
   const auto have = [&](const char* rel) { return fs::exists(data + "/" + rel); };
   if (have("bunny/bun000.ply") && have("bunny/bun045.ply") && have("bunny/bun.conf")) {
-    if (const auto truth =
-            relative_scan_pose(data + "/bunny/bun.conf", "bun045.ply", "bun000.ply"))
+    if (const auto truth = relative_scan_pose(data + "/bunny/bun.conf", "bun045.ply", "bun000.ply"))
       cases.push_back({"bun045 -> bun000", finite_only(load_cloud(data + "/bunny/bun045.ply")),
-                       finite_only(load_cloud(data + "/bunny/bun000.ply")), *truth, 180, 0.1,
-                       false, 2, 0.002, GlobalParams{}});
+                       finite_only(load_cloud(data + "/bunny/bun000.ply")), *truth, 180, 0.1, false,
+                       2, 0.002, GlobalParams{}});
   }
   GlobalParams lidar;
   lidar.refinement.metric = IcpMetric::PointToPlane;
