@@ -254,6 +254,21 @@ class TestWindows : public QObject {
     QCOMPARE(w.document()->count(), 2);
   }
 
+  void featurePanelOffersPclNormals() {
+    ui::FeaturePanel panel;
+    QVERIFY(!panel.params().normals.pcl_compatible);
+    QSignalSpy edits(&panel, &ui::AlgorithmPanel::parametersChanged);
+    auto* box = panel.findChild<QCheckBox*>("pclNormals");
+    QVERIFY(box);
+    box->setChecked(true);
+    QCOMPARE(edits.count(), 1);
+    QVERIFY(panel.params().normals.pcl_compatible);
+    FeatureParams p = panel.params();
+    p.normals.pcl_compatible = false;
+    panel.setParams(p);
+    QVERIFY(!box->isChecked());
+  }
+
   void icpPanelOffersRobustKernels() {
     ui::IcpPanel panel;
     QCOMPARE(panel.params().kernel, RobustKernel::None);

@@ -1,6 +1,7 @@
 #include "feature_panel.h"
 
 #include <QButtonGroup>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -49,6 +50,13 @@ FeaturePanel::FeaturePanel(QWidget* parent) : MethodPanel(parent) {
   normals_k_->setPrefix(tr("k = "));
   normals_k_->setToolTip(tr("Neighbours of each normal's PCA (0: the histograms' neighbourhood)."));
   form->addRow(tr("Normals"), normals_k_);
+  pcl_normals_ = new QCheckBox(tr("PCL-compatible normals (gpu)"), this);
+  pcl_normals_->setObjectName("pclNormals");
+  pcl_normals_->setToolTip(
+      tr("The gpu method's normals are exact by default: as near the true surface as PCL's float "
+         "ones, but other in their last bits, which moves some histogram bins. Checked, they are "
+         "PCL's bit for bit (PCL's float solve on the host), and so are the histograms."));
+  form->addRow(QString(), pcl_normals_);
   distance_ = new QComboBox(this);
   distance_->addItem(tr("L2"), int(HistogramDistance::L2));
   distance_->addItem(tr("chi-squared"), int(HistogramDistance::ChiSquared));
@@ -87,6 +95,7 @@ FeaturePanel::FeaturePanel(QWidget* parent) : MethodPanel(parent) {
   updateNeighbourhoodWidgets();
 
   watch(descriptor_, mode_, k_, normals_k_);
+  connect(pcl_normals_, &QCheckBox::toggled, this, [this] { emit parametersChanged(); });
   connect(mode_, &QComboBox::currentIndexChanged, this, &FeaturePanel::updateNeighbourhoodWidgets);
   connect(distance_, &QComboBox::currentIndexChanged, this, &FeaturePanel::distanceChanged);
   connect(clear, &QPushButton::clicked, this, &FeaturePanel::clearPicksRequested);
@@ -104,11 +113,14 @@ FeatureParams FeaturePanel::params() const {
                                                : Neighbourhood::within(float(radius_->value()));
   p.normals.neighbourhood =
       normals_k_->value() > 0 ? Neighbourhood::nearest(normals_k_->value()) : p.neighbourhood;
+  p.normals.pcl_compatible = pcl_normals_->isChecked();
   return p;
 }
 
 void FeaturePanel::setParams(const FeatureParams& p) {
-  const QSignalBlocker b1(descriptor_), b2(mode_), b3(k_), b4(radius_), b5(normals_k_);
+  const QSignalBlocker b1(descriptor_), b2(mode_), b3(k_), b4(radius_), b5(normals_k_),
+      b6(pcl_normals_);
+  pcl_normals_->setChecked(p.normals.pcl_compatible);
   descriptor_->setCurrentIndex(descriptor_->findData(int(p.descriptor)));
   mode_->setCurrentIndex(p.neighbourhood.k > 0 ? 0 : 1);
   if (p.neighbourhood.k > 0) k_->setValue(p.neighbourhood.k);

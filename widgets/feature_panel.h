@@ -7,6 +7,7 @@
 #include "algorithm_panel.h"
 #include "features/features.h"
 
+class QCheckBox;
 class QButtonGroup;
 class QComboBox;
 class QDoubleSpinBox;
@@ -55,6 +56,7 @@ class FeaturePanel : public MethodPanel<FeatureMethod> {
   QSpinBox* k_ = nullptr;
   QDoubleSpinBox* radius_ = nullptr;
   QSpinBox* normals_k_ = nullptr;
+  QCheckBox* pcl_normals_ = nullptr;
   QComboBox* distance_ = nullptr;
   QButtonGroup* slot_ = nullptr;
   QLabel* picks_ = nullptr;

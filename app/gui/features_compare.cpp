@@ -23,8 +23,10 @@ bool row_differs(const FeatureResult& a, const FeatureResult& b, std::size_t i) 
   return false;
 }
 
+// `pcl_normals`: whether the GPU methods ran with PCL-compatible normals; the verdict says which
+// normals a difference comes from.
 CompareJudgement judge_features(const FeatureResult& a, const FeatureResult& b,
-                                std::vector<bool>& rows) {
+                                std::vector<bool>& rows, bool pcl_normals) {
   rows.assign(a.size(), false);
   if (a.size() != b.size() || a.bins != b.bins)
     return {false, QObject::tr("different shapes of result")};
@@ -33,10 +35,18 @@ CompareJudgement judge_features(const FeatureResult& a, const FeatureResult& b,
   const HistogramDiff d = compare_histograms(a, b, kBinTolerance);
   if (d.rows == 0)
     return {true, QObject::tr("identical histograms (within %1)").arg(kBinTolerance)};
-  return {false, QObject::tr("%L1 of %L2 points differ (max %3)")
+  const QString why =
+      pcl_normals ? QObject::tr(
+                        "with PCL-compatible normals: where the search ordered neighbours at "
+                        "equal distances otherwise")
+                  : QObject::tr(
+                        "the gpu method's own exact normals, as near the surface as PCL's but "
+                        "other in their last bits; PCL-compatible normals give PCL's bins");
+  return {false, QObject::tr("%L1 of %L2 points differ (max %3): %4")
                      .arg(qulonglong(d.rows))
                      .arg(qulonglong(a.size()))
-                     .arg(d.max, 0, 'g', 3)};
+                     .arg(d.max, 0, 'g', 3)
+                     .arg(why)};
 }
 
 }  // namespace
@@ -46,8 +56,10 @@ CompareSubject features_compare(std::shared_ptr<const PointCloud> cloud, const Q
   const Neighbourhood& nb = params.neighbourhood;
   const QString descriptor = QString::fromUtf8(descriptor_name(params.descriptor));
   CompareSubject s;
-  s.params_text = nb.k > 0 ? QString("%1, k %2").arg(descriptor).arg(nb.k)
-                           : QString("%1, radius %2 m").arg(descriptor).arg(nb.radius);
+  s.params_text = (nb.k > 0 ? QString("%1, k %2").arg(descriptor).arg(nb.k)
+                            : QString("%1, radius %2 m").arg(descriptor).arg(nb.radius)) +
+                  (params.normals.pcl_compatible ? QObject::tr(", PCL-compatible normals")
+                                                 : QObject::tr(", exact gpu normals"));
   s.window_title = QObject::tr("Compare feature methods — %1").arg(name);
   s.heading = QObject::tr("<b>%1</b> of %2 (%L3 points), %4")
                   .arg(descriptor.toUpper(), name.toHtmlEscaped())
@@ -60,9 +72,10 @@ CompareSubject features_compare(std::shared_ptr<const PointCloud> cloud, const Q
     return compare_run(compute_features(*cloud, params, FeatureMethod(m)));
   };
   auto differs = std::make_shared<std::vector<std::vector<bool>>>();
-  s.judge = [differs](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
+  s.judge = [differs, pcl = params.normals.pcl_compatible](
+                const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {
     if (differs->size() <= k) differs->resize(k + 1);
-    return judge_features(ref.as<FeatureResult>(), other.as<FeatureResult>(), (*differs)[k]);
+    return judge_features(ref.as<FeatureResult>(), other.as<FeatureResult>(), (*differs)[k], pcl);
   };
   s.create_view = cloud_views(cloud);
   s.link_views = share_camera;
