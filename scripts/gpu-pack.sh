@@ -11,7 +11,7 @@ cd "$root"
 cmake -S . -B build-headless -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUMULUS_HEADLESS=ON -DCUMULUS_BUILD_TESTS=ON
 cmake --build build-headless -j "$(nproc)"
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib .gpu/data
-cp build-headless/app/cli/cumulus-cli build-headless/tests/test_{cluster,segment,io,device,data,nns,icp,global,features,tiles,filter,outliers,ground,range_ground,objects,odometry,open3d,cli} .gpu/bin/
+cp build-headless/app/cli/cumulus-cli build-headless/tests/test_{cluster,segment,io,device,data,nns,icp,gicp,global,features,tiles,filter,outliers,ground,range_ground,objects,odometry,open3d,cli} .gpu/bin/
 # The Open3D module beside the programs, where the peer looks for it (when this build has it).
 module=$(find build-headless/gpu/peers -name libcumulus_open3d.so | head -1)
 [ -n "$module" ] && cp "$module" .gpu/bin/

@@ -151,7 +151,7 @@ const QStringList kCases = {"bunny",
                             "stops-on-transform plane"};
 
 // PCL once per case: every method is compared with the same run.
-const IcpResult& pcl_result(const QString& name, const Case& c) {
+[[maybe_unused]] const IcpResult& pcl_result(const QString& name, const Case& c) {
   static std::map<QString, IcpResult> cache;
   auto it = cache.find(name);
   if (it == cache.end())
@@ -162,7 +162,7 @@ const IcpResult& pcl_result(const QString& name, const Case& c) {
 // The bar: same iterations and stop reason, transform within 1e-5, fitness 1e-6 relative.
 // The bunny case with a third of its source points replaced by clutter: points 2-8 mm off the
 // surface in random directions (a seeded stream), as spray, dust or a passing object would add.
-Case cluttered_bunny() {
+[[maybe_unused]] Case cluttered_bunny() {
   Case c;
   if (!load_case("bunny", c)) return Case{};
   Random rng(5);
@@ -176,7 +176,7 @@ Case cluttered_bunny() {
   return c;
 }
 
-void expect_same(const IcpResult& ref, const IcpResult& r) {
+[[maybe_unused]] void expect_same(const IcpResult& ref, const IcpResult& r) {
   QCOMPARE(stop_name(r.stop), stop_name(ref.stop));
   QCOMPARE(r.iterations, ref.iterations);
   QCOMPARE(r.converged, ref.converged);
@@ -231,7 +231,7 @@ IcpResult finish_replica(const Case& c, const double* final_t, int iterations, i
 
 IcpResult host_replica_plane(const Case& c);
 
-IcpResult host_replica(const Case& c) {
+[[maybe_unused]] IcpResult host_replica(const Case& c) {
   if (c.params.metric == IcpMetric::PointToPlane) return host_replica_plane(c);
   pcl::PointCloud<pcl::PointXYZ>::Ptr target(new pcl::PointCloud<pcl::PointXYZ>);
   for (const auto& p : c.target)
@@ -349,7 +349,7 @@ IcpResult host_replica_plane(const Case& c) {
   return finish_replica(c, final_t, iterations, state, std::move(out), tree);
 }
 
-std::vector<Eigen::Vector3d> random_vectors(Random& rng, int n, double flat) {
+[[maybe_unused]] std::vector<Eigen::Vector3d> random_vectors(Random& rng, int n, double flat) {
   std::vector<Eigen::Vector3d> v;
   for (int i = 0; i < n; ++i)
     v.emplace_back(rng.normal(), rng.normal() * 0.7, rng.normal() * flat);

@@ -462,6 +462,17 @@ class TestCli : public QObject {
         QString("huber"));
     QCOMPARE(cli({"register", src, tgt, "--kernel", "huber"}).code, 2);
     QCOMPARE(cli({"register", src, tgt, "--kernel", "cauchy", "--kernel-scale", "1"}).code, 2);
+    // GICP: named in the JSON with its parameters, near the pose; its options need it.
+    const Run gicp =
+        cli({"register", src, tgt, "--method", "cpu", "--initial", pose, "--max-distance", "0.02",
+             "--metric", "gicp", "--gicp-k", "15", "--json"});
+    QCOMPARE(gicp.code, 0);
+    const QJsonObject g = QJsonDocument::fromJson(QByteArray::fromStdString(gicp.out)).object();
+    QCOMPARE(g["metric"].toString(), QString("gicp"));
+    QCOMPARE(g["gicp"].toObject()["k"].toInt(), 15);
+    QVERIFY(g["converged"].toBool());
+    QCOMPARE(cli({"register", src, tgt, "--gicp-k", "15"}).code, 2);
+    QCOMPARE(cli({"register", src, tgt, "--metric", "gicp", "--gicp-k", "2"}).code, 1);
   }
 
   void registerGlobalFindsThePoseWithoutAGuess() {

@@ -145,11 +145,12 @@ class TestWindows : public QObject {
     QCOMPARE(segment.findChild<QSlider*>()->value(), 100);
   }
 
-  // Both metrics from the panel; point to plane on the target's estimated normals.
+  // Every metric from the panel; point to plane on the target's estimated normals.
   void registrationAlignsThePairOffTheUiThread_data() {
     QTest::addColumn<int>("metric");
     QTest::newRow("point to point") << int(IcpMetric::PointToPoint);
     QTest::newRow("point to plane") << int(IcpMetric::PointToPlane);
+    QTest::newRow("gicp") << int(IcpMetric::Gicp);
   }
   void registrationAlignsThePairOffTheUiThread() {
     app::MainWindow w;

@@ -15,6 +15,7 @@
 #include <QSpinBox>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "method_combo.h"
@@ -139,11 +140,15 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   metric_ = new QComboBox(this);
   metric_->addItem(tr("Point to point"), int(IcpMetric::PointToPoint));
   metric_->addItem(tr("Point to plane"), int(IcpMetric::PointToPlane));
+  metric_->addItem(tr("GICP"), int(IcpMetric::Gicp));
   metric_->setToolTip(
       tr("Point to plane minimises the distances along the target's normals "
          "(PCL's IterativeClosestPointWithNormals): fewer iterations on "
          "surfaces and scenes of planes. The target's own normals are used, or "
-         "estimated from its nearest neighbours."));
+         "estimated from its nearest neighbours. GICP (PCL's "
+         "GeneralizedIterativeClosestPoint) matches local surface patches of both clouds: "
+         "each point's covariance from its neighbours, the pairs' Mahalanobis distances "
+         "minimised by BFGS; it stops on PCL's own transform test."));
   metric_->setObjectName("metric");
   watch(metric_);
   form()->addRow(tr("Metric"), metric_);
@@ -176,7 +181,8 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   normals_k_->setValue(20);
   normals_k_->setToolTip(
       tr("Point to plane: the neighbours a target normal is estimated from "
-         "when the target has none."));
+         "when the target has none. GICP: the neighbours of each point's covariance "
+         "(at most 64)."));
   watch(normals_k_);
   form()->addRow(tr("Normals from"), normals_k_);
   normals_k_->setSuffix(tr(" neighbours"));
@@ -245,6 +251,7 @@ IcpParams IcpPanel::params() const {
   p.max_correspondence_distance = max_distance_->value();
   p.metric = IcpMetric(metric_->currentData().toInt());
   p.normals_k = normals_k_->value();
+  p.gicp.k = std::min(64, normals_k_->value());
   p.kernel = RobustKernel(kernel_->currentData().toInt());
   if (p.kernel != RobustKernel::None) p.kernel_scale = kernel_scale_->value();
   p.criteria.max_iterations = iterations_->value();

@@ -47,10 +47,11 @@ IcpParams icp_params_from(const Args& a, bool global) {
   if (a.has("metric")) {
     const auto m = parse_metric(a.get("metric"));
     if (!m)
-      throw UsageError("--metric must be point-to-point or point-to-plane, not '" +
+      throw UsageError("--metric must be point-to-point, point-to-plane or gicp, not '" +
                        a.get("metric") + "'");
     p.metric = *m;
   }
+  gicp_args(a, p.metric, p.gicp);
   p.normals_k = int(a.get_int("normals-k", p.normals_k));
   if (p.normals_k < 3 || p.normals_k > 1000) throw UsageError("--normals-k takes 3 to 1000");
   kernel_args(a, p.kernel, p.kernel_scale);
@@ -94,6 +95,7 @@ QJsonObject icp_json(const IcpResult& r) {
                      {"target_points", double(r.target_points)},
                      {"source_dropped", double(r.source_dropped)},
                      {"target_dropped", double(r.target_dropped)},
+                     {"cost_evaluations", r.cost_evaluations},
                      {"error_per_iteration", history},
                      {"stages_ms", stages_json(r.stages)},
                      {"total_ms", r.total_ms}};
@@ -183,6 +185,11 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
                 "normals-k",
                 "kernel",
                 "kernel-scale",
+                "gicp-k",
+                "gicp-inner-iterations",
+                "gicp-gradient-tolerance",
+                "gicp-translation-epsilon",
+                "gicp-rotation-epsilon",
                 "global-method",
                 "voxel",
                 "hypotheses",
@@ -239,6 +246,14 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
     o.insert("max_iterations", params.criteria.max_iterations);
     o.insert("transformation_epsilon", params.criteria.transformation_epsilon);
     o.insert("fitness_epsilon", params.criteria.fitness_epsilon);
+    if (params.metric == IcpMetric::Gicp)
+      o.insert("gicp",
+               QJsonObject{{"k", params.gicp.k},
+                           {"epsilon", params.gicp.epsilon},
+                           {"inner_iterations", params.gicp.max_inner_iterations},
+                           {"gradient_tolerance", params.gicp.translation_gradient_tolerance},
+                           {"translation_epsilon", params.gicp.translation_epsilon},
+                           {"rotation_epsilon", params.gicp.rotation_epsilon}});
     if (g) o.insert("global", global_json(*g));
     print_json(out, o);
     return 0;

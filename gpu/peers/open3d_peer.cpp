@@ -233,6 +233,10 @@ GroundResult ground_plane(const PointCloud& cloud, const GroundPlaneParams& para
 IcpResult icp(const PointCloud& source, const PointCloud& target,
               const std::vector<Point3f>* target_normals, const IcpParams& params) {
   validate(params);
+  if (params.metric == IcpMetric::Gicp)
+    throw InvalidArgument(
+        "this build's Open3D module runs point-to-point and point-to-plane ICP, "
+        "not GICP");
   const bool plane = params.metric == IcpMetric::PointToPlane;
   if (plane && (!target_normals || target_normals->size() != target.size()))
     throw InvalidArgument("Open3D's point-to-plane ICP needs one normal per target point");

@@ -15,7 +15,9 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "features/features.h"
+#include "registration/cuda/gicp_gpu.h"
 #include "registration/cuda/icp_gpu.h"
+#include "registration/gicp_run.h"
 #include "registration/icp_math.h"
 #include "registration/icp_robust_pcl.h"
 
@@ -70,6 +72,8 @@ constexpr StopWords kStops[] = {
     {IcpStop::FailureAfterMaxIterations, icp_math::kFailureAfterMaxIterations,
      "failure-after-max-iterations",
      "reached the maximum number of iterations without meeting a criterion"},
+    {IcpStop::SolverFailure, icp_math::kSolverFailure, "solver-failure",
+     "GICP's BFGS solver ended without a usable step"},
 };
 
 const StopWords* words_of(IcpStop s) {
@@ -189,12 +193,19 @@ void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
 }  // namespace
 
 const char* metric_name(IcpMetric m) {
-  return m == IcpMetric::PointToPlane ? "point-to-plane" : "point-to-point";
+  switch (m) {
+    case IcpMetric::PointToPlane:
+      return "point-to-plane";
+    case IcpMetric::Gicp:
+      return "gicp";
+    default:
+      return "point-to-point";
+  }
 }
 
 std::optional<IcpMetric> parse_metric(std::string_view name) {
-  if (name == "point-to-point") return IcpMetric::PointToPoint;
-  if (name == "point-to-plane") return IcpMetric::PointToPlane;
+  for (const IcpMetric m : {IcpMetric::PointToPoint, IcpMetric::PointToPlane, IcpMetric::Gicp})
+    if (name == metric_name(m)) return m;
   return std::nullopt;
 }
 
@@ -243,6 +254,21 @@ void validate(const IcpParams& params) {
       (!(params.kernel_scale > 0) || !std::isfinite(params.kernel_scale)))
     throw InvalidArgument(std::string("the ") + kernel_name(params.kernel) +
                           " kernel needs a positive finite scale (a distance)");
+  if (params.metric == IcpMetric::Gicp) {
+    const GicpParams& g = params.gicp;
+    if (g.k < 3 || g.k > 64)
+      throw InvalidArgument("GICP's covariance neighbourhood must be 3 to 64 points");
+    if (!(g.epsilon > 0) || !(g.epsilon <= 1))
+      throw InvalidArgument("GICP's covariance epsilon must be in (0, 1]");
+    if (g.max_inner_iterations < 1 || g.max_inner_iterations > 1000)
+      throw InvalidArgument("GICP's inner iterations must be between 1 and 1000");
+    for (double v : {g.translation_gradient_tolerance, g.rotation_gradient_tolerance})
+      if (!(v >= 0) || !std::isfinite(v))
+        throw InvalidArgument("GICP's gradient tolerances must be zero or positive numbers");
+    for (double v : {g.translation_epsilon, g.rotation_epsilon})
+      if (!(v > 0) || !std::isfinite(v))
+        throw InvalidArgument("GICP's transformation epsilons must be positive numbers");
+  }
   const IcpGpuTuning& t = params.gpu;
   if (t.lanes < 1 || t.lanes > 32 || (t.lanes & (t.lanes - 1)) != 0)
     throw InvalidArgument("the gpu method's lanes per point must be 1, 2, 4, 8, 16 or 32");
@@ -295,7 +321,16 @@ IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
         "ICP needs at least 3 finite points in the source and in the target "
         "(source has " +
         std::to_string(src.size()) + ", target " + std::to_string(tgt.size()) + ")");
-  if (method == IcpMethod::Cpu)
+  if (params.metric == IcpMetric::Gicp) {
+    const std::size_t k = std::size_t(params.gicp.k);
+    if (src.size() < k || tgt.size() < k)
+      throw InvalidArgument("GICP needs at least its covariance neighbourhood (" +
+                            std::to_string(k) + " points) in the source and in the target");
+    if (method == IcpMethod::Cpu)
+      pcl_gicp(src, tgt, params, out);
+    else
+      gpu_gicp(src, tgt, params, method, out);
+  } else if (method == IcpMethod::Cpu)
     run_pcl(src, tgt, normals, params, out);
   else
     gpu_icp(src, tgt, normals, params, method, out);

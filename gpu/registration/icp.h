@@ -51,18 +51,36 @@ struct IcpGpuTuning {
   float fine_points_per_cell = 6.0f;  // the finer second grid, where the first is crowded
 };
 
-enum class IcpMetric { PointToPoint, PointToPlane };
-const char* metric_name(IcpMetric m);  // "point-to-point", "point-to-plane"
+enum class IcpMetric { PointToPoint, PointToPlane, Gicp };
+const char* metric_name(IcpMetric m);  // "point-to-point", "point-to-plane", "gicp"
 std::optional<IcpMetric> parse_metric(std::string_view name);
 
 // Robust kernels (iteratively reweighted least squares; not PCL's): each iteration weighs a pair
-// by its residual r (the pair's distance; point to plane, its distance along the normal) at the
+// by its residual r (the pair's distance; point to plane, its distance along the normal; GICP,
+// the pair's distance, its weight scaling the pair's Mahalanobis matrix) at the
 // kernel's scale k. Huber: 1 within k, k / r beyond. Tukey: (1 - (r/k)^2)^2 within k, 0 beyond.
 // The `cpu` method runs PCL's loop and criteria with a weighted estimation in place of PCL's;
 // every method weighs and solves with the same arithmetic (icp_math.h).
 enum class RobustKernel { None = 0, Huber = 1, Tukey = 2 };
 const char* kernel_name(RobustKernel k);  // "none", "huber", "tukey"
 std::optional<RobustKernel> parse_kernel(std::string_view name);
+
+// Generalized ICP as PCL's GeneralizedIterativeClosestPoint: each point's covariance from its k
+// nearest neighbours (singular values set to 1, 1, epsilon: a disc along the surface), pairs as
+// ICP's, and per iteration PCL's BFGS minimising the pairs' Mahalanobis distances (at most
+// max_inner_iterations steps, until the gradient is under the tolerances). GICP stops on its own
+// test, not IcpCriteria's epsilons: when no rotation entry of the transform changed by
+// rotation_epsilon or more and no translation entry by translation_epsilon or more, or after
+// criteria.max_iterations. Defaults are PCL's.
+struct GicpParams {
+  int k = 20;
+  double epsilon = 0.001;
+  int max_inner_iterations = 20;
+  double translation_gradient_tolerance = 1e-2;
+  double rotation_gradient_tolerance = 1e-2;
+  double translation_epsilon = 5e-4;  // world units
+  double rotation_epsilon = 2e-3;     // rotation matrix entries
+};
 
 struct IcpParams {
   double max_correspondence_distance = 0.05;  // metres; pairs farther apart are ignored
@@ -73,6 +91,7 @@ struct IcpParams {
   // `normals_k` nearest neighbours (PCL's NormalEstimation for `cpu`, ours on the GPU for the
   // GPU methods). Pairs whose target normal is not finite are left out, as PCL does.
   int normals_k = 20;
+  GicpParams gicp;
   IcpCriteria criteria;
   IcpGpuTuning gpu;
   Eigen::Matrix4d initial = Eigen::Matrix4d::Identity();  // guess applied to the source first
@@ -85,8 +104,9 @@ enum class IcpStop {
   Transform,          // incremental transform below the transformation epsilon
   AbsoluteMse,        // MSE change below the absolute threshold
   RelativeMse,        // MSE change below the fitness epsilon
-  NoCorrespondences,  // fewer than 3 pairs within the maximum distance
+  NoCorrespondences,  // fewer than 3 pairs within the maximum distance (GICP: 4)
   FailureAfterMaxIterations,
+  SolverFailure,  // GICP: PCL's BFGS ended without a usable step
 };
 const char* stop_name(IcpStop s);
 std::string stop_description(IcpStop s);
@@ -112,6 +132,7 @@ struct IcpResult {
   std::string method;
   IcpMetric metric = IcpMetric::PointToPoint;
   RobustKernel kernel = RobustKernel::None;
+  int cost_evaluations = 0;  // GICP: evaluations of the cost by our BFGS (0 for PCL's)
   StageTimes stages;
   double total_ms = 0;
 };

@@ -345,6 +345,7 @@ enum State : int {
   kRelMse = 4,
   kNoCorrespondences = 5,
   kFailureAfterMaxIterations = 6,
+  kSolverFailure = 7,  // GICP's BFGS (not PCL's ICP criteria)
 };
 
 struct Criteria {

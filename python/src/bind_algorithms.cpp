@@ -99,7 +99,8 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
                           int max_iterations, double transformation_epsilon, double fitness_epsilon,
                           const std::optional<Eigen::Matrix4d>& initial,
                           const std::optional<std::string>& method, const std::string& metric,
-                          int normals_k, const std::string& kernel, double kernel_scale) {
+                          int normals_k, const std::string& kernel, double kernel_scale,
+                          int gicp_k) {
   PointsArg t(target, "target");
   PointsArg s(source, "source", t.origin());
   IcpParams params;
@@ -110,8 +111,10 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
   if (initial) params.initial = *initial;
   const auto chosen = parse_metric(metric);
   if (!chosen)
-    throw InvalidArgument("unknown metric '" + metric + "'; valid: point-to-point, point-to-plane");
+    throw InvalidArgument("unknown metric '" + metric +
+                          "'; valid: point-to-point, point-to-plane, gicp");
   params.metric = *chosen;
+  params.gicp.k = gicp_k;
   const auto robust = parse_kernel(kernel);
   if (!robust) throw InvalidArgument("unknown kernel '" + kernel + "'; valid: none, huber, tukey");
   params.kernel = *robust;
@@ -245,6 +248,7 @@ void bind_algorithms(py::module_& m) {
                     "4 x 4 float64, source to target in world coordinates")
       .def_readonly("fitness", &IcpResult::fitness, "PCL's getFitnessScore()")
       .def_readonly("iterations", &IcpResult::iterations)
+      .def_readonly("cost_evaluations", &IcpResult::cost_evaluations)
       .def_readonly("converged", &IcpResult::converged, "PCL's hasConverged()")
       .def_property_readonly("stop", [](const IcpResult& r) { return stop_name(r.stop); })
       .def_property_readonly("stop_reason",
@@ -267,18 +271,18 @@ void bind_algorithms(py::module_& m) {
                std::to_string(r.iterations) + " iterations, fitness " + std::to_string(r.fitness) +
                ">";
       });
-  m.def(
-      "register", &register_clouds, py::arg("source"), py::arg("target"),
-      py::arg("max_correspondence_distance") = 0.05, py::arg("max_iterations") = 50,
-      py::arg("transformation_epsilon") = 1e-10, py::arg("fitness_epsilon") = 1e-8,
-      py::arg("initial") = py::none(), py::arg("method") = py::none(),
-      py::arg("metric") = "point-to-point", py::arg("normals_k") = 20, py::arg("kernel") = "none",
-      py::arg("kernel_scale") = 0.0,
-      "ICP with PCL's semantics, source onto target. initial: a 4 x 4 guess. metric:\n"
-      "point-to-point (IterativeClosestPoint) or point-to-plane (IterativeClosestPointWithNormals\n"
-      "on the target's normals: a Cloud's own, else from its normals_k nearest neighbours).\n"
-      "kernel: none, huber or tukey (robust reweighting at kernel_scale, a distance).\n"
-      "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
+  m.def("register", &register_clouds, py::arg("source"), py::arg("target"),
+        py::arg("max_correspondence_distance") = 0.05, py::arg("max_iterations") = 50,
+        py::arg("transformation_epsilon") = 1e-10, py::arg("fitness_epsilon") = 1e-8,
+        py::arg("initial") = py::none(), py::arg("method") = py::none(),
+        py::arg("metric") = "point-to-point", py::arg("normals_k") = 20, py::arg("kernel") = "none",
+        py::arg("kernel_scale") = 0.0, py::arg("gicp_k") = 20,
+        "ICP with PCL's semantics, source onto target. initial: a 4 x 4 guess. metric:\n"
+        "point-to-point (IterativeClosestPoint), point-to-plane (IterativeClosestPointWithNormals\n"
+        "on the target's normals: a Cloud's own, else from its normals_k nearest neighbours) or\n"
+        "gicp (GeneralizedIterativeClosestPoint, covariances from gicp_k neighbours).\n"
+        "kernel: none, huber or tukey (robust reweighting at kernel_scale, a distance).\n"
+        "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
   m.def("normals", &normals, py::arg("points"), py::arg("k") = py::none(),
         py::arg("radius") = py::none(), py::arg("viewpoint") = std::array<double, 3>{0, 0, 0},
         py::arg("method") = py::none(), py::arg("pcl_compatible") = false,

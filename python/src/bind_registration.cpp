@@ -29,7 +29,8 @@ GlobalResult register_global_clouds(py::handle source, py::handle target, double
   params.refine = refine;
   const auto chosen = parse_metric(metric);
   if (!chosen)
-    throw InvalidArgument("unknown metric '" + metric + "'; valid: point-to-point, point-to-plane");
+    throw InvalidArgument("unknown metric '" + metric +
+                          "'; valid: point-to-point, point-to-plane, gicp");
   params.refinement.metric = *chosen;
   params.refinement.max_correspondence_distance = max_correspondence_distance;
   const auto m = method_arg<GlobalMethod>(method, "global registration");

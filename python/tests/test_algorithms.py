@@ -147,6 +147,22 @@ def test_point_to_plane_gives_the_clis_transform():
         cumulus.register(source, target, metric="plane", method="cpu")
 
 
+def test_gicp_gives_the_clis_transform():
+    source = cumulus.read(str(SAMPLE / "object_source.ply"))
+    target = cumulus.read(str(SAMPLE / "object_target.ply"))
+    r = cumulus.register(source, target, max_correspondence_distance=0.05, max_iterations=100,
+                         method="cpu", metric="gicp", gicp_k=15)
+    assert r.metric == "gicp" and r.converged and r.iterations > 0
+    expected = cli_json("register", SAMPLE / "object_source.ply", SAMPLE / "object_target.ply",
+                        "--max-distance", 0.05, "--max-iterations", 100, "--method", "cpu",
+                        "--metric", "gicp", "--gicp-k", 15)
+    assert expected["metric"] == "gicp" and expected["gicp"]["k"] == 15
+    assert r.iterations == expected["iterations"]
+    assert np.allclose(r.transform, np.array(expected["transform"]).reshape(4, 4), atol=1e-9)
+    with pytest.raises(cumulus.InvalidArgument, match="neighbourhood"):
+        cumulus.register(source, target, metric="gicp", gicp_k=2, method="cpu")
+
+
 def _rotation_error_deg(a, b):
     e = np.linalg.inv(b) @ a
     return np.degrees(np.arccos(np.clip((np.trace(e[:3, :3]) - 1) / 2, -1, 1))), \

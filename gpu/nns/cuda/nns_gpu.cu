@@ -182,12 +182,16 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
     kz.reserve(cap);
     kindex.reserve(cap);
     const std::size_t bytes = tree.size() * sizeof(float);
-    // Synchronous copies: the host vectors die at the end of this scope.
+    // The host vectors die at the end of this scope, so the copies must be done when it ends.
+    // Copied on s and waited for: cudaMemcpy from pageable memory may return before its DMA
+    // has landed, and s does not wait for the legacy stream (it is non-blocking), so a search
+    // launched at once could read a tree still arriving.
     if (kd_nodes) {
-      CU_CHECK(cudaMemcpy(kx.get(), tree.x.data(), bytes, cudaMemcpyHostToDevice));
-      CU_CHECK(cudaMemcpy(ky.get(), tree.y.data(), bytes, cudaMemcpyHostToDevice));
-      CU_CHECK(cudaMemcpy(kz.get(), tree.z.data(), bytes, cudaMemcpyHostToDevice));
-      CU_CHECK(cudaMemcpy(kindex.get(), tree.index.data(), bytes, cudaMemcpyHostToDevice));
+      CU_CHECK(cudaMemcpyAsync(kx.get(), tree.x.data(), bytes, cudaMemcpyHostToDevice, s));
+      CU_CHECK(cudaMemcpyAsync(ky.get(), tree.y.data(), bytes, cudaMemcpyHostToDevice, s));
+      CU_CHECK(cudaMemcpyAsync(kz.get(), tree.z.data(), bytes, cudaMemcpyHostToDevice, s));
+      CU_CHECK(cudaMemcpyAsync(kindex.get(), tree.index.data(), bytes, cudaMemcpyHostToDevice, s));
+      CU_CHECK(cudaStreamSynchronize(s));
     }
   } else if (m == NnsMethod::Gpu) {
     const GridPlan plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),

@@ -24,6 +24,7 @@
 #include "registration/cuda/icp_reduce.cuh"
 #include "registration/cuda/icp_search.cuh"
 #include "registration/cuda/icp_step.cuh"
+#include "registration/cuda/loop_common.cuh"
 #include "registration/icp_math.h"
 
 namespace cumulus {
@@ -282,17 +283,6 @@ void with_lanes(int lanes, F&& f) {
   f(std::integral_constant<int, 1>{});
 }
 
-NnsMethod search_of(IcpMethod m) {
-  switch (m) {
-    case IcpMethod::GpuKdTree:
-      return NnsMethod::GpuKdTree;
-    case IcpMethod::GpuBruteForce:
-      return NnsMethod::GpuBruteForce;
-    default:
-      return NnsMethod::Gpu;
-  }
-}
-
 }  // namespace
 }  // namespace icp_cuda
 
@@ -359,7 +349,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
     CU_CHECK(cudaMemcpyAsync(ws.normals.get(), target_normals->data(),
                              target.size() * sizeof(float3), cudaMemcpyHostToDevice, s));
   clock.mark("upload");
-  ws.index.build(search_of(method), target.data(), target.size(), s,
+  ws.index.build(registration_cuda::search_of(method), target.data(), target.size(), s,
                  method == IcpMethod::Gpu ? float(params.max_correspondence_distance) : 0.0f,
                  {params.gpu.grid_points_per_cell, params.gpu.grid_within_reach,
                   params.gpu.fine_points_per_cell});
@@ -420,24 +410,8 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
       if (hc.state != im::kNotConverged) break;
     }
   } else {
-    // Iterations that find the loop finished return at once, so launching in growing chunks
-    // and looking at the state between chunks wastes at most as many launches as were used.
-    // The host looks at a chunk's state only once the next chunk is queued, so the GPU never
-    // waits for launches.
-    int launched = 0;
-    for (int chunks = 0; launched < max_it; ++chunks) {
-      const int chunk = std::min(max_it - launched, std::max(4, launched));
-      for (int c = 0; c < chunk; ++c)
-        launch();
-      launched += chunk;
-      const int slot = chunks % 2;
-      CU_CHECK(cudaMemcpyAsync(ws.host_state.get() + slot, &ws.control.get()->state, sizeof(int),
-                               cudaMemcpyDeviceToHost, s));
-      ws.state_copied[slot].record(s);
-      if (chunks == 0) continue;
-      CU_CHECK(cudaEventSynchronize(ws.state_copied[1 - slot].get()));
-      if (ws.host_state.get()[1 - slot] != im::kNotConverged) break;
-    }
+    registration_cuda::launch_in_chunks(launch, max_it, &ws.control.get()->state, im::kNotConverged,
+                                        ws.host_state.get(), ws.state_copied, s);
   }
   clock.mark("iterations");
   ws.index.with_search([&](auto search) {

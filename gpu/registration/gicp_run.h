@@ -1,0 +1,20 @@
+#pragma once
+// The host GICP runs (gicp.cpp). Private to registration and its tests.
+#include <vector>
+
+#include "registration/icp.h"
+
+namespace cumulus {
+
+// PCL's GeneralizedIterativeClosestPoint (double transforms), the `cpu` method. source and
+// target hold finite points only; fills the same fields of `out` as gpu_icp. A robust kernel
+// scales each pair's Mahalanobis matrix by its weight before PCL's BFGS runs.
+void pcl_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+              const IcpParams& params, IcpResult& out);
+
+// The GPU's loop on one host thread (gicp_math.h's covariances, Mahalanobis matrices and BFGS,
+// PCL's kd-tree for the searches): what the tests compare with PCL where there is no GPU.
+void host_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
+               const IcpParams& params, IcpResult& out);
+
+}  // namespace cumulus
