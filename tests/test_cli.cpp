@@ -8,9 +8,12 @@
 #include <sstream>
 
 #include <Eigen/LU>
+#include "bench.h"
 #include "commands.h"
 
 #include "cluster/cluster.h"
+#include "core/device.h"
+#include "core/limits.h"
 #include "filter/filter.h"
 #include "generate/generate.h"
 #include "io/io.h"
@@ -183,6 +186,64 @@ class TestCli : public QObject {
     QVERIFY(cumulus::test::readAll(dir.path() + "/cluster_size.png").startsWith("\x89PNG"));
 #endif
     QCOMPARE(cli({"bench", "fly"}).code, 2);
+  }
+
+  // A floor is the bytes at the page-locked bandwidths plus one launch waited for.
+  void floorIsTheBytesAtTheBandwidthsPlusOneLaunch() {
+    cumulus::DeviceLimits l;
+    l.h2d_pinned_gbps = 10;
+    l.d2h_pinned_gbps = 20;
+    l.launch_sync_us = 10;
+    // 1e7 bytes at 10 GB/s: 1 ms; 2e6 at 20 GB/s: 0.1 ms; the launch 0.01 ms.
+    QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6) - 1.11) < 1e-12);
+  }
+
+  // Rows with a floor get a table of their distance from it; the CSV keeps the floor and still
+  // reads files written before it had one.
+  void benchReportsTheDistanceFromTheFloor() {
+    using cumulus::cli::BenchRow;
+    BenchRow cpu{"real", "kitti", 1, 1000, 0.5, "cpu"};
+    cpu.median_ms = 40;
+    cpu.agreement = "reference";
+    BenchRow gpu{"real", "kitti", 1, 1000, 0.5, "gpu"};
+    gpu.median_ms = 0.5;
+    gpu.agreement = "identical";
+    gpu.floor_ms = 0.05;
+    const std::string md = cumulus::cli::bench_markdown({cpu, gpu}, "T", "host", "cmd");
+    QVERIFY(md.find("## Distance from the floor") != std::string::npos);
+    QVERIFY2(md.find("| real | kitti | gpu | 0.500 | 0.0500 | 10 |") != std::string::npos,
+             md.c_str());
+    QTemporaryDir dir;
+    const std::string csv = (dir.path() + "/b.csv").toStdString();
+    cumulus::cli::write_bench_csv(csv, {cpu, gpu});
+    const auto back = cumulus::cli::read_bench_csv(csv);
+    QCOMPARE(back.size(), std::size_t(2));
+    QCOMPARE(back[0].floor_ms, 0.0);
+    QCOMPARE(back[1].floor_ms, 0.05);
+    QFile old(dir.path() + "/old.csv");
+    QVERIFY(old.open(QIODevice::WriteOnly));
+    old.write(
+        "sweep,case,x,points,tolerance,method,median_ms,min_ms,max_ms,clusters,agreement,"
+        "stages_ms\nreal,kitti,1,1000,0.5,gpu,0.5,0.5,0.5,3,identical,upload=0.1\n");
+    old.close();
+    const auto older = cumulus::cli::read_bench_csv((dir.path() + "/old.csv").toStdString());
+    QCOMPARE(older.size(), std::size_t(1));
+    QCOMPARE(older[0].floor_ms, 0.0);
+  }
+
+  void benchLimitsMeasuresOrSaysWhyNot() {
+    QTemporaryDir dir;
+    const Run r = cli({"bench", "limits", "--out", dir.path().toStdString(), "--json"});
+    if (!cumulus::query_device().available) {
+      QCOMPARE(r.code, 1);
+      QVERIFY2(r.err.find("GPU") != std::string::npos, r.err.c_str());
+      return;
+    }
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
+    QVERIFY(j["h2d_pinned_gbps"].toDouble() > 0);
+    QVERIFY(j["launch_sync_us"].toDouble() > 0);
+    QVERIFY(cumulus::test::readAll(dir.path() + "/limits.md").contains("launch and wait"));
   }
 
   void segmentDepthImage() {

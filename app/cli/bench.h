@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/limits.h"
 #include "core/timing.h"
 
 namespace cumulus::cli {
@@ -20,7 +21,15 @@ struct BenchRow {
   std::size_t clusters = 0;
   std::string agreement;  // "identical", "DIFFERENT: ...", "reference" or "error: ..."
   StageTimes stages;      // median per stage
+  double floor_ms = 0;    // GPU rows: the floor on this host (core/limits.h), 0 = none
 };
+
+// The limits of this host's GPU, measured once per process (null without a usable GPU), and
+// a row's floor from the bytes it moves up and down.
+const DeviceLimits* bench_limits();
+void set_floor(BenchRow& row, double bytes_up, double bytes_down);
+// The limits as a Markdown table (a heading, then one row a quantity).
+std::string limits_markdown(const DeviceLimits& l);
 
 // Runs `run` warmup + reps times, puts the median, least and most of the timed runs' total_ms
 // into `row`, and returns the last result.
@@ -67,6 +76,8 @@ int run_bench_pipeline(const Args& a, std::ostream& out, const std::string& comm
 int run_bench_sequence(const Args& a, std::ostream& out, const std::string& command_line);
 // bench register (commands_bench_register.cpp): global registration from random starts.
 int run_bench_register(const Args& a, std::ostream& out, const std::string& command_line);
+// bench limits (bench_report.cpp): this host's transfer bandwidths and launch latencies.
+int run_bench_limits(const Args& a, std::ostream& out, const std::string& command_line);
 // bench io (commands_bench_io.cpp): LAS, PCD and KITTI .bin read and write throughput.
 int run_bench_io(const Args& a, std::ostream& out, const std::string& command_line);
 // bench features (commands_features.cpp).

@@ -1,16 +1,20 @@
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
 #include <pcl/pcl_config.h>
 
+#include "args.h"
 #include "bench.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "json.h"
 #include "peers/open3d_peer.h"
 
 namespace cumulus::cli {
@@ -64,7 +68,7 @@ std::string fmt(double v, int prec = 3) {
 void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows) {
   AtomicOstream f(path);
   f << "sweep,case,x,points,tolerance,method,median_ms,min_ms,max_ms,clusters,agreement,stages_"
-       "ms\n";
+       "ms,floor_ms\n";
   for (const auto& r : rows) {
     std::string stages;
     for (const auto& [name, ms] : r.stages)
@@ -72,7 +76,7 @@ void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows)
     f << csv_field(r.sweep) << ',' << csv_field(r.label) << ',' << r.x << ',' << r.points << ','
       << r.tolerance << ',' << csv_field(r.method) << ',' << fmt(r.median_ms, 4) << ','
       << fmt(r.min_ms, 4) << ',' << fmt(r.max_ms, 4) << ',' << r.clusters << ','
-      << csv_field(r.agreement) << ',' << csv_field(stages) << '\n';
+      << csv_field(r.agreement) << ',' << csv_field(stages) << ',' << fmt(r.floor_ms, 4) << '\n';
   }
   f.commit();
 }
@@ -106,6 +110,7 @@ std::vector<BenchRow> read_bench_csv(const std::string& path) {
       if (eq != std::string::npos)
         r.stages.emplace_back(kv.substr(0, eq), std::stod(kv.substr(eq + 1)));
     }
+    if (c.size() > 12 && !c[12].empty()) r.floor_ms = std::stod(c[12]);  // older files: none
     rows.push_back(std::move(r));
   }
   return rows;
@@ -180,7 +185,80 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
   }
   md << "- " << identical << " of " << compared
      << " runs gave results identical to the cpu reference.\n";
+  bool floors = false;
+  for (const auto& r : rows)
+    floors = floors || (r.floor_ms > 0 && r.median_ms > 0);
+  if (floors) {
+    md << "\n## Distance from the floor\n\nFloor: the row's bytes up and down at this host's "
+          "page-locked bandwidths plus one launch waited for (bench limits).\n\n"
+          "| sweep | case | method | ms | floor ms | times the floor |\n"
+          "|---|---|---|---:|---:|---:|\n";
+    for (const auto& r : rows)
+      if (r.floor_ms > 0 && r.median_ms > 0)
+        md << "| " << r.sweep << " | " << r.label << " | " << r.method << " | "
+           << fmt(r.median_ms, r.median_ms < 10 ? 3 : 1) << " | " << fmt(r.floor_ms, 4) << " | "
+           << fmt(r.median_ms / r.floor_ms, r.median_ms / r.floor_ms < 10 ? 1 : 0) << " |\n";
+  }
   return md.str();
+}
+
+const DeviceLimits* bench_limits() {
+  // Measured once, the first time a row asks: about a second of the GPU's time.
+  static const std::optional<DeviceLimits> limits = []() -> std::optional<DeviceLimits> {
+    if (!query_device().available) return std::nullopt;
+    try {
+      return measure_device_limits();
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }();
+  return limits ? &*limits : nullptr;
+}
+
+void set_floor(BenchRow& row, double bytes_up, double bytes_down) {
+  if (const DeviceLimits* l = bench_limits()) row.floor_ms = floor_ms(*l, bytes_up, bytes_down);
+}
+
+std::string limits_markdown(const DeviceLimits& l) {
+  std::ostringstream md;
+  md << "\n## Limits of this host (" << l.device << ")\n\n| quantity | measured |\n|---|---:|\n"
+     << "| upload, page-locked | " << fmt(l.h2d_pinned_gbps, 1) << " GB/s |\n"
+     << "| download, page-locked | " << fmt(l.d2h_pinned_gbps, 1) << " GB/s |\n"
+     << "| upload, pageable | " << fmt(l.h2d_pageable_gbps, 1) << " GB/s |\n"
+     << "| download, pageable | " << fmt(l.d2h_pageable_gbps, 1) << " GB/s |\n"
+     << "| device memory (copy: read + write) | " << fmt(l.device_copy_gbps, 0) << " GB/s |\n"
+     << "| launch and wait (empty kernel) | " << fmt(l.launch_sync_us, 2) << " us |\n"
+     << "| launch queued behind others | " << fmt(l.launch_queued_us, 2) << " us |\n"
+     << "| one-kernel graph, launch and wait | " << fmt(l.graph_launch_us, 2) << " us |\n"
+     << "\nCopies of " << (l.copy_bytes >> 20)
+     << " MiB, the best of 10 (pageable: of 5); latencies the median of 2,000 (queued: the mean "
+        "of 20,000).\n";
+  return md.str();
+}
+
+int run_bench_limits(const Args& a, std::ostream& out, const std::string& command_line) {
+  const DeviceLimits l = measure_device_limits();
+  const std::string dir = a.get("out", "bench-limits");
+  std::filesystem::create_directories(dir);
+  AtomicOstream md(dir + "/limits.md");
+  md << "# Limits\n\n- Host: " << describe_host() << "\n- Command: `" << command_line << "`\n"
+     << limits_markdown(l);
+  md.commit();
+  if (a.flag("json")) {
+    print_json(out, QJsonObject{{"device", QString::fromStdString(l.device)},
+                                {"h2d_pinned_gbps", l.h2d_pinned_gbps},
+                                {"d2h_pinned_gbps", l.d2h_pinned_gbps},
+                                {"h2d_pageable_gbps", l.h2d_pageable_gbps},
+                                {"d2h_pageable_gbps", l.d2h_pageable_gbps},
+                                {"device_copy_gbps", l.device_copy_gbps},
+                                {"launch_sync_us", l.launch_sync_us},
+                                {"launch_queued_us", l.launch_queued_us},
+                                {"graph_launch_us", l.graph_launch_us},
+                                {"copy_bytes", double(l.copy_bytes)}});
+    return 0;
+  }
+  out << limits_markdown(l) << "wrote " << dir << "/limits.md\n";
+  return 0;
 }
 
 int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir,
@@ -193,6 +271,7 @@ int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir
             describe_host() + "; peers: PCL " + PCL_VERSION_PRETTY + ", " + open3d_peer::version(),
             command_line)
      << notes;
+  if (const DeviceLimits* l = bench_limits()) md << limits_markdown(*l);
   md.commit();
   std::string why;
   const auto pngs = plot_bench(rows, dir, &why, name);

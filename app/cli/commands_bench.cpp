@@ -126,10 +126,17 @@ BenchRow measure(const Case& c, const std::string& name, int warmup, int repeat,
   return row;
 }
 
+// A GPU clustering's floor: the points up (12 bytes each), a label each down (4 bytes).
+void set_cluster_floor(BenchRow& row) {
+  set_floor(row, 12.0 * double(row.points), 4.0 * double(row.points));
+}
+
 BenchRow measure(const Case& c, ClusterMethod m, int warmup, int repeat,
                  const ClusterResult* reference, ClusterResult* keep) {
-  return measure(c, method_name(m), warmup, repeat, reference, keep,
-                 [&](const ClusterParams& p) { return euclidean_cluster(c.cloud, p, m); });
+  BenchRow row = measure(c, method_name(m), warmup, repeat, reference, keep,
+                         [&](const ClusterParams& p) { return euclidean_cluster(c.cloud, p, m); });
+  if (is_gpu_method(m)) set_cluster_floor(row);
+  return row;
 }
 
 // `gpu` on points in page-locked memory.
@@ -156,6 +163,7 @@ BenchRow measure_points(const Case& c, const Point3f* pts, int warmup, int repea
   } catch (const std::exception& e) {
     row.agreement = std::string("error: ") + e.what();
   }
+  set_cluster_floor(row);
   return row;
 }
 
@@ -348,7 +356,7 @@ int run_bench_tiled(const Args& a, std::ostream& out) {
 }  // namespace
 
 int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
-  const Args a(argv, {"quick", "no-open3d"},
+  const Args a(argv, {"quick", "no-open3d", "json"},
                {"out",
                 "repeat",
                 "warmup",
@@ -376,7 +384,8 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   a.expect_positionals(
       1, 1,
       "cumulus-cli bench "
-      "cluster|segment|icp|register|features|filter|ground|pipeline|sequence|tiled|io|all|plot "
+      "cluster|segment|icp|register|features|filter|ground|pipeline|sequence|tiled|io|limits|all|"
+      "plot "
       "[options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
@@ -394,6 +403,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   if (what == "sequence") return run_bench_sequence(a, out, command_line);
   if (what == "tiled") return run_bench_tiled(a, out);
   if (what == "io") return run_bench_io(a, out, command_line);
+  if (what == "limits") return run_bench_limits(a, out, command_line);
   if (what == "plot") {
     if (!a.has("csv")) throw UsageError("bench plot needs --csv FILE");
     const std::string dir = a.get("out", fs::path(a.get("csv")).parent_path().string());

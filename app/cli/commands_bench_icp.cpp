@@ -316,6 +316,10 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
           row.agreement = "reference";
         } else {
           row.agreement = have_ref ? compare_icp(ref, last) : "no reference";
+          // Both clouds (and point to plane's normals) up; the transform and the history down.
+          const double normals = c.target_normals.empty() ? 0.0 : 12.0 * double(c.target.size());
+          set_floor(row, 12.0 * double(c.source.size() + c.target.size()) + normals,
+                    8.0 * 16 + 32.0 * double(last.iterations));
         }
         table3 << "| " << c.label << " | " << c.source.size() << " | " << row.method << " | "
                << last.iterations << " | " << stop_name(last.stop) << " | " << std::setprecision(6)

@@ -81,6 +81,10 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
     row.max_ms = s.back();
     row.clusters = r.rows.size();
     row.stages = r.stages;
+    // The depth image up (4 bytes a pixel); the cut rows, their offsets and levels down.
+    if (method.rfind("gpu", 0) == 0)
+      set_floor(row, 4.0 * double(c.img.size()),
+                4.0 * double(r.rows.size() + r.offsets.size()) + double(r.levels.size()));
     row.agreement = !ref ? levels_text(r)
                     : (r.rows == ref->rows && r.offsets == ref->offsets && r.levels == ref->levels)
                         ? "identical"

@@ -194,6 +194,11 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
         row.max_ms = *std::max_element(t.begin(), t.end());
         row.clusters = last.nan_histograms;
         row.stages = last.stages;
+        // The points up; normals, curvatures and histograms down.
+        if (is_gpu_method(m))
+          set_floor(row, 12.0 * double(c.cloud.size()),
+                    12.0 * double(last.normals.size()) + 4.0 * double(last.curvature.size()) +
+                        4.0 * double(last.histograms.size()));
         if (is_pcl) {
           ref = std::move(last);
           ref_normals = ref.normals;

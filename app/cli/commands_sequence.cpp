@@ -71,10 +71,11 @@ OdometryParams odometry_params(const Args& a) {
   if (a.has("metric")) {
     const auto m = parse_metric(a.get("metric"));
     if (!m)
-      throw UsageError("--metric is point-to-point or point-to-plane, not '" + a.get("metric") +
-                       "'");
+      throw UsageError("--metric is point-to-point, point-to-plane or gicp, not '" +
+                       a.get("metric") + "'");
     p.metric = *m;
   }
+  gicp_args(a, p.metric, p.gicp);
   p.normals_k = int(a.get_int("normals-k", p.normals_k));
   kernel_args(a, p.kernel, p.kernel_scale);
   validate(p);
@@ -146,6 +147,11 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
                 "map-scans",
                 "map-voxel",
                 "metric",
+                "gicp-k",
+                "gicp-inner-iterations",
+                "gicp-gradient-tolerance",
+                "gicp-translation-epsilon",
+                "gicp-rotation-epsilon",
                 "kernel",
                 "kernel-scale",
                 "poses",

@@ -97,6 +97,7 @@ OdometryStep Odometry::add(const PointCloud& scan) {
     icp_params.criteria.fitness_epsilon = 1e-6;
     icp_params.metric = params_.metric;
     icp_params.normals_k = params_.normals_k;
+    icp_params.gicp = params_.gicp;
     icp_params.kernel = params_.kernel;
     icp_params.kernel_scale = params_.kernel_scale;
     t.reset();

@@ -30,6 +30,7 @@ struct OdometryParams {
   // path where point to point ended 1.53 % and 1.56 % off (docs/benchmarks.md).
   IcpMetric metric = IcpMetric::PointToPlane;
   int normals_k = 20;
+  GicpParams gicp;  // with the GICP metric (PCL's defaults)
   // A robust kernel for the ICP (none by default) and its scale in metres.
   RobustKernel kernel = RobustKernel::None;
   double kernel_scale = 0;

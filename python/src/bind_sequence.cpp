@@ -52,7 +52,8 @@ class PyOdometry {
     OdometryParams p;
     const auto chosen = parse_metric(metric);
     if (!chosen)
-      throw InvalidArgument("metric is point-to-plane or point-to-point, not '" + metric + "'");
+      throw InvalidArgument("metric is point-to-plane, point-to-point or gicp, not '" + metric +
+                            "'");
     p.metric = *chosen;
     p.voxel = float(finite_arg(voxel, "voxel", true));
     p.max_correspondence_distance =

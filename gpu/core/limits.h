@@ -1,0 +1,32 @@
+#pragma once
+// The floors of GPU work on the machine it runs on, measured rather than taken from data sheets:
+// what moving bytes over PCIe costs (page-locked and pageable), what the device's own memory
+// moves, and what a launch costs (waited for, queued behind others, or as a one-kernel graph).
+// A benchmark row's floor is its bytes at those bandwidths plus one launch waited for: no
+// implementation of the same transfers can be faster.
+#include <cstddef>
+#include <string>
+
+namespace cumulus {
+
+struct DeviceLimits {
+  std::string device;          // describe(query_device())
+  double h2d_pinned_gbps = 0;  // GB/s (1e9 bytes), best of the timed copies
+  double d2h_pinned_gbps = 0;
+  double h2d_pageable_gbps = 0;
+  double d2h_pageable_gbps = 0;
+  double device_copy_gbps = 0;  // device to device: bytes read plus bytes written per second
+  double launch_sync_us = 0;    // an empty kernel launched and waited for (median)
+  double launch_queued_us = 0;  // an empty kernel queued behind others (mean over a long queue)
+  double graph_launch_us = 0;   // a one-kernel CUDA graph launched and waited for (median)
+  std::size_t copy_bytes = 0;   // the size of each timed copy
+};
+
+// Measures the first GPU (about a second). Throws GpuError without one.
+DeviceLimits measure_device_limits();
+
+// The least time moving bytes_up to the GPU and bytes_down back at the page-locked bandwidths
+// and waiting for one launch can take, in ms.
+double floor_ms(const DeviceLimits& l, double bytes_up, double bytes_down);
+
+}  // namespace cumulus
