@@ -5,6 +5,7 @@
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QSurfaceFormat>
 
 #include <QDoubleSpinBox>
@@ -16,6 +17,7 @@
 #include <QTableWidget>
 
 #include "cluster/cluster.h"
+#include "cluster_controller.h"
 #include "cluster_panel.h"
 #include "colormap.h"
 #include "compare_window.h"
@@ -375,6 +377,40 @@ class TestGui : public QObject {
     for (auto* l : panel->findChildren<QLabel*>())
       says_run = says_run || l->text().startsWith("Press Run");
     QVERIFY(says_run);
+  }
+
+  // A live re-run says in the status bar how long the way from the change to the view took, in
+  // its parts; after a fast job the live pause shortens to twice that job's time.
+  void liveClusteringShowsItsLatency() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    auto* panel = w.clusterPanel();
+    panel->setMethod(ClusterMethod::Cpu);
+    QSignalSpy shown(w.clusterController(), &app::ClusterController::resultShown);
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 1, 60000);
+    const auto first = w.clusterController()->lastLatency();
+    QVERIFY2(first.wait >= 200, qPrintable(QString::number(first.wait)));  // the first pause
+    QVERIFY(first.run > 0 && first.algorithm > 0 && first.algorithm <= first.run);
+    QVERIFY(first.redraw > 0);
+    QVERIFY2(w.statusBar()->currentMessage().contains("from the change to the view"),
+             qPrintable(w.statusBar()->currentMessage()));
+    const int pause = w.clusterController()->livePauseMs();
+    qInfo(
+        "object_target, cpu under Xvfb: run %.1f ms (algorithm %.2f), redraw %.1f ms; live "
+        "pause now %d ms",
+        first.run, first.algorithm, first.redraw, pause);
+    if (first.run < 100) QVERIFY2(pause < 250, qPrintable(QString::number(pause)));
+    auto* tolerance = panel->findChild<QDoubleSpinBox*>();
+    QVERIFY(tolerance);
+    tolerance->setValue(tolerance->value() * 1.5);
+    QTRY_COMPARE_WITH_TIMEOUT(shown.count(), 2, 60000);
+    const auto second = w.clusterController()->lastLatency();
+    qInfo("after a change: pause %.1f, run %.1f (algorithm %.2f), redraw %.1f ms", second.wait,
+          second.run, second.algorithm, second.redraw);
+    QVERIFY2(second.wait < pause + 200, qPrintable(QString::number(second.wait)));
+    QVERIFY(second.run > 0 && second.redraw > 0);
   }
 
   void clusteringErrorsKeepTheData() {

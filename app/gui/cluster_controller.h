@@ -2,6 +2,7 @@
 // Clustering in the main window: runs the cluster panel's parameters on the current cloud off the
 // UI thread (live re-runs supersede each other), puts the result in the document, colours and
 // boxes clusters in the 3D view, and exports.
+#include <QElapsedTimer>
 #include <QObject>
 
 #include "cluster/cluster_export.h"
@@ -37,10 +38,22 @@ class ClusterController : public QObject {
   // Forgets the selection (another dataset is shown).
   void clearSelection() { selected_ = -1; }
 
+  // The last result's way to the screen, in ms: the live pause after the parameter change
+  // (0 when Run started it), the job's wall time from its start to its result on the UI thread
+  // (the algorithm's own total among it), and the redraw from there to the frame drawn.
+  struct Latency {
+    double wait = 0, run = 0, algorithm = 0, redraw = 0;
+    double total() const { return wait + run + redraw; }
+  };
+  const Latency& lastLatency() const { return latency_; }
+  int livePauseMs() const { return jobs_->pauseMs(); }
+
  signals:
   void finished(bool ok);
   // The view should switch to cluster colours (the colour box's "Clusters" entry).
   void clusterColoursWanted();
+  // The last result is on screen; lastLatency() says how long its way took.
+  void resultShown();
 
  private:
   void onResult(std::shared_ptr<const PointCloud> cloud, std::shared_ptr<const ClusterResult> r,
@@ -54,6 +67,8 @@ class ClusterController : public QObject {
   JobRunner* runner_;
   PanelJobs* jobs_;
   int selected_ = -1;
+  Latency latency_;
+  QElapsedTimer since_result_;  // valid from a result's arrival until its frame is drawn
 };
 
 }  // namespace cumulus::app

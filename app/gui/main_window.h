@@ -50,6 +50,7 @@ class MainWindow : public QMainWindow {
   ui::VtkCloudView* cloudView() const { return cloud_view_; }
   ui::DepthView* depthView() const { return depth_view_; }
   ui::ClusterPanel* clusterPanel() const { return cluster_panel_; }
+  ClusterController* clusterController() const { return clustering_; }
   ui::SegmentPanel* segmentPanel() const { return segment_panel_; }
   ui::FilterPanel* filterPanel() const { return filter_panel_; }
   FilterController* filters() const { return filters_; }

@@ -2,6 +2,9 @@
 
 #include <QTimer>
 
+#include <algorithm>
+#include <cmath>
+
 #include "algorithm_panel.h"
 #include "job_runner.h"
 
@@ -9,7 +12,12 @@ namespace cumulus::app {
 
 PanelJobs::PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms,
                      std::function<void()> run, QObject* parent)
-    : QObject(parent), panel_(panel), runner_(runner), pause_(new QTimer(this)), run_(run) {
+    : QObject(parent),
+      panel_(panel),
+      runner_(runner),
+      pause_(new QTimer(this)),
+      run_(run),
+      max_pause_ms_(pause_ms) {
   pause_->setSingleShot(true);
   pause_->setInterval(pause_ms);
   connect(pause_, &QTimer::timeout, this, run);
@@ -17,6 +25,7 @@ PanelJobs::PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms,
   connect(panel_, &ui::AlgorithmPanel::runRequested, this, run);
   connect(panel_, &ui::AlgorithmPanel::cancelRequested, this, &PanelJobs::cancel);
   connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
+    if (delivered) jobDelivered(sinceStartMs());
     if (runner_->busy()) return;
     panel_->setBusy(false);
     if (!delivered) emit dropped();
@@ -25,10 +34,27 @@ PanelJobs::PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms,
 
 void PanelJobs::started() {
   pause_->stop();
+  waited_ms_ = since_change_.isValid() ? double(since_change_.nsecsElapsed()) * 1e-6 : 0.0;
+  since_change_.invalidate();
+  since_start_.start();
 }
 
 void PanelJobs::rerunSoon() {
-  if (panel_->live()) pause_->start();
+  if (!panel_->live()) return;
+  since_change_.start();
+  pause_->start();
+}
+
+double PanelJobs::sinceStartMs() const {
+  return since_start_.isValid() ? double(since_start_.nsecsElapsed()) * 1e-6 : 0.0;
+}
+
+int PanelJobs::pauseMs() const {
+  return pause_->interval();
+}
+
+void PanelJobs::jobDelivered(double ms) {
+  pause_->setInterval(std::clamp(int(std::lround(2 * ms)), 0, max_pause_ms_));
 }
 
 void PanelJobs::runNowIfLive() {

@@ -3,6 +3,7 @@
 // re-runs after a short pause when Live is on (dragging a spin box does not queue a job per
 // step), Run runs, Cancel drops the running job's result (a job that reports progress stops
 // early) and says so, and the panel leaves its busy state once the runner has nothing left.
+#include <QElapsedTimer>
 #include <QObject>
 
 #include <functional>
@@ -30,6 +31,15 @@ class PanelJobs : public QObject {
   void runNowIfLive();
   void cancel();
 
+  // Milliseconds from the last parameter change to its job's start (0: not started by a
+  // change), and since that job started.
+  double waitedMs() const { return waited_ms_; }
+  double sinceStartMs() const;
+  // The live pause now in force: twice the last delivered job's wall time, at most the pause
+  // given at construction. A slider dragged over a fast job then re-runs at once; over a slow
+  // one it still waits, so that no job is started per step of the drag.
+  int pauseMs() const;
+
  signals:
   // The runner finished with nothing left, and its last job's result was not delivered (it
   // failed, was cancelled or superseded).
@@ -40,6 +50,11 @@ class PanelJobs : public QObject {
   JobRunner* runner_;
   QTimer* pause_;
   std::function<void()> run_;
+  int max_pause_ms_;
+  QElapsedTimer since_change_, since_start_;
+  double waited_ms_ = 0;
+
+  void jobDelivered(double ms);  // a job's result arrived after `ms`: the pause follows it
 };
 
 }  // namespace cumulus::app
