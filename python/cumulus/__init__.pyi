@@ -61,6 +61,7 @@ class RegistrationResult:
     method: str
     metric: str
     kernel: str
+    cost_evaluations: int
     total_ms: float
     timings: dict[str, float]
     history: list[dict[str, float]]
@@ -136,6 +137,7 @@ def register(
     normals_k: int = ...,
     kernel: str = ...,
     kernel_scale: float = ...,
+    gicp_k: int = ...,
 ) -> RegistrationResult: ...
 def register_global(
     source: Points,
