@@ -51,6 +51,16 @@ std::vector<Point3f> subsample(const std::vector<Point3f>& all, std::size_t m) {
 
 namespace fs = std::filesystem;
 
+// The case again under another metric, in its own sweep, with its target's finite points only.
+IcpCase with_metric(const IcpCase& base, const std::string& sweep, IcpMetric metric) {
+  IcpCase c = base;
+  c.sweep = sweep;
+  c.label += " " + sweep;
+  c.params.metric = metric;
+  std::erase_if(c.target, [](const Point3f& p) { return !is_finite(p); });
+  return c;
+}
+
 std::vector<IcpCase> icp_cases(const std::string& data) {
   std::vector<IcpCase> cases;
   if (data.empty()) return cases;
@@ -104,41 +114,25 @@ std::vector<IcpCase> icp_cases(const std::string& data) {
     cases.push_back(std::move(c));
   }
   // Point to plane on the largest bunny and the LiDAR frames, every method from the same
-  // normals (PCL's NormalEstimation, 20 neighbours, computed once and not timed).
-  const std::size_t point_cases = cases.size();
-  for (std::size_t i = 0; i < point_cases; ++i) {
-    if (cases[i].label == "bunny 10503" || cases[i].label == "bunny 20417" ||
-        cases[i].label == "bunny 30331")
+  // normals (PCL's NormalEstimation, 20 neighbours, computed once and not timed); then GICP on
+  // the same clouds, PCL's defaults beside our correspondence distance.
+  std::vector<IcpCase> plane, gicp;
+  for (const IcpCase& base : cases) {
+    if (base.label == "bunny 10503" || base.label == "bunny 20417" || base.label == "bunny 30331")
       continue;
-    IcpCase c = cases[i];
-    c.sweep = "plane";
-    c.label += " plane";
-    c.params.metric = IcpMetric::PointToPlane;
+    IcpCase c = with_metric(base, "plane", IcpMetric::PointToPlane);
     PointCloud t;
-    for (const auto& p : c.target)
-      if (is_finite(p)) t.points.push_back(p);
-    c.target = t.points;
+    t.points = c.target;
     t.width = std::uint32_t(t.points.size());
     NormalParams np;
     np.neighbourhood = Neighbourhood::nearest(20);
     c.target_normals = estimate_normals(t, np, FeatureMethod::Cpu).normals;
-    cases.push_back(std::move(c));
+    plane.push_back(std::move(c));
+    gicp.push_back(with_metric(base, "gicp", IcpMetric::Gicp));
   }
-  // GICP on the same clouds, PCL's defaults beside our correspondence distance.
-  for (std::size_t i = 0; i < point_cases; ++i) {
-    if (cases[i].label == "bunny 10503" || cases[i].label == "bunny 20417" ||
-        cases[i].label == "bunny 30331")
-      continue;
-    IcpCase c = cases[i];
-    c.sweep = "gicp";
-    c.label += " gicp";
-    c.params.metric = IcpMetric::Gicp;
-    std::vector<Point3f> finite;
-    for (const auto& p : c.target)
-      if (is_finite(p)) finite.push_back(p);
-    c.target = std::move(finite);
-    cases.push_back(std::move(c));
-  }
+  for (auto* more : {&plane, &gicp})
+    for (auto& c : *more)
+      cases.push_back(std::move(c));
   return cases;
 }
 
