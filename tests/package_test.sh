@@ -20,7 +20,7 @@ dpkg-deb -x "$deb" "$work/root"
 r=$work/root/usr
 for f in bin/cumulus bin/cumulus-cli share/man/man1/cumulus-cli.1 share/applications/cumulus.desktop \
   share/mime/packages/cumulus.xml share/icons/hicolor/scalable/apps/cumulus.svg \
-  share/doc/cumulus/LICENSE share/cumulus/sample_data/street_scene.pcd; do
+  share/doc/cumulus/LICENSE share/cumulus/sample_data/street_scene.pcd share/cumulus/bench_plot.py; do
   [ -e "$r/$f" ] || fail "missing /usr/$f"
 done
 "$r/bin/cumulus-cli" --version | grep -q "^cumulus-cli $version " || fail "cumulus-cli --version"
@@ -28,6 +28,15 @@ QT_QPA_PLATFORM=offscreen "$r/bin/cumulus" --version | grep -q "$version" || fai
 "$r/bin/cumulus-cli" info "$r/share/cumulus/sample_data/street_scene.pcd" > /dev/null ||
   fail "cumulus-cli info on the packaged sample"
 grep -q "^.SS cluster" "$r/share/man/man1/cumulus-cli.1" || fail "man page lacks the commands"
+# The packaged CLI draws plots with the script installed beside it.
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  printf '%s\n' "sweep,case,x,points,tolerance,method,median_ms,min_ms,max_ms,clusters,agreement,stages_ms,floor_ms" \
+    "size,4096,4096,4096,1,cpu,6.1,6,6.3,16,reference,,0" "size,8192,8192,8192,1,cpu,12.5,12,13,16,reference,,0" \
+    > "$work/cluster.csv"
+  out=$(env -u CUMULUS_PLOT_SCRIPT "$r/bin/cumulus-cli" bench plot --csv "$work/cluster.csv" \
+        --out "$work" 2>&1) || fail "bench plot with the packaged script: $out"
+  [ -s "$work/cluster_size.png" ] || fail "bench plot wrote no PNG: $out"
+fi
 if [ -d "$r/lib/python3/dist-packages/cumulus" ]; then
   PYTHONPATH=$r/lib/python3/dist-packages "$python" -c "
 import cumulus, sys

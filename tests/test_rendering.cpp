@@ -1,6 +1,7 @@
 // The main views rendered at a fixed size under Xvfb and compared with baseline PNGs in
-// tests/baselines (as F3D tests its renderings): coloured clusters, aligned scans, the feature
-// and cluster-size histograms, segment polylines over a depth image, and a column's polyline.
+// tests/baselines (as F3D tests its renderings): coloured clusters, aligned scans, the charts
+// (feature and cluster-size histograms, method timings, ICP convergence, odometry drift; VTK's
+// chart classes), segment polylines over a depth image, and a column's polyline.
 // A comparison passes when at most 0.5 % of the pixels differ by more than 40 in a channel. A
 // failing one writes the actual image and the difference (changed pixels red over a faded
 // baseline) to $CUMULUS_RENDER_OUT (default: the test's working folder) and names them.
@@ -15,14 +16,17 @@
 #include "generate/generate.h"
 #include "gui_support.h"
 #include "histogram_chart.h"
+#include "icp_error_chart.h"
 #include "icp_panel.h"
 #include "io/io.h"
+#include "line_chart.h"
 #include "main_window.h"
 #include "registration_window.h"
 #include "segment/segment.h"
 #include "segment_panel.h"
 #include "size_histogram.h"
 #include "test_support.h"
+#include "timing_chart.h"
 #include "vtk_cloud_view.h"
 
 using namespace cumulus;
@@ -151,6 +155,51 @@ class TestRendering : public QObject {
       sizes.insert(sizes.end(), 40, s);
     h.setSizes(sizes);
     compare_with_baseline(h.grab().toImage(), "cluster_sizes");
+  }
+
+  void timingChart() {
+    ui::TimingChart chart;
+    chart.resize(720, 200);
+    const auto bar = [](const char* method, double median, double spread, double speedup,
+                        bool agrees, StageTimes stages) {
+      ui::TimingBar b;
+      b.method = method;
+      b.total.median = median;
+      b.total.min = median / spread;
+      b.total.max = median * spread;
+      b.speedup = speedup;
+      b.agrees = agrees;
+      b.stages = std::move(stages);
+      return b;
+    };
+    chart.setBars(
+        {bar("cpu", 1015, 1.02, 0, true, {{"kd-tree", 15}, {"extract", 1000}}),
+         bar("gpu", 0.30, 1.1, 3383, true,
+             {{"upload", 0.09}, {"grid", 0.04}, {"labelling", 0.08}, {"download", 0.05}}),
+         bar("gpu-vertex-es", 37, 1.03, 27, false, {{"graph", 24.5}, {"labelling", 12.2}})});
+    compare_with_baseline(chart.grab().toImage(), "timing_chart");
+  }
+
+  void icpConvergenceChart() {
+    ui::IcpErrorChart chart;
+    chart.resize(320, 180);
+    std::vector<IcpIteration> history(12);
+    for (std::size_t i = 0; i < history.size(); ++i)
+      history[i].mse = 0.5 * std::pow(0.45, double(i)) + 1e-5;
+    chart.setHistory(history);
+    compare_with_baseline(chart.grab().toImage(), "icp_convergence");
+  }
+
+  void driftChart() {
+    ui::LineChart chart;
+    chart.resize(520, 260);
+    chart.setLabels("path (m)", "drift (% of the path)");
+    chart.setReference(1.0, "1 %");
+    std::vector<double> x, y;
+    for (int k = 1; k <= 120; ++k)
+      x.push_back(k * 1.3), y.push_back(0.4 + 0.3 * std::sin(k * 0.07) + 0.002 * k);
+    chart.setSeries(x, y);
+    compare_with_baseline(chart.grab().toImage(), "drift_chart");
   }
 
   void segmentPolylinesAndDepthView() {

@@ -5,19 +5,27 @@
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
+#include <QWheelEvent>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "cluster_panel.h"
 #include "core/device.h"
 #include "gui_support.h"
+#include "histogram_chart.h"
+#include "icp_error_chart.h"
 #include "io/io.h"
 #include "line_chart.h"
 #include "main_window.h"
 #include "size_histogram.h"
 #include "test_support.h"
 #include "vtk_cloud_view.h"
+
+#include <vtkAxis.h>
+#include <vtkChartXY.h>
+#include <vtkTooltipItem.h>
 
 using namespace cumulus;
 using namespace cumulus::test;
@@ -55,69 +63,127 @@ class TestSmallThings : public QObject {
     if (!dev.available) QVERIFY(device->toolTip().contains(QString::fromStdString(dev.reason)));
   }
 
-  void clusterHistogramLabelsNeitherOverlapNorLeaveTheWidget_data() {
+  // Every chart's tick labels (VTK's chart classes place them; category and decade labels are
+  // thinned by us) stay inside the widget and never overlap, narrow or wide.
+  void chartTickLabelsNeitherOverlapNorLeaveTheWidget_data() {
+    QTest::addColumn<QString>("chart");
     QTest::addColumn<int>("width");
-    QTest::newRow("narrow") << 160;
-    QTest::newRow("panel") << 260;
-    QTest::newRow("wide") << 600;
+    for (const char* chart : {"cluster sizes", "drift", "icp convergence", "feature histogram"})
+      for (const int width : {160, 260, 600})
+        QTest::newRow(qPrintable(QString("%1, %2 px").arg(chart).arg(width))) << chart << width;
   }
-  void clusterHistogramLabelsNeitherOverlapNorLeaveTheWidget() {
+  void chartTickLabelsNeitherOverlapNorLeaveTheWidget() {
+    QFETCH(QString, chart);
     QFETCH(int, width);
-    ui::SizeHistogram h;
-    h.resize(width, 120);
-    // Thousands of tiny clusters and a few large ones: wide counts over narrow bars.
-    std::vector<std::size_t> sizes(12345, 1);
-    for (std::size_t s = 2; s < 200000; s *= 3)
-      sizes.insert(sizes.end(), 150, s);
-    h.setSizes(sizes);
-    const auto layout = h.layout();
-    QVERIFY(!layout.labels.empty());
-    const QRectF inside = QRectF(h.rect()).adjusted(-0.01, -0.01, 0.01, 0.01);
-    for (std::size_t i = 0; i < layout.labels.size(); ++i) {
-      QVERIFY2(inside.contains(layout.labels[i].box), qPrintable(layout.labels[i].text));
-      for (std::size_t j = i + 1; j < layout.labels.size(); ++j)
-        QVERIFY2(!layout.labels[i].box.intersects(layout.labels[j].box),
-                 qPrintable(layout.labels[i].text + " / " + layout.labels[j].text));
+    std::unique_ptr<ui::ChartView> c;
+    if (chart == "cluster sizes") {
+      auto h = std::make_unique<ui::SizeHistogram>();
+      // Thousands of tiny clusters and a few large ones: many bins, wide labels.
+      std::vector<std::size_t> sizes(12345, 1);
+      for (std::size_t s = 2; s < 200000; s *= 3)
+        sizes.insert(sizes.end(), 150, s);
+      h->setSizes(sizes);
+      QVERIFY(h->summary().contains("12,345") || h->summary().contains("12345"));
+      c = std::move(h);
+    } else if (chart == "drift") {
+      auto l = std::make_unique<ui::LineChart>();
+      std::vector<double> x, y;
+      for (int k = 0; k < 200; ++k)
+        x.push_back(k * 1.37), y.push_back(0.5 + 0.4 * std::sin(k * 0.1));
+      l->setSeries(x, y);
+      l->setReference(1.0, "1 %");
+      c = std::move(l);
+    } else if (chart == "icp convergence") {
+      auto e = std::make_unique<ui::IcpErrorChart>();
+      std::vector<IcpIteration> history(40);
+      for (std::size_t i = 0; i < history.size(); ++i)
+        history[i].mse = std::pow(0.6, double(i));  // nine decades
+      e->setHistory(history);
+      c = std::move(e);
+    } else {
+      auto f = std::make_unique<ui::HistogramChart>();
+      std::vector<float> a(125, 1.0f), b(125, 2.0f);
+      f->setHistograms(a, b);
+      c = std::move(f);
     }
-    for (const auto& bar : layout.bars)
-      QVERIFY(bar.height() == 0 || inside.contains(bar));
-    QVERIFY(h.toolTip().contains("12,345") || h.toolTip().contains("12345"));
+    c->resize(width, 140);
+    c->grab();
+    const auto labels = c->tickLabels();
+    QVERIFY(labels.size() >= 3);
+    const QRectF inside = QRectF(c->rect()).adjusted(-0.5, -0.5, 0.5, 0.5);
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      QVERIFY2(inside.contains(labels[i].box),
+               qPrintable(labels[i].text + QString(" at %1,%2 %3x%4")
+                                               .arg(labels[i].box.x())
+                                               .arg(labels[i].box.y())
+                                               .arg(labels[i].box.width())
+                                               .arg(labels[i].box.height())));
+      for (std::size_t j = i + 1; j < labels.size(); ++j)
+        QVERIFY2(!labels[i].box.intersects(labels[j].box),
+                 qPrintable(labels[i].text + " / " + labels[j].text));
+    }
   }
 
-  // The drift plot's ticks: round steps (1, 2 or 5 times a power of ten) covering the range, and
-  // no more along x than their labels leave room for.
-  void lineChartTicksAreRoundAndFitTheirLabels_data() {
-    QTest::addColumn<int>("width");
-    QTest::newRow("narrow") << 240;
-    QTest::newRow("wide") << 900;
+  // The charts are VTK's with their interaction: hovering a bar shows its value in a tooltip,
+  // the wheel zooms the axes, a double click goes back to the whole chart.
+  void chartsShowTooltipsAndZoom() {
+    ui::SizeHistogram h;
+    h.resize(400, 200);
+    h.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&h));
+    std::vector<std::size_t> sizes(50, 1);
+    sizes.insert(sizes.end(), 20, 5);
+    h.setSizes(sizes);
+    h.grab();
+    // The middle of the first bar (bin 0, 50 clusters): half way up in the plot area.
+    vtkAxis* x = h.axis(vtkAxis::BOTTOM);
+    vtkAxis* y = h.axis(vtkAxis::LEFT);
+    const double dpr = h.devicePixelRatioF();
+    const double px =
+        x->GetPosition1().GetX() + (0 - x->GetMinimum()) / (x->GetMaximum() - x->GetMinimum()) *
+                                       (x->GetPosition2().GetX() - x->GetPosition1().GetX());
+    const double py =
+        y->GetPosition1().GetY() + (25 - y->GetMinimum()) / (y->GetMaximum() - y->GetMinimum()) *
+                                       (y->GetPosition2().GetY() - y->GetPosition1().GetY());
+    const QPoint at(int(px / dpr), int(h.height() - py / dpr));
+    QVERIFY(!h.chart()->GetTooltip()->GetVisible());
+    QTest::mouseMove(&h, at);
+    QTRY_VERIFY(h.chart()->GetTooltip()->GetVisible());
+    const QString tip = QString::fromStdString(h.chart()->GetTooltip()->GetText());
+    QVERIFY2(tip.contains("1-1 points") && tip.contains("50"), qPrintable(tip));
+    // One wheel step forward narrows the x axis' range around the mouse.
+    const double before = x->GetMaximum() - x->GetMinimum();
+    QWheelEvent wheel(QPointF(at), h.mapToGlobal(QPointF(at)), QPoint(), QPoint(0, 120),
+                      Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(&h, &wheel);
+    h.grab();
+    QVERIFY2(x->GetMaximum() - x->GetMinimum() < before,
+             qPrintable(QString("%1 -> %2").arg(before).arg(x->GetMaximum() - x->GetMinimum())));
+    // A double click shows the whole chart again.
+    QTest::mouseDClick(&h, Qt::LeftButton, {}, at);
+    h.grab();
+    QCOMPARE(x->GetMaximum() - x->GetMinimum(), before);
   }
-  void lineChartTicksAreRoundAndFitTheirLabels() {
-    QFETCH(int, width);
-    for (const auto& [lo, hi] :
-         {std::pair{0.0, 7.3}, std::pair{0.0, 0.042}, std::pair{12.0, 1234.5}}) {
-      const auto t = ui::LineChart::niceTicks(lo, hi, 5);
-      QVERIFY(t.size() >= 2 && t.size() <= 11);
-      const double step = t[1] - t[0], power = std::pow(10.0, std::floor(std::log10(step)));
-      const double m = step / power;
-      QVERIFY2(std::abs(m - 1) < 1e-9 || std::abs(m - 2) < 1e-9 || std::abs(m - 5) < 1e-9,
-               qPrintable(QString::number(step)));
-      QVERIFY(t.front() >= lo - 1e-12 && t.front() - lo < step);
-      QVERIFY(t.back() <= hi + 1e-9 && hi - t.back() < step);
-    }
+
+  // The drift plot's ticks are VTK's: round steps (1, 2, 2.5 or 5 times a power of ten).
+  void lineChartTicksAreRound() {
     ui::LineChart c;
-    c.resize(width, 260);
+    c.resize(520, 260);
     std::vector<double> x, y;
     for (int k = 0; k < 200; ++k)
       x.push_back(k * 1.37), y.push_back(0.5 + 0.4 * std::sin(k * 0.1));
     c.setSeries(x, y);
     c.setReference(1.0);
     c.grab();
-    QVERIFY(c.xTicks().size() >= 2);
-    const QFontMetrics fm(c.font());
-    const double label = fm.horizontalAdvance(QString::number(x.back(), 'g', 4));
-    QVERIFY2(double(c.xTicks().size()) * label < width,
-             qPrintable(QString("%1 ticks").arg(c.xTicks().size())));
-    QVERIFY(c.yTicks().back() >= 0.9);  // up to the reference line's neighbourhood
+    for (const auto& t : {c.xTicks(), c.yTicks()}) {
+      QVERIFY(t.size() >= 3);
+      const double step = t[1] - t[0], power = std::pow(10.0, std::floor(std::log10(step)));
+      const double m = step / power;
+      QVERIFY2(std::abs(m - 1) < 1e-9 || std::abs(m - 2) < 1e-9 || std::abs(m - 2.5) < 1e-9 ||
+                   std::abs(m - 5) < 1e-9,
+               qPrintable(QString::number(step)));
+    }
+    QVERIFY(c.yTicks().back() >= 1.0 - 1e-9);  // the reference line is in sight
   }
 
   void saveDialogsStartWhereTheLastFileWasWritten() {

@@ -8,7 +8,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QPainter>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRandomGenerator>
@@ -22,52 +21,6 @@
 #include "stage_table.h"
 
 namespace cumulus::ui {
-
-void IcpErrorChart::setHistory(std::vector<IcpIteration> history) {
-  history_ = std::move(history);
-  update();
-}
-
-void IcpErrorChart::paintEvent(QPaintEvent*) {
-  QPainter p(this);
-  p.fillRect(rect(), palette().base());
-  p.setRenderHint(QPainter::Antialiasing);
-  const QRectF plot = QRectF(rect()).adjusted(56, 10, -10, -28);
-  p.setPen(palette().text().color());
-  p.drawRect(plot);
-  p.drawText(QRectF(plot.left(), plot.bottom() + 4, plot.width(), 20), Qt::AlignCenter,
-             tr("iteration"));
-  if (history_.empty()) {
-    p.drawText(plot, Qt::AlignCenter, tr("no run yet"));
-    return;
-  }
-  double lo = INFINITY, hi = 0;
-  for (const auto& h : history_)
-    if (h.mse > 0) lo = std::min(lo, h.mse), hi = std::max(hi, h.mse);
-  if (!(hi > 0)) return;
-  lo = std::log10(lo);
-  hi = std::log10(hi);
-  if (hi - lo < 1e-3) lo -= 0.5, hi += 0.5;
-  p.drawText(QRectF(0, plot.top() - 6, 54, 14), Qt::AlignRight,
-             QString::number(std::pow(10, hi), 'g', 2));
-  p.drawText(QRectF(0, plot.bottom() - 8, 54, 14), Qt::AlignRight,
-             QString::number(std::pow(10, lo), 'g', 2));
-  const int n = int(history_.size());
-  auto at = [&](int i) {
-    const double x = plot.left() + plot.width() * (n > 1 ? double(i) / (n - 1) : 0.5);
-    const double y =
-        plot.bottom() - plot.height() * (std::log10(history_[std::size_t(i)].mse) - lo) / (hi - lo);
-    return QPointF(x, y);
-  };
-  p.setPen(QPen(QColor(31, 119, 180), 2));
-  for (int i = 1; i < n; ++i)
-    p.drawLine(at(i - 1), at(i));
-  for (int i = 0; i < n; ++i)
-    p.drawEllipse(at(i), 2.5, 2.5);
-  p.setPen(palette().text().color());
-  p.drawText(QRectF(plot.left() + 4, plot.top() + 2, plot.width() - 8, 16), Qt::AlignRight,
-             tr("mean squared error of the pairs"));
-}
 
 IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   auto* perturb = new QGridLayout;

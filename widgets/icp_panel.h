@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "algorithm_panel.h"
+#include "icp_error_chart.h"
 #include "registration/global.h"
 #include "registration/icp.h"
 
@@ -21,27 +22,13 @@ class QTableWidget;
 
 namespace cumulus::ui {
 
-// Mean squared error of each iteration's pairs on a log axis.
-class IcpErrorChart : public QWidget {
-  Q_OBJECT
- public:
-  using QWidget::QWidget;
-  void setHistory(std::vector<IcpIteration> history);
-  QSize sizeHint() const override { return {320, 160}; }
-
- protected:
-  void paintEvent(QPaintEvent*) override;
-
- private:
-  std::vector<IcpIteration> history_;
-};
-
 class IcpPanel : public MethodPanel<IcpMethod> {
   Q_OBJECT
  public:
   explicit IcpPanel(QWidget* parent = nullptr);
 
   IcpParams params() const;
+  const IcpErrorChart* errorChart() const { return chart_; }
   // Set when the run starts with a global alignment (no guess needed) rather than from the
   // perturbed pose; its refinement is the ICP above, its distance 1.5 keypoint voxels.
   std::optional<GlobalParams> globalParams() const;

@@ -1,11 +1,12 @@
 #pragma once
-// Charts for comparing methods: per-method stage bars with spread, and the timing history.
-#include <QColor>
+// Charts for comparing methods: per-method times with their spread, where each method's time
+// goes, and the timing history.
 #include <QString>
 #include <QWidget>
 
 #include <vector>
 
+#include "chart_view.h"
 #include "core/timing.h"
 #include "core/timing_stats.h"
 
@@ -19,24 +20,29 @@ struct TimingBar {
   bool agrees = true;
 };
 
-// One horizontal bar per method on a log time axis: total median with a min-max whisker; the
-// stages are drawn as a split of the bar in proportion to their medians.
+// Two charts side by side: each method's median time as a dot on a log time axis with a
+// whisker from the fastest to the slowest repeat (methods differ by decades), and each method's
+// stages as shares of its time (stacked bars on a linear 0-100 % axis, where a stacked bar means
+// what it shows).
 class TimingChart : public QWidget {
   Q_OBJECT
  public:
-  using QWidget::QWidget;
+  explicit TimingChart(QWidget* parent = nullptr);
   void setBars(std::vector<TimingBar> bars);
   const std::vector<TimingBar>& bars() const { return bars_; }
+  ChartView* times() const { return times_; }
+  ChartView* stages() const { return stages_; }
   QSize sizeHint() const override {
-    return {640, 60 + 34 * int(std::max<std::size_t>(bars_.size(), 3))};
+    return {720, 80 + 30 * int(std::max<std::size_t>(bars_.size(), 3))};
   }
-  static QColor stage_color(const QString& stage);
-
- protected:
-  void paintEvent(QPaintEvent*) override;
 
  private:
+  void fillTimes();
+  void fillStages();
+
   std::vector<TimingBar> bars_;
+  ChartView* times_ = nullptr;
+  ChartView* stages_ = nullptr;
 };
 
 struct HistoryPoint {
@@ -45,16 +51,13 @@ struct HistoryPoint {
   double ms = 0;
 };
 
-// Total time of every run since the application started, by method (log scale).
-class HistoryChart : public QWidget {
+// Total time of every run since the application started, one series per method (log scale).
+class HistoryChart : public ChartView {
   Q_OBJECT
  public:
-  using QWidget::QWidget;
+  explicit HistoryChart(QWidget* parent = nullptr);
   void setPoints(std::vector<HistoryPoint> points);
   QSize sizeHint() const override { return {640, 260}; }
-
- protected:
-  void paintEvent(QPaintEvent*) override;
 
  private:
   std::vector<HistoryPoint> points_;

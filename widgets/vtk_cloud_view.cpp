@@ -3,21 +3,15 @@
 #include "object_boxes.h"
 
 #include <QMouseEvent>
-#include <QOpenGLContext>
-#include <QOpenGLExtraFunctions>
-#include <QWheelEvent>
 
 #include <vtkActor.h>
 #include <vtkAxesActor.h>
-#include <vtkCallbackCommand.h>
 #include <vtkCamera.h>
 #include <vtkCellArray.h>
 #include <vtkGenericOpenGLRenderWindow.h>
 #include <vtkGenericRenderWindowInteractor.h>
 #include <vtkIdTypeArray.h>
-#include <vtkImageData.h>
 #include <vtkInteractorStyleTrackballCamera.h>
-#include <vtkOpenGLState.h>
 #include <vtkOutlineSource.h>
 #include <vtkPointData.h>
 #include <vtkPointPicker.h>
@@ -28,7 +22,6 @@
 #include <vtkRenderWindow.h>
 #include <vtkRenderer.h>
 #include <vtkUnsignedCharArray.h>
-#include <vtkWindowToImageFilter.h>
 
 #include <algorithm>
 #include <cmath>
@@ -55,23 +48,12 @@ vtkSmartPointer<vtkCellArray> vertex_cells(vtkIdType n) {
 
 }  // namespace
 
-VtkCloudView::VtkCloudView(QWidget* parent) : QOpenGLWidget(parent) {
+VtkCloudView::VtkCloudView(QWidget* parent) : VtkGlWidget(parent) {
   setFocusPolicy(Qt::StrongFocus);
   setMinimumSize(200, 150);
-  window_->SetReadyForRendering(false);
-  window_->SetFrameBlitModeToNoBlit();
-  window_->SetMultiSamples(0);
-  window_->AddRenderer(renderer_);
-  window_->AddObserver(vtkCommand::WindowMakeCurrentEvent, this, &VtkCloudView::onMakeCurrent);
-  window_->AddObserver(vtkCommand::WindowIsCurrentEvent, this, &VtkCloudView::onIsCurrent);
-  window_->AddObserver(vtkCommand::WindowFrameEvent, this, &VtkCloudView::onFrame);
-
-  interactor_->SetRenderWindow(window_);
+  renderWindow()->AddRenderer(renderer_);
   vtkNew<vtkInteractorStyleTrackballCamera> style;
-  interactor_->SetInteractorStyle(style);
-  interactor_->EnableRenderOff();
-  interactor_->AddObserver(vtkCommand::RenderEvent, this, &VtkCloudView::onInteractorRender);
-  interactor_->Initialize();
+  interactor()->SetInteractorStyle(style);
 
   renderer_->SetBackground(0.09, 0.10, 0.12);
   renderer_->SetBackground2(0.20, 0.22, 0.26);
@@ -133,34 +115,9 @@ VtkCloudView::VtkCloudView(QWidget* parent) : QOpenGLWidget(parent) {
   renderer_->AddActor(axes_);
 }
 
-VtkCloudView::~VtkCloudView() {
-  // Finalize first, then stop listening to the context, or VTK frees GL objects on exit with no
-  // current context and crashes.
-  makeCurrent();
-  finalizeVtk();
-  doneCurrent();
-  if (context()) disconnect(context(), nullptr, this, nullptr);
-}
+VtkCloudView::~VtkCloudView() = default;
 
-void VtkCloudView::finalizeVtk() {
-  if (!vtk_ready_) return;
-  vtk_ready_ = false;
-  window_->Finalize();
-  window_->SetReadyForRendering(false);
-}
-
-void VtkCloudView::onMakeCurrent(vtkObject*, unsigned long, void*) {
-  // Only when needed: making current unconditionally rebinds Qt's framebuffer mid-render.
-  if (QOpenGLContext::currentContext() != context()) makeCurrent();
-}
-
-void VtkCloudView::onIsCurrent(vtkObject*, unsigned long, void* call_data) {
-  *static_cast<bool*>(call_data) = context() && QOpenGLContext::currentContext() == context();
-}
-
-void VtkCloudView::onFrame(vtkObject*, unsigned long, void*) {}
-
-void VtkCloudView::onInteractorRender(vtkObject*, unsigned long, void*) {
+void VtkCloudView::interactorRendered() {
   update();
   emit cameraMoved();
 }
@@ -170,44 +127,6 @@ void VtkCloudView::shareCameraWith(VtkCloudView* other) {
   other->renderer_->SetActiveCamera(renderer_->GetActiveCamera());
   connect(this, &VtkCloudView::cameraMoved, other, qOverload<>(&QWidget::update));
   connect(other, &VtkCloudView::cameraMoved, this, qOverload<>(&QWidget::update));
-}
-
-void VtkCloudView::initializeGL() {
-  window_->SetOwnContext(false);
-  window_->OpenGLInitContext();
-  window_->SetReadyForRendering(true);
-  vtk_ready_ = true;
-  connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, [this] {
-    makeCurrent();
-    finalizeVtk();
-    doneCurrent();
-  });
-}
-
-void VtkCloudView::resizeGL(int w, int h) {
-  const double dpr = devicePixelRatioF();
-  const int pw = int(std::lround(w * dpr)), ph = int(std::lround(h * dpr));
-  window_->SetSize(pw, ph);
-  interactor_->UpdateSize(pw, ph);
-}
-
-void VtkCloudView::paintGL() {
-  if (!vtk_ready_) return;
-  window_->Render();
-  auto* f = context()->extraFunctions();
-  const int w = window_->GetSize()[0], h = window_->GetSize()[1];
-  f->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
-  f->glDisable(GL_SCISSOR_TEST);
-  window_->GetState()->vtkglDisable(GL_SCISSOR_TEST);
-  window_->BlitDisplayFramebuffer(0, 0, 0, w, h, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_NEAREST);
-  // Opaque alpha, or grabbed images come out transparent.
-  f->glColorMask(GL_FALSE, GL_FALSE, GL_FALSE, GL_TRUE);
-  f->glClearColor(0, 0, 0, 1);
-  f->glClear(GL_COLOR_BUFFER_BIT);
-  f->glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
-  window_->GetState()->ResetGLClearColorState();
-  window_->GetState()->ResetGLColorMaskState();
-  emit rendered();
 }
 
 void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_camera) {
@@ -315,13 +234,13 @@ void VtkCloudView::updateAxesScale() {
 }
 
 std::optional<qint64> VtkCloudView::pickAt(QPoint pos) {
-  if (!cloud_ || !actor_->GetVisibility() || !vtk_ready_) return std::nullopt;
+  if (!cloud_ || !actor_->GetVisibility() || !vtkReady()) return std::nullopt;
   const double dpr = devicePixelRatioF();
   vtkNew<vtkPointPicker> picker;
   picker->SetTolerance(0.005);
   picker->PickFromListOn();
   picker->AddPickList(actor_);
-  const int y = window_->GetSize()[1] - 1 - int(pos.y() * dpr);
+  const int y = renderWindow()->GetSize()[1] - 1 - int(pos.y() * dpr);
   std::optional<qint64> result;
   if (picker->Pick(pos.x() * dpr, y, 0, renderer_) && picker->GetPointId() >= 0)
     result = qint64(picker->GetPointId());
@@ -397,40 +316,13 @@ std::size_t VtkCloudView::objectBoxCount() const {
   return boxes_actor_->GetVisibility() ? std::size_t(boxes_poly_->GetNumberOfLines() / 12) : 0;
 }
 
-namespace {
-
-// VTK's event for pressing or releasing a mouse button; 0 for buttons VTK has no event for.
-unsigned long vtk_button_event(Qt::MouseButton button, bool press) {
-  switch (button) {
-    case Qt::LeftButton:
-      return press ? vtkCommand::LeftButtonPressEvent : vtkCommand::LeftButtonReleaseEvent;
-    case Qt::RightButton:
-      return press ? vtkCommand::RightButtonPressEvent : vtkCommand::RightButtonReleaseEvent;
-    case Qt::MiddleButton:
-      return press ? vtkCommand::MiddleButtonPressEvent : vtkCommand::MiddleButtonReleaseEvent;
-    default:
-      return 0;
-  }
-}
-
-}  // namespace
-
-void VtkCloudView::forwardMouse(QMouseEvent* e, unsigned long event_id) {
-  const double dpr = devicePixelRatioF();
-  const QPointF p = e->position();
-  interactor_->SetEventInformationFlipY(int(p.x() * dpr), int(p.y() * dpr),
-                                        (e->modifiers() & Qt::ControlModifier) ? 1 : 0,
-                                        (e->modifiers() & Qt::ShiftModifier) ? 1 : 0);
-  interactor_->InvokeEvent(event_id, e);
-}
-
 void VtkCloudView::mousePressEvent(QMouseEvent* e) {
   press_pos_ = e->position().toPoint();
-  if (const unsigned long id = vtk_button_event(e->button(), true)) forwardMouse(e, id);
+  VtkGlWidget::mousePressEvent(e);
 }
 
 void VtkCloudView::mouseReleaseEvent(QMouseEvent* e) {
-  if (const unsigned long id = vtk_button_event(e->button(), false)) forwardMouse(e, id);
+  VtkGlWidget::mouseReleaseEvent(e);
   // A left click without a drag picks; a drag rotated the camera.
   if (e->button() == Qt::LeftButton &&
       (e->position().toPoint() - press_pos_).manhattanLength() <= 3) {
@@ -439,20 +331,6 @@ void VtkCloudView::mouseReleaseEvent(QMouseEvent* e) {
       emit pointPicked(*index);
     }
   }
-}
-
-void VtkCloudView::mouseMoveEvent(QMouseEvent* e) {
-  forwardMouse(e, vtkCommand::MouseMoveEvent);
-}
-
-void VtkCloudView::wheelEvent(QWheelEvent* e) {
-  const double dpr = devicePixelRatioF();
-  const QPointF p = e->position();
-  interactor_->SetEventInformationFlipY(int(p.x() * dpr), int(p.y() * dpr), 0, 0);
-  if (e->angleDelta().y() > 0)
-    interactor_->MouseWheelForwardEvent();
-  else if (e->angleDelta().y() < 0)
-    interactor_->MouseWheelBackwardEvent();
 }
 
 void VtkCloudView::mouseDoubleClickEvent(QMouseEvent*) {

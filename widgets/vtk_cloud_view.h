@@ -1,7 +1,5 @@
 #pragma once
-// The 3D view: VTK rendering inside a Qt 6 QOpenGLWidget. Debian's VTK Qt module is built for
-// Qt 5 and must never be loaded, so the embedding (context sharing, blit, input) is done here.
-#include <QOpenGLWidget>
+// The 3D view: the cloud, its picks, boxes, paths and segments, drawn by VTK in a VtkGlWidget.
 #include <QPoint>
 
 #include <array>
@@ -15,12 +13,10 @@
 
 #include "colormap.h"
 #include "core/point_cloud.h"
+#include "vtk_gl_widget.h"
 
 class vtkActor;
 class vtkAxesActor;
-class vtkGenericOpenGLRenderWindow;
-class vtkGenericRenderWindowInteractor;
-class vtkObject;
 class vtkOutlineSource;
 class vtkPolyData;
 class vtkPolyDataMapper;
@@ -35,7 +31,7 @@ struct LineSegment {
   Rgb8 colour;
 };
 
-class VtkCloudView : public QOpenGLWidget {
+class VtkCloudView : public VtkGlWidget {
   Q_OBJECT
 
  public:
@@ -104,31 +100,18 @@ class VtkCloudView : public QOpenGLWidget {
 
  signals:
   void pointPicked(qint64 index);
-  void rendered();
   void cameraMoved();
 
  protected:
-  void initializeGL() override;
-  void resizeGL(int w, int h) override;
-  void paintGL() override;
+  void interactorRendered() override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
-  void mouseMoveEvent(QMouseEvent* e) override;
-  void wheelEvent(QWheelEvent* e) override;
   void mouseDoubleClickEvent(QMouseEvent* e) override;
 
  private:
-  void onMakeCurrent(vtkObject*, unsigned long, void*);
-  void onIsCurrent(vtkObject*, unsigned long, void* call_data);
-  void onFrame(vtkObject*, unsigned long, void*);
-  void onInteractorRender(vtkObject*, unsigned long, void*);
-  void finalizeVtk();
   void updateAxesScale();
-  void forwardMouse(QMouseEvent* e, unsigned long event_id);
 
-  vtkNew<vtkGenericOpenGLRenderWindow> window_;
   vtkNew<vtkRenderer> renderer_;
-  vtkNew<vtkGenericRenderWindowInteractor> interactor_;
   vtkNew<vtkPolyData> poly_;
   vtkNew<vtkUnsignedCharArray> colors_;
   vtkNew<vtkPolyDataMapper> mapper_;
@@ -149,7 +132,6 @@ class VtkCloudView : public QOpenGLWidget {
   double point_size_ = 2.0;
   qint64 picked_ = -1;
   QPoint press_pos_;
-  bool vtk_ready_ = false;
 };
 
 }  // namespace cumulus::ui

@@ -89,7 +89,10 @@ int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir
                        const std::string& name, const std::string& title, const std::string& notes,
                        const std::string& command_line, std::ostream& out);
 
-std::vector<std::string> plot_bench(const std::vector<BenchRow>& rows, const std::string& dir,
-                                    std::string* why, const std::string& prefix);
+// Draws DIR/PREFIX_SWEEP.png for every sweep of a benchmark CSV with Debian's python3-matplotlib
+// (app/cli/plot/bench_plot.py, installed beside the program's data) and returns their paths;
+// none, with the reason in `why`, where Python, matplotlib or the script is missing.
+std::vector<std::string> plot_bench(const std::string& csv, const std::string& dir,
+                                    const std::string& prefix, std::string* why);
 
 }  // namespace cumulus::cli

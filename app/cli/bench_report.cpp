@@ -274,7 +274,7 @@ int write_bench_report(const std::vector<BenchRow>& rows, const std::string& dir
   if (const DeviceLimits* l = bench_limits()) md << limits_markdown(*l);
   md.commit();
   std::string why;
-  const auto pngs = plot_bench(rows, dir, &why, name);
+  const auto pngs = plot_bench(dir + "/" + name + ".csv", dir, name, &why);
   out << "wrote " << dir << "/" << name << ".csv, " << dir << "/" << name << ".md";
   for (const auto& png : pngs)
     out << ", " << png;

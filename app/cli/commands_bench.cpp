@@ -410,8 +410,8 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
     std::string why;
     if (!dir.empty()) fs::create_directories(dir);
     const std::string prefix = fs::path(a.get("csv")).stem().string();
-    const auto pngs =
-        plot_bench(read_bench_csv(a.get("csv")), dir.empty() ? "." : dir, &why, prefix);
+    read_bench_csv(a.get("csv"));  // a clear error for a file that is not a benchmark CSV
+    const auto pngs = plot_bench(a.get("csv"), dir.empty() ? "." : dir, prefix, &why);
     if (pngs.empty()) throw Error("cannot plot: " + why);
     for (const auto& p : pngs)
       out << "wrote " << p << '\n';
