@@ -69,28 +69,34 @@ std::pair<float, float> robust_range(std::vector<float> values) {
 
 }  // namespace
 
+Rgb8 ScalarColouring::operator()(const PointCloud& cloud, std::size_t i) const {
+  const float v = mode == ColorMode::Height ? cloud.points[i].z : cloud.intensity[i];
+  // Turbo's darkest end is nearly black on our dark background; start a little above it.
+  return turbo(0.1 + 0.9 * (v - lo) / (hi - lo));
+}
+
+std::optional<ScalarColouring> scalar_colouring(const PointCloud& cloud, ColorMode mode) {
+  if (!supports(cloud, mode)) mode = ColorMode::Height;
+  if (mode != ColorMode::Height && mode != ColorMode::Intensity) return std::nullopt;
+  std::vector<float> v(cloud.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    v[i] = mode == ColorMode::Height ? cloud.points[i].z : cloud.intensity[i];
+  const auto [lo, hi] = robust_range(std::move(v));
+  return ScalarColouring{mode, lo, hi};
+}
+
 std::vector<Rgb8> cloud_colors(const PointCloud& cloud, ColorMode mode) {
   if (!supports(cloud, mode)) mode = ColorMode::Height;
+  if (mode == ColorMode::Rgb) return cloud.rgb;
   std::vector<Rgb8> out(cloud.size());
-  switch (mode) {
-    case ColorMode::Rgb:
-      return cloud.rgb;
-    case ColorMode::Label:
-      for (std::size_t i = 0; i < out.size(); ++i)
-        out[i] = label_color(cloud.labels[i]);
-      return out;
-    case ColorMode::Height:
-    case ColorMode::Intensity: {
-      std::vector<float> v(cloud.size());
-      for (std::size_t i = 0; i < v.size(); ++i)
-        v[i] = mode == ColorMode::Height ? cloud.points[i].z : cloud.intensity[i];
-      const auto [lo, hi] = robust_range(v);
-      // Turbo's darkest end is nearly black on our dark background; start a little above it.
-      for (std::size_t i = 0; i < out.size(); ++i)
-        out[i] = turbo(0.1 + 0.9 * (v[i] - lo) / (hi - lo));
-      return out;
-    }
+  if (mode == ColorMode::Label) {
+    for (std::size_t i = 0; i < out.size(); ++i)
+      out[i] = label_color(cloud.labels[i]);
+    return out;
   }
+  const auto rule = scalar_colouring(cloud, mode);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = (*rule)(cloud, i);
   return out;
 }
 

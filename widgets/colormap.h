@@ -2,6 +2,7 @@
 // Colouring of clouds and depth images; pure functions so they are testable without a display.
 #include <QImage>
 
+#include <optional>
 #include <vector>
 
 #include "core/depth_image.h"
@@ -17,6 +18,17 @@ Rgb8 turbo(double t);
 Rgb8 label_color(std::int32_t label);
 // Whether `mode` can colour this cloud (intensity, RGB and labels must be present).
 bool supports(const PointCloud& cloud, ColorMode mode);
+// Height or intensity colouring as a rule: the range worked out once, then any point's colour on
+// demand (a view of a huge cloud then holds no colour a point). Height and intensity use the
+// 1st..99th percentile range so that a few outliers do not wash out the scale.
+struct ScalarColouring {
+  ColorMode mode = ColorMode::Height;
+  float lo = 0, hi = 1;
+  Rgb8 operator()(const PointCloud& cloud, std::size_t i) const;
+};
+// The rule for height or intensity (intensity falls back to height where the cloud has none);
+// nullopt for the RGB and label modes, which are a colour a point by nature.
+std::optional<ScalarColouring> scalar_colouring(const PointCloud& cloud, ColorMode mode);
 // One colour per point. Height and intensity use the 1st..99th percentile range so that a few
 // outliers do not wash out the scale; unsupported modes fall back to height.
 std::vector<Rgb8> cloud_colors(const PointCloud& cloud, ColorMode mode);

@@ -2,7 +2,14 @@
 
 #include "object_boxes.h"
 
+#include <QElapsedTimer>
+#include <QFutureWatcher>
 #include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLFunctions>
+#include <QTimer>
+#include <QWheelEvent>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <vtkActor.h>
 #include <vtkAxesActor.h>
@@ -12,16 +19,14 @@
 #include <vtkGenericRenderWindowInteractor.h>
 #include <vtkIdTypeArray.h>
 #include <vtkInteractorStyleTrackballCamera.h>
+#include <vtkMatrix4x4.h>
 #include <vtkOutlineSource.h>
-#include <vtkPointData.h>
-#include <vtkPointPicker.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
 #include <vtkRenderWindow.h>
 #include <vtkRenderer.h>
-#include <vtkUnsignedCharArray.h>
 
 #include <algorithm>
 #include <cmath>
@@ -59,15 +64,14 @@ VtkCloudView::VtkCloudView(QWidget* parent) : VtkGlWidget(parent) {
   renderer_->SetBackground2(0.20, 0.22, 0.26);
   renderer_->GradientBackgroundOn();
 
-  colors_->SetNumberOfComponents(3);
-  colors_->SetName("colors");
-  mapper_->SetInputData(poly_);
-  mapper_->SetColorModeToDirectScalars();
-  mapper_->ScalarVisibilityOn();
-  actor_->SetMapper(mapper_);
-  actor_->GetProperty()->SetPointSize(float(point_size_));
-  actor_->VisibilityOff();
-  renderer_->AddActor(actor_);
+  points_->setPointSize(float(point_size_));
+  points_->setChunkReady([this] { update(); });
+  points_->VisibilityOff();
+  renderer_->AddViewProp(points_);
+  wheel_rest_ = new QTimer(this);
+  wheel_rest_->setSingleShot(true);
+  wheel_rest_->setInterval(250);
+  connect(wheel_rest_, &QTimer::timeout, this, [this] { setInteracting(false); });
 
   vtkNew<vtkPolyDataMapper> pick_mapper;
   pick_mapper->SetInputData(pick_poly_);
@@ -131,77 +135,175 @@ void VtkCloudView::shareCameraWith(VtkCloudView* other) {
 
 void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_camera) {
   cloud_ = std::move(cloud);
+  ++generation_;
   picked_ = -1;
   pick_actor_->VisibilityOff();
   box_actor_->VisibilityOff();
   boxes_actor_->VisibilityOff();
   segments_actor_->VisibilityOff();
+  pending_colours_.clear();
   if (!cloud_ || cloud_->empty()) {
     clearCloud();
     return;
   }
-  const vtkIdType n = vtkIdType(cloud_->size());
-  vtkNew<vtkPoints> pts;
-  pts->SetDataTypeToFloat();
-  pts->SetNumberOfPoints(n);
-  // Non-finite points (holes of organized clouds) go to the first finite point so VTK's bounds
-  // stay finite; their colour is irrelevant because they coincide with a real point.
-  cumulus::Point3f fallback{0, 0, 0};
-  for (const auto& p : cloud_->points)
-    if (std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z)) {
-      fallback = p;
-      break;
-    }
-  for (vtkIdType i = 0; i < n; ++i) {
-    auto p = cloud_->points[std::size_t(i)];
-    if (!(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))) p = fallback;
-    pts->SetPoint(i, p.x, p.y, p.z);
+  if (cloud_->size() <= kPreparedInline) {
+    install(prepare(cloud_, mode_), reset_camera);
+    return;
   }
-  poly_->Initialize();
-  poly_->SetPoints(pts);
-  poly_->SetVerts(vertex_cells(n));
-  poly_->GetPointData()->SetScalars(colors_);
-  setColorMode(mode_);
-  actor_->VisibilityOn();
+  // A large cloud's bounds and colours take a while: worked out off the UI thread, the view
+  // empty meanwhile (a later setCloud supersedes this one).
+  draw_.reset();
+  points_->setData(nullptr);
+  points_->VisibilityOff();
+  preparing_ = true;
+  const std::uint64_t generation = generation_;
+  auto* watcher = new QFutureWatcher<std::shared_ptr<CloudDrawData>>(this);
+  connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation, reset_camera] {
+    watcher->deleteLater();
+    if (generation != generation_) return;
+    preparing_ = false;
+    install(watcher->result(), reset_camera);
+  });
+  watcher->setFuture(QtConcurrent::run(&VtkCloudView::prepare, cloud_, mode_));
+  update();
+}
+
+namespace {
+
+// Height and intensity as a rule (no colour a point held), RGB and labels one a point.
+std::shared_ptr<const CloudColouring> colouring_for(const PointCloud& cloud, ColorMode mode) {
+  auto c = std::make_shared<CloudColouring>();
+  c->mode = mode;
+  c->rule = scalar_colouring(cloud, mode);
+  if (!c->rule) c->colours = cloud_colors(cloud, mode);
+  return c;
+}
+
+}  // namespace
+
+std::shared_ptr<CloudDrawData> VtkCloudView::prepare(std::shared_ptr<const PointCloud> cloud,
+                                                     ColorMode mode) {
+  auto data = make_draw_data(cloud);
+  data->colouring = colouring_for(*cloud, mode);
+  return data;
+}
+
+void VtkCloudView::install(std::shared_ptr<CloudDrawData> data, bool reset_camera) {
+  draw_ = std::move(data);
+  if (!pending_colours_.empty()) {
+    auto given = std::make_shared<CloudColouring>();
+    given->colours = std::move(pending_colours_);
+    pending_colours_.clear();
+    draw_->colouring = std::move(given);
+    ++draw_->colours_version;
+  } else if (draw_->colouring->mode != mode_) {
+    applyMode();  // the mode changed while the cloud was being prepared
+  }
+  points_->setData(draw_);
+  points_->VisibilityOn();
   updateAxesScale();
   if (reset_camera) resetCamera();
+  emit cloudShown();
   update();
 }
 
 void VtkCloudView::clearCloud() {
   cloud_.reset();
+  ++generation_;
+  preparing_ = false;
+  draw_.reset();
+  pending_colours_.clear();
+  points_->setData(nullptr);
   picked_ = -1;
   box_actor_->VisibilityOff();
   boxes_actor_->VisibilityOff();
   segments_actor_->VisibilityOff();
-  actor_->VisibilityOff();
+  points_->VisibilityOff();
   pick_actor_->VisibilityOff();
   update();
 }
 
 void VtkCloudView::setColorMode(ColorMode mode) {
   mode_ = mode;
-  if (!cloud_) return;
-  setColors(cloud_colors(*cloud_, mode));
+  pending_colours_.clear();
+  if (!cloud_ || preparing_) return;  // a cloud being prepared is coloured in the new mode
+  applyMode();
+}
+
+void VtkCloudView::applyMode() {
+  if (!draw_) return;
+  draw_->colouring = colouring_for(*cloud_, mode_);
+  ++draw_->colours_version;
+  update();
 }
 
 void VtkCloudView::setColors(const std::vector<Rgb8>& colors) {
   if (!cloud_ || colors.size() != cloud_->size()) return;
-  colors_->SetNumberOfTuples(vtkIdType(colors.size()));
-  auto* dst = colors_->GetPointer(0);
-  for (std::size_t i = 0; i < colors.size(); ++i) {
-    dst[3 * i] = colors[i].r;
-    dst[3 * i + 1] = colors[i].g;
-    dst[3 * i + 2] = colors[i].b;
+  if (preparing_) {
+    pending_colours_ = colors;
+    return;
   }
-  colors_->Modified();
-  poly_->Modified();
+  if (!draw_) return;
+  auto given = std::make_shared<CloudColouring>();
+  given->colours = colors;
+  given->mode = mode_;
+  draw_->colouring = std::move(given);
+  ++draw_->colours_version;
   update();
+}
+
+const double* VtkCloudView::cloudBounds() const {
+  if (!draw_ || !points_->GetVisibility() || draw_->bounds[0] > draw_->bounds[1]) return nullptr;
+  return draw_->bounds.data();
+}
+
+std::size_t VtkCloudView::drawnPoints() const {
+  return points_->GetVisibility() ? points_->drawnLastFrame() : 0;
+}
+
+void VtkCloudView::setFrameTargets(double moving_ms, double resting_ms) {
+  move_target_ms_ = std::max(moving_ms, 1.0);
+  rest_target_ms_ = std::max(resting_ms, 1.0);
+}
+
+void VtkCloudView::setInteracting(bool on) {
+  if (interacting_ == on) return;
+  interacting_ = on;
+  if (!on) update();  // the resting frame, at its larger budget
+}
+
+void VtkCloudView::paintGL() {
+  // While points are still arriving, frames keep to the moving budget: each also copies a page.
+  const bool moving = interacting_ || points_->uploading();
+  double& budget = moving ? move_budget_ : rest_budget_;
+  const double target = moving ? move_target_ms_ : rest_target_ms_;
+  const std::size_t limit = std::size_t(budget);
+  points_->setDrawLimit(limit);
+  QElapsedTimer clock;
+  clock.start();
+  VtkGlWidget::paintGL();
+  // The frame's real cost: a software renderer (and a GPU's queue) may still be drawing.
+  context()->functions()->glFinish();
+  last_frame_ms_ = double(clock.nsecsElapsed()) * 1e-6;
+  // The next frame's budget: the points this frame's time allowed at its target.
+  // A frame costs a fixed part (clearing, the blit) and a part a point, so the budget moves by
+  // a bounded factor a frame towards where the time would meet the target (growing slowly: a
+  // frame over its target holds the UI thread longer than one under it saves); a frame
+  // limited by the uploads or the cloud's size says nothing about a larger budget.
+  const std::size_t drawn = points_->drawnLastFrame(), n = draw_ ? draw_->size() : 0;
+  if (drawn > 0 && last_frame_ms_ > 0 && (drawn >= limit || last_frame_ms_ > target)) {
+    budget = std::clamp(budget * std::clamp(target / last_frame_ms_, 0.5, 1.25), 5e4, 1e12);
+  }
+  // Resting, and a larger share fits now: draw again (arriving chunks ask for frames themselves).
+  // The last page just arrived: a resting frame follows at the resting budget.
+  const bool upload_done = moving && !interacting_ && !points_->uploading();
+  if (upload_done || (!moving && drawn >= limit && drawn < n && budget > 1.2 * double(drawn)))
+    QTimer::singleShot(0, this, qOverload<>(&QWidget::update));
 }
 
 void VtkCloudView::setPointSize(double size) {
   point_size_ = std::clamp(size, 1.0, 20.0);
-  actor_->GetProperty()->SetPointSize(float(point_size_));
+  points_->setPointSize(float(point_size_));
   update();
 }
 
@@ -225,8 +327,8 @@ bool VtkCloudView::axesVisible() const {
 }
 
 void VtkCloudView::updateAxesScale() {
-  double b[6];
-  poly_->GetBounds(b);
+  const double* b = cloudBounds();
+  if (!b) return;
   const double diag = std::sqrt((b[1] - b[0]) * (b[1] - b[0]) + (b[3] - b[2]) * (b[3] - b[2]) +
                                 (b[5] - b[4]) * (b[5] - b[4]));
   const double len = diag > 0 ? diag * 0.08 : 1.0;
@@ -234,17 +336,41 @@ void VtkCloudView::updateAxesScale() {
 }
 
 std::optional<qint64> VtkCloudView::pickAt(QPoint pos) {
-  if (!cloud_ || !actor_->GetVisibility() || !vtkReady()) return std::nullopt;
-  const double dpr = devicePixelRatioF();
-  vtkNew<vtkPointPicker> picker;
-  picker->SetTolerance(0.005);
-  picker->PickFromListOn();
-  picker->AddPickList(actor_);
-  const int y = renderWindow()->GetSize()[1] - 1 - int(pos.y() * dpr);
-  std::optional<qint64> result;
-  if (picker->Pick(pos.x() * dpr, y, 0, renderer_) && picker->GetPointId() >= 0)
-    result = qint64(picker->GetPointId());
-  return result;
+  if (!cloud_ || !draw_ || !points_->GetVisibility() || width() <= 0 || height() <= 0)
+    return std::nullopt;
+  // The points on screen (the last frame's prefix of the draw order; every point before the
+  // first frame or when all are drawn) projected to the view: the nearest to the camera among
+  // those within a few pixels of the click. What is picked is what the user sees.
+  const double aspect = double(width()) / height();
+  vtkMatrix4x4* m =
+      renderer_->GetActiveCamera()->GetCompositeProjectionTransformMatrix(aspect, -1, 1);
+  double e[16];
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c)
+      e[4 * r + c] = m->GetElement(r, c);
+  const double tol = std::max(4.0, 0.005 * std::hypot(width(), height()));
+  const double px = pos.x(), py = pos.y(), w = width(), h = height();
+  std::optional<qint64> best;
+  double best_depth = 2;
+  const auto& pts = cloud_->points;
+  const std::size_t n = pts.size(), drawn = points_->drawnLastFrame();
+  const bool subsample = drawn > 0 && drawn < n;
+  for (std::size_t j = 0; j < (subsample ? drawn : n); ++j) {
+    const std::size_t i = subsample ? draw_->pointAt(j) : j;
+    const double x = pts[i].x, y = pts[i].y, z = pts[i].z;
+    const double cw = e[12] * x + e[13] * y + e[14] * z + e[15];
+    if (!(cw > 0)) continue;  // behind the camera, or not finite
+    const double sx = (e[0] * x + e[1] * y + e[2] * z + e[3]) / cw,
+                 sy = (e[4] * x + e[5] * y + e[6] * z + e[7]) / cw,
+                 sz = (e[8] * x + e[9] * y + e[10] * z + e[11]) / cw;
+    if (sz < -1 || sz > 1) continue;  // clipped
+    const double dx = (sx + 1) * 0.5 * w - px, dy = (1 - sy) * 0.5 * h - py;
+    if (dx * dx + dy * dy <= tol * tol && sz < best_depth) {
+      best_depth = sz;
+      best = qint64(i);
+    }
+  }
+  return best;
 }
 
 void VtkCloudView::setPickedPoint(qint64 index) {
@@ -318,11 +444,19 @@ std::size_t VtkCloudView::objectBoxCount() const {
 
 void VtkCloudView::mousePressEvent(QMouseEvent* e) {
   press_pos_ = e->position().toPoint();
+  setInteracting(true);
   VtkGlWidget::mousePressEvent(e);
+}
+
+void VtkCloudView::wheelEvent(QWheelEvent* e) {
+  setInteracting(true);
+  wheel_rest_->start();
+  VtkGlWidget::wheelEvent(e);
 }
 
 void VtkCloudView::mouseReleaseEvent(QMouseEvent* e) {
   VtkGlWidget::mouseReleaseEvent(e);
+  if (e->buttons() == Qt::NoButton) setInteracting(false);
   // A left click without a drag picks; a drag rotated the camera.
   if (e->button() == Qt::LeftButton &&
       (e->position().toPoint() - press_pos_).manhattanLength() <= 3) {

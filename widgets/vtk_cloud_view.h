@@ -11,6 +11,7 @@
 #include <vtkNew.h>
 #include <vtkSmartPointer.h>
 
+#include "cloud_prop.h"
 #include "colormap.h"
 #include "core/point_cloud.h"
 #include "vtk_gl_widget.h"
@@ -20,8 +21,8 @@ class vtkAxesActor;
 class vtkOutlineSource;
 class vtkPolyData;
 class vtkPolyDataMapper;
+class QTimer;
 class vtkRenderer;
-class vtkUnsignedCharArray;
 
 namespace cumulus::ui {
 
@@ -38,7 +39,10 @@ class VtkCloudView : public VtkGlWidget {
   explicit VtkCloudView(QWidget* parent = nullptr);
   ~VtkCloudView() override;
 
+  // Shows `cloud`. Up to a few million points at once; a larger cloud's bounds and colours are
+  // prepared off the UI thread and it appears when they are ready (cloudShown(), preparing()).
   void setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_camera = true);
+  bool preparing() const { return preparing_; }
   void clearCloud();
   std::shared_ptr<const PointCloud> cloud() const { return cloud_; }
 
@@ -95,27 +99,58 @@ class VtkCloudView : public VtkGlWidget {
   // other moves it.
   void shareCameraWith(VtkCloudView* other);
 
-  // Renders the current scene with the current camera at any resolution, off screen.
+  // Renders the current scene with the current camera at any resolution, off screen, every
+  // point drawn.
   QImage renderImage(int width, int height);
+
+  // Level of detail: the points drawn in the last frame (a uniform subsample when fewer than the
+  // cloud's), that frame's time, and whether the camera is being moved.
+  std::size_t drawnPoints() const;
+  double lastFrameMs() const { return last_frame_ms_; }
+  bool interacting() const { return interacting_; }
+  // Points are still being moved into the GPU's buffers (a share each frame).
+  bool uploading() const { return points_->GetVisibility() && points_->uploading(); }
+  // Frame-time targets the point budgets follow: moving (default 30 ms) and at rest (60 ms,
+  // leaving room under the 100 ms a UI may stall for a frame over its target).
+  void setFrameTargets(double moving_ms, double resting_ms);
 
  signals:
   void pointPicked(qint64 index);
   void cameraMoved();
+  void cloudShown();
 
  protected:
   void interactorRendered() override;
+  void paintGL() override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
+  void wheelEvent(QWheelEvent* e) override;
   void mouseDoubleClickEvent(QMouseEvent* e) override;
 
  private:
   void updateAxesScale();
+  // The cloud's bounds (finite points), or null without a cloud.
+  const double* cloudBounds() const;
+  void setInteracting(bool on);
+  // The draw data of `cloud` coloured by `mode` (any thread).
+  static std::shared_ptr<CloudDrawData> prepare(std::shared_ptr<const PointCloud> cloud,
+                                                ColorMode mode);
+  void install(std::shared_ptr<CloudDrawData> data, bool reset_camera);
+  void applyMode();
+  static constexpr std::size_t kPreparedInline = 2'000'000;
 
   vtkNew<vtkRenderer> renderer_;
-  vtkNew<vtkPolyData> poly_;
-  vtkNew<vtkUnsignedCharArray> colors_;
-  vtkNew<vtkPolyDataMapper> mapper_;
-  vtkNew<vtkActor> actor_;
+  vtkNew<CloudProp> points_;
+  std::shared_ptr<CloudDrawData> draw_;
+  std::vector<Rgb8> pending_colours_;  // colours given while a large cloud is being prepared
+  std::uint64_t generation_ = 0;       // which setCloud a preparation belongs to
+  bool preparing_ = false;
+  // Points a frame, adapted to the frame times; small to start with, as a frame over its time
+  // holds the UI thread (a GPU reaches all points within a few dozen frames).
+  double move_budget_ = 5e4, rest_budget_ = 5e4;
+  double move_target_ms_ = 30, rest_target_ms_ = 60, last_frame_ms_ = 0;
+  bool interacting_ = false;
+  QTimer* wheel_rest_ = nullptr;  // the camera rests a moment after the last wheel step
   vtkNew<vtkAxesActor> axes_;
   vtkNew<vtkOutlineSource> box_source_;
   vtkNew<vtkActor> box_actor_;

@@ -1,8 +1,6 @@
 // The 3D view's camera: the first view of a cloud, and the camera as sessions save it.
-#include <vtkActor.h>
 #include <vtkCamera.h>
 #include <vtkMatrix4x4.h>
-#include <vtkPolyData.h>
 #include <vtkRenderer.h>
 
 #include <algorithm>
@@ -15,9 +13,7 @@ namespace cumulus::ui {
 void VtkCloudView::resetCamera() {
   emit cameraMoved();
   auto* cam = renderer_->GetActiveCamera();
-  if (actor_->GetVisibility()) {
-    double b[6];
-    poly_->GetBounds(b);
+  if (const double* b = cloudBounds()) {
     // Look from behind and above the cloud's centre, z up: natural for LiDAR and scans alike.
     const double cx = 0.5 * (b[0] + b[1]), cy = 0.5 * (b[2] + b[3]), cz = 0.5 * (b[4] + b[5]);
     cam->SetFocalPoint(cx, cy, cz);
@@ -62,9 +58,8 @@ void VtkCloudView::setCameraState(const CameraState& s) {
 }
 
 double VtkCloudView::boundsExtentInView() const {
-  if (!actor_->GetVisibility() || poly_->GetNumberOfPoints() == 0) return 0;
-  double b[6];
-  poly_->GetBounds(b);
+  const double* b = cloudBounds();
+  if (!b) return 0;
   const double aspect = width() > 0 && height() > 0 ? double(width()) / height() : 1.0;
   vtkMatrix4x4* m =
       renderer_->GetActiveCamera()->GetCompositeProjectionTransformMatrix(aspect, -1, 1);

@@ -40,7 +40,14 @@ QImage VtkCloudView::renderImage(int width, int height) {
     actor->SetVisibility(shown->GetVisibility());
     ren->AddActor(actor);
   };
-  copy_of(poly_, actor_);
+  // The points through a prop of their own (GL buffers belong to one context), every point
+  // drawn and uploaded at once: an export shows the whole cloud.
+  vtkNew<CloudProp> points;
+  points->setData(points_->data());
+  points->setPointSize(float(point_size_));
+  points->setUploadAll(true);
+  points->SetVisibility(points_->GetVisibility());
+  ren->AddViewProp(points);
   copy_of(pick_poly_, pick_actor_);
   copy_of(boxes_poly_, boxes_actor_);
   copy_of(path_poly_, path_actor_);

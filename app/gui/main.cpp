@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 
+#include "bench_view.h"
 #include "cluster_panel.h"
 #include "compare_window.h"
 #include "core/depth_image.h"
@@ -83,16 +84,32 @@ int main(int argc, char** argv) {
   QCommandLineOption objects(
       "objects",
       "Find the opened cloud's objects (the Objects panel: ground grey, objects boxed) first.");
+  QCommandLineOption bench_view(
+      "bench-view",
+      "Measure the 3D view with a generated x, y, z cloud of N points: frames/s while dragged and "
+      "at rest, points drawn, the longest UI stall and memory a point (JSON), then exit.",
+      "N");
   QCommandLineOption quit_after("quit-after", "Quit after MS milliseconds (scripted checks).",
                                 "MS");
   parser.addOptions({shot, shot_window, size, scale, cluster, objects, compare, compare_what,
-                     segment, quit_after});
+                     segment, bench_view, quit_after});
   parser.addPositionalArgument(
       "files",
       "Clouds (.pcd .ply .bin .xyz .txt .csv .las), depth images (.png .tif) or a session "
       "(.cumulus).",
       "[FILES...]");
   parser.process(app);
+
+  if (parser.isSet(bench_view)) {
+    bool ok = false;
+    const qulonglong n = parser.value(bench_view).toULongLong(&ok);
+    int w = 0, h = 0;
+    if (!ok || n == 0 || n > 2000000000ull || !parse_size(parser.value(size), &w, &h)) {
+      std::fprintf(stderr, "cumulus: --bench-view expects 1 to 2e9 points and --size WxH\n");
+      return 2;
+    }
+    return cumulus::app::run_view_bench(std::size_t(n), w, h);
+  }
 
   double depth_scale = 0;
   if (parser.isSet(scale)) {
