@@ -114,6 +114,7 @@ class TestViewScale : public QObject {
     auto cloud = line_cloud(n);
     cloud->points[1234] = {NAN, 0, 0};  // bounds of the finite points only
     QSignalSpy shown(&view, &ui::VtkCloudView::cloudShown);
+    QSignalSpy arriving(&view, &ui::VtkCloudView::pointsArriving);
     view.setCloud(cloud);
     QVERIFY(view.preparing());  // returned at once, bounds and colours still being worked out
     QVERIFY(!view.pickAt(QPoint(160, 120)));
@@ -123,6 +124,11 @@ class TestViewScale : public QObject {
     // Colours given meanwhile are kept: a later set replaces the prepared ones, not the reverse.
     view.setColors(std::vector<Rgb8>(n, Rgb8{255, 0, 0}));
     QVERIFY(upload_all(view));
+    // Progress a page at a time, ending with every point.
+    QVERIFY(arriving.count() >= 2);
+    QCOMPARE(arriving.last().at(0).toULongLong(), qulonglong(n));
+    QCOMPARE(arriving.last().at(1).toULongLong(), qulonglong(n));
+    QVERIFY(arriving.first().at(0).toULongLong() < qulonglong(n));
     const QImage image = view.grabFramebuffer();
     int red = 0;
     for (int y = 0; y < image.height(); ++y)

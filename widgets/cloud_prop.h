@@ -80,6 +80,8 @@ class CloudProp : public vtkProp {
 
   // Points drawn in the last frame, and whether uploads are still going on.
   std::size_t drawnLastFrame() const { return drawn_; }
+  // Points in the GPU's buffers with their colours (a prefix of the draw order).
+  std::size_t uploaded() const { return std::min(positions_uploaded_, colours_uploaded_); }
   bool uploading() const;
 
   double* GetBounds() override;

@@ -190,6 +190,7 @@ std::shared_ptr<CloudDrawData> VtkCloudView::prepare(std::shared_ptr<const Point
 
 void VtkCloudView::install(std::shared_ptr<CloudDrawData> data, bool reset_camera) {
   draw_ = std::move(data);
+  arrived_ = 0;
   if (!pending_colours_.empty()) {
     auto given = std::make_shared<CloudColouring>();
     given->colours = std::move(pending_colours_);
@@ -294,8 +295,12 @@ void VtkCloudView::paintGL() {
   if (drawn > 0 && last_frame_ms_ > 0 && (drawn >= limit || last_frame_ms_ > target)) {
     budget = std::clamp(budget * std::clamp(target / last_frame_ms_, 0.5, 1.25), 5e4, 1e12);
   }
-  // Resting, and a larger share fits now: draw again (arriving chunks ask for frames themselves).
-  // The last page just arrived: a resting frame follows at the resting budget.
+  if (draw_ && points_->uploaded() != arrived_) {
+    arrived_ = points_->uploaded();
+    emit pointsArriving(arrived_, n);
+  }
+  // Draw again when the last page just arrived (a resting frame at the resting budget), or when
+  // resting and a larger share fits now; arriving pages ask for frames themselves.
   const bool upload_done = moving && !interacting_ && !points_->uploading();
   if (upload_done || (!moving && drawn >= limit && drawn < n && budget > 1.2 * double(drawn)))
     QTimer::singleShot(0, this, qOverload<>(&QWidget::update));

@@ -118,6 +118,8 @@ class VtkCloudView : public VtkGlWidget {
   void pointPicked(qint64 index);
   void cameraMoved();
   void cloudShown();
+  // While a cloud's points move into the GPU's buffers: how many are there, of how many.
+  void pointsArriving(qulonglong arrived, qulonglong total);
 
  protected:
   void interactorRendered() override;
@@ -145,6 +147,7 @@ class VtkCloudView : public VtkGlWidget {
   std::vector<Rgb8> pending_colours_;  // colours given while a large cloud is being prepared
   std::uint64_t generation_ = 0;       // which setCloud a preparation belongs to
   bool preparing_ = false;
+  std::size_t arrived_ = 0;  // points in the GPU's buffers at the last pointsArriving
   // Points a frame, adapted to the frame times; small to start with, as a frame over its time
   // holds the UI thread (a GPU reaches all points within a few dozen frames).
   double move_budget_ = 5e4, rest_budget_ = 5e4;
