@@ -127,17 +127,12 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   restoreSettings();
 
   connect(cloud_view_, &ui::VtkCloudView::pointPicked, this, &MainWindow::onPointPicked);
-  // A large cloud reaches the view a million points at a time: say how far it has got.
+  // A large cloud reaches the view a page at a time: the status bar says how far it has got.
   connect(cloud_view_, &ui::VtkCloudView::pointsArriving, this,
-          [this](qulonglong arrived, qulonglong total) {
-            if (total >= 2 * ui::CloudProp::kPage)
-              statusBar()->showMessage(
-                  arrived < total ? tr("Drawing the cloud: %L1 of %L2 points in the view (the "
-                                       "rest shown as a uniform sample)")
-                                        .arg(arrived)
-                                        .arg(total)
-                                  : tr("All %L1 points in the view").arg(total),
-                  arrived < total ? 0 : 4000);
+          [this](qulonglong got, qulonglong n) {
+            if (n >= 2 * ui::CloudProp::kPage)
+              statusBar()->showMessage(tr("%L1 of %L2 points in the view").arg(got).arg(n),
+                                       got < n ? 0 : 4000);
           });
   connect(depth_view_, &ui::DepthView::hovered, this, [this](int col, int row, float d) {
     if (col < 0) return statusBar()->clearMessage();
