@@ -39,6 +39,7 @@
 #include "io/io.h"
 #include "main_window.h"
 #include "nns/nns.h"
+#include "panel_jobs.h"
 #include "registration/icp.h"
 #include "registration_window.h"
 #include "run_history.h"
@@ -377,6 +378,31 @@ class TestGui : public QObject {
     for (auto* l : panel->findChildren<QLabel*>())
       says_run = says_run || l->text().startsWith("Press Run");
     QVERIFY(says_run);
+  }
+
+  // Over the live-open limit (10 million points; lowered here) an opened cloud waits for Run
+  // even with Live on, and the panel says why; Run then clusters it.
+  void liveWaitsForRunOnHugeClouds() {
+    app::set_live_open_limit(1000);
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    auto* panel = w.clusterPanel();
+    panel->setMethod(ClusterMethod::Cpu);
+    QVERIFY(panel->live());
+    QSignalSpy done(&w, &app::MainWindow::clusteringFinished);
+    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());  // 27,651 points
+    QTest::qWait(1200);                                                // longer than the live pause
+    app::set_live_open_limit(10'000'000);
+    QCOMPARE(done.count(), 0);
+    bool says_why = false;
+    for (auto* l : panel->findChildren<QLabel*>())
+      says_why = says_why || (l->text().startsWith("Press Run") &&
+                              l->text().contains("does not start by itself"));
+    QVERIFY(says_why);
+    w.runClustering();
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    QVERIFY(done.at(0).at(0).toBool());
   }
 
   // A live re-run says in the status bar how long the way from the change to the view took, in

@@ -115,10 +115,16 @@ void ClusterController::datasetShown(int row) {
     return;
   }
   const auto points = qulonglong(bench_.document->at(row).cloud->size());
-  panel_->setStatus(panel_->live()
-                        ? tr("Clusters %L1 points whenever a parameter changes (Live).").arg(points)
-                        : tr("Press Run to cluster %L1 points.").arg(points));
-  if (panel_->inFront()) jobs_->rerunSoon();
+  const bool large = points > live_open_limit();
+  panel_->setStatus(
+      panel_->live() && !large
+          ? tr("Clusters %L1 points whenever a parameter changes (Live).").arg(points)
+      : large ? tr("Press Run to cluster %L1 points (Live does not start by itself on clouds "
+                   "over %L2 points).")
+                    .arg(points)
+                    .arg(qulonglong(live_open_limit()))
+              : tr("Press Run to cluster %L1 points.").arg(points));
+  if (panel_->inFront() && !large) jobs_->rerunSoon();
 }
 
 void ClusterController::frameChanged() {

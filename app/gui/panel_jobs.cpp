@@ -39,6 +39,18 @@ void PanelJobs::started() {
   since_start_.start();
 }
 
+namespace {
+std::size_t g_live_open_limit = 10'000'000;
+}  // namespace
+
+std::size_t live_open_limit() {
+  return g_live_open_limit;
+}
+
+void set_live_open_limit(std::size_t points) {
+  g_live_open_limit = points;
+}
+
 void PanelJobs::rerunSoon() {
   if (!panel_->live()) return;
   since_change_.start();

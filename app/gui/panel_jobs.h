@@ -18,6 +18,12 @@ namespace cumulus::app {
 
 class JobRunner;
 
+// A cloud larger than this (default 10 million points) does not start a Live run by being
+// opened or shown: on that scale a run takes long and much memory, so it waits for Run (or a
+// parameter change). Settable for tests.
+std::size_t live_open_limit();
+void set_live_open_limit(std::size_t points);
+
 class PanelJobs : public QObject {
   Q_OBJECT
  public:
