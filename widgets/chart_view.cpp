@@ -117,13 +117,13 @@ vtkTable* ChartView::newTable() {
   return tables_.back();
 }
 
-double ChartView::labelExtent(vtkAxis* axis, const QString& text, bool along_x) const {
+QSizeF ChartView::labelSize(vtkAxis* axis, const QString& text) const {
   int bbox[4] = {0, 0, 0, 0};
   vtkTextRenderer* tr = vtkTextRenderer::GetInstance();
   if (!tr || !tr->GetBoundingBox(axis->GetLabelProperties(), text.toStdString(), bbox,
                                  renderWindow()->GetDPI()))
-    return 0;
-  return along_x ? bbox[1] - bbox[0] + 1 : bbox[3] - bbox[2] + 1;
+    return {};
+  return {double(bbox[1] - bbox[0] + 1), double(bbox[3] - bbox[2] + 1)};
 }
 
 void ChartView::setCategoryTicks(int location, std::vector<double> positions,
@@ -155,7 +155,7 @@ bool ChartView::thinCategories(Categories& c) {
   const double pixels_per_step = n > 1 && span > 0 ? length * step / span : length;
   double widest = 0;
   for (const auto& l : c.labels)
-    widest = std::max(widest, labelExtent(a, l, along_x));
+    widest = std::max(widest, along_x ? labelSize(a, l).width() : labelSize(a, l).height());
   int every = 1;
   while (every < int(n) && every * pixels_per_step < widest + 6)
     ++every;
@@ -210,7 +210,8 @@ std::vector<ChartView::TickLabel> ChartView::tickLabels() const {
     for (vtkIdType i = 0;
          at && text && i < at->GetNumberOfTuples() && i < text->GetNumberOfValues(); ++i) {
       const QString s = QString::fromStdString(text->GetValue(i));
-      const double w = labelExtent(a, s, true), h = labelExtent(a, s, false);
+      const QSizeF size = labelSize(a, s);
+      const double w = size.width(), h = size.height();
       const double offset = a->GetLabelOffset();
       QRectF box;  // scene coordinates: origin at the bottom left
       if (along_x)

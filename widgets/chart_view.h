@@ -4,6 +4,7 @@
 // (histograms, timings, convergence, drift) fill it with plots; this class owns the scene and
 // the one thing VTK does not do for us: category labels on an axis thinned to what fits.
 #include <QRectF>
+#include <QSizeF>
 #include <QString>
 
 #include <array>
@@ -70,7 +71,8 @@ class ChartView : public VtkGlWidget {
   };
   // Shows every `every`-th category label; true when that changed what the axis shows.
   bool thinCategories(Categories& c);
-  double labelExtent(vtkAxis* axis, const QString& text, bool along_x) const;
+  // A tick label's width and height as VTK draws it (scene pixels).
+  QSizeF labelSize(vtkAxis* axis, const QString& text) const;
 
   vtkNew<vtkRenderer> renderer_;
   vtkNew<vtkContextActor> actor_;

@@ -16,7 +16,6 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 
 namespace cumulus::ui {
@@ -58,15 +57,8 @@ std::shared_ptr<CloudDrawData> make_draw_data(std::shared_ptr<const PointCloud> 
       ++s;
     d->stride = s;
   }
-  double b[6] = {1e300, -1e300, 1e300, -1e300, 1e300, -1e300};
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto& p = d->cloud->points[i];
-    if (!(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z))) continue;
-    b[0] = std::min(b[0], double(p.x)), b[1] = std::max(b[1], double(p.x));
-    b[2] = std::min(b[2], double(p.y)), b[3] = std::max(b[3], double(p.y));
-    b[4] = std::min(b[4], double(p.z)), b[5] = std::max(b[5], double(p.z));
-  }
-  if (b[0] <= b[1]) std::copy(b, b + 6, d->bounds.begin());
+  if (const Bounds b = d->cloud->local_bounds(); b.valid)
+    d->bounds = {b.min.x, b.max.x, b.min.y, b.max.y, b.min.z, b.max.z};
   return d;
 }
 
@@ -128,17 +120,15 @@ CloudProp::Staged CloudProp::gather(std::shared_ptr<const CloudDrawData> data,
   s.from = from;
   s.count = count;
   s.colours_version = version;
-  if (positions) {
-    s.xyz.resize(3 * count);
-    for (std::size_t j = 0; j < count; ++j) {
-      const auto& p = data->cloud->points[data->pointAt(from + j)];
-      s.xyz[3 * j] = p.x, s.xyz[3 * j + 1] = p.y, s.xyz[3 * j + 2] = p.z;
-    }
-  }
+  if (positions) s.xyz.resize(3 * count);
   s.rgba.resize(count);
   for (std::size_t j = 0; j < count; ++j) {
-    const Rgb8 c =
-        colouring ? colouring->of(*data->cloud, data->pointAt(from + j)) : Rgb8{200, 200, 200};
+    const std::size_t i = data->pointAt(from + j);
+    if (positions) {
+      const auto& p = data->cloud->points[i];
+      s.xyz[3 * j] = p.x, s.xyz[3 * j + 1] = p.y, s.xyz[3 * j + 2] = p.z;
+    }
+    const Rgb8 c = colouring ? colouring->of(*data->cloud, i) : Rgb8{200, 200, 200};
     s.rgba[j] = std::uint32_t(c.r) | std::uint32_t(c.g) << 8 | std::uint32_t(c.b) << 16 |
                 std::uint32_t(255) << 24;
   }

@@ -65,9 +65,7 @@ class CloudProp : public vtkProp {
  public:
   static constexpr std::size_t kPage = 1u << 20;  // points a GL buffer (and a gathered chunk)
   static CloudProp* New();
-  vtkTypeMacro(CloudProp, vtkProp)
-
-      void setData(std::shared_ptr<const CloudDrawData> data);
+  void setData(std::shared_ptr<const CloudDrawData> data);
   const std::shared_ptr<const CloudDrawData>& data() const { return data_; }
   void setPointSize(float size) { point_size_ = size; }
   // At most this many points a frame (a prefix of the draw order); SIZE_MAX for all.
@@ -87,9 +85,10 @@ class CloudProp : public vtkProp {
   double* GetBounds() override;
   int RenderOpaqueGeometry(vtkViewport* viewport) override;
   void ReleaseGraphicsResources(vtkWindow* window) override;
+  // Last in the section: the macro ends without a semicolon (one more is -Wpedantic's "extra ;").
+  vtkTypeMacro(CloudProp, vtkProp)
 
- protected:
-  CloudProp();
+      protected : CloudProp();
   ~CloudProp() override;
 
  private:

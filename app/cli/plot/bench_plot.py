@@ -111,33 +111,33 @@ def plot_lines(ax, rows, colours, sweep):
 
 
 def plot_bars(ax, rows, colours):
-    label_of = {}
+    settings = {}
     for r in rows:  # a case measured at several settings is one bar group per setting
-        label_of.setdefault(r["case"], set()).add(r["x"])
-    cases = list(dict.fromkeys(
-        r["case"] + (" (%g)" % r["x"] if len(label_of[r["case"]]) > 1 else "") for r in rows))
+        settings.setdefault(r["case"], set()).add(r["x"])
+
+    def group(r):
+        return r["case"] + (" (%g)" % r["x"] if len(settings[r["case"]]) > 1 else "")
+
+    cases = list(dict.fromkeys(group(r) for r in rows))
     methods = list(colours)
     height = 0.8 / len(methods)
     drawn = set()
     for m, method in enumerate(methods):
         for c, case in enumerate(cases):
-            pts = [r for r in rows if r["method"] == method and
-                   r["case"] + (" (%g)" % r["x"] if len(label_of[r["case"]]) > 1 else "") == case]
-            if not pts:
+            r = next((r for r in rows if r["method"] == method and group(r) == case), None)
+            if r is None:
                 continue
-            r = pts[0]
             y = c - 0.4 + (m + 0.5) * height  # the first method on top of its group
             name = method + (" (differs)" if differs(r) else "")
-            ax.barh(y, r["median_ms"], height=height * 0.9, xerr=[[w[0]] for w in whisker([r])],
+            ax.barh(y, r["median_ms"], height=height * 0.9, xerr=whisker([r]),
                     color=colours[method], hatch="//" if differs(r) else None,
-                    edgecolor="white" if not differs(r) else "red", capsize=2,
+                    edgecolor="red" if differs(r) else "white", capsize=2,
                     label=None if name in drawn else name, log=True)
             drawn.add(name)
     ax.set_yticks(range(len(cases)), cases)
     ax.invert_yaxis()
     ax.set_xlabel("median ms (log scale)")
     ax.grid(True, axis="x", which="major", alpha=0.4)
-    return len(cases) * len(methods)
 
 
 def main(argv):
