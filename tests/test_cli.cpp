@@ -196,6 +196,9 @@ class TestCli : public QObject {
     l.launch_sync_us = 10;
     // 1e7 bytes at 10 GB/s: 1 ms; 2e6 at 20 GB/s: 0.1 ms; the launch 0.01 ms.
     QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6) - 1.11) < 1e-12);
+    // An image of a batch of 10 streamed through: the slower direction and a tenth of the launch.
+    QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6, 10) - 1.001) < 1e-12);
+    QVERIFY(std::abs(cumulus::floor_ms(l, 1e6, 4e7, 10) - 2.001) < 1e-12);
   }
 
   // Rows with a floor get a table of their distance from it; the CSV keeps the floor and still

@@ -263,6 +263,62 @@ class TestSegment : public QObject {
     QVERIFY(same(segment_columns(img, p, SegmentMethod::Gpu), ref));
   }
 
+  // The raw-unit path's host side: the units a loaded 16-bit image came from give back its
+  // depths exactly, and a scale that is not a positive number is refused before any GPU work.
+  void depthUnitsGiveBackTheLoadedImage() {
+    const double scale = 1.0 / 500;
+    const DepthImage img =
+        load_depth_image((test::sampleDir() + "/street_range.png").toStdString(), scale);
+    std::size_t valid = 0;
+    for (float d : img.depth) {
+      QCOMPARE(depth_from_unit(depth_to_unit(d, scale), scale), d);
+      valid += DepthImage::is_valid(d);
+    }
+    QVERIFY(valid > 1000);
+    QCOMPARE(depth_to_unit(NAN, scale), std::uint16_t(0));
+    QCOMPARE(depth_to_unit(200.0f, scale), std::uint16_t(0));  // 100,000 units: none holds it
+    QCOMPARE(depth_from_unit(0, scale), 0.0f);
+  }
+
+  void rawUnitScaleIsValidated() {
+    const std::vector<std::uint16_t> units{1, 2, 3};
+    for (double s : {0.0, -0.001, double(NAN), double(INFINITY)})
+      QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                               segment_raw_buffers_gpu({units.data()}, 1, 3, s, {0.1f}));
+  }
+
+  void gpuRawUnitsEqualTheLoadedImage() {
+    std::vector<std::pair<DepthImage, double>> images;
+    const double png = 1.0 / 500;
+    images.emplace_back(
+        load_depth_image((test::sampleDir() + "/street_range.png").toStdString(), png), png);
+    for (const char* f : {"depth/scan00197.png", "depth/scan10159.png"})
+      if (const QString path = test::sharedDataFile(f); !path.isEmpty())
+        images.emplace_back(load_depth_image(path.toStdString(), png), png);
+    if (const QString path = test::sharedDataFile("depth/kinect_depth_mm.tiff"); !path.isEmpty())
+      images.emplace_back(load_depth_image(path.toStdString(), 0.001), 0.001);
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    for (const auto& [img, scale] : images) {
+      // A batch of five copies, page-locked, as a camera driver would deliver them.
+      const std::size_t px = img.size();
+      auto units = allocate_pinned_u16(px * 5);
+      std::vector<const std::uint16_t*> batch;
+      for (std::size_t k = 0; k < 5; ++k) {
+        for (std::size_t i = 0; i < px; ++i)
+          units[k * px + i] = depth_to_unit(img.depth[i], scale);
+        batch.push_back(units.get() + k * px);
+      }
+      for (const SegmentParams& p :
+           {SegmentParams{0.05f}, SegmentParams{0.02f, SegmentDistance::Perpendicular, 0.01f, 3}}) {
+        const SegmentResult ref = segment_columns(img, p, SegmentMethod::Cpu);
+        const auto raw = segment_raw_buffers_gpu(batch, img.width, img.height, scale, p);
+        QCOMPARE(raw.size(), std::size_t(5));
+        for (const auto& r : raw)
+          QVERIFY(same(r, ref));
+      }
+    }
+  }
+
   void gpuEdgeColumns() {
     if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
     const SegmentParams p{0.1f};

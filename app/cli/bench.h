@@ -25,9 +25,10 @@ struct BenchRow {
 };
 
 // The limits of this host's GPU, measured once per process (null without a usable GPU), and
-// a row's floor from the bytes it moves up and down.
+// a row's floor from the bytes it moves up and down (for one item of a streamed batch: see
+// floor_ms).
 const DeviceLimits* bench_limits();
-void set_floor(BenchRow& row, double bytes_up, double bytes_down);
+void set_floor(BenchRow& row, double bytes_up, double bytes_down, std::size_t batch = 1);
 // The limits as a Markdown table (a heading, then one row a quantity).
 std::string limits_markdown(const DeviceLimits& l);
 

@@ -190,7 +190,8 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
     floors = floors || (r.floor_ms > 0 && r.median_ms > 0);
   if (floors) {
     md << "\n## Distance from the floor\n\nFloor: the row's bytes up and down at this host's "
-          "page-locked bandwidths plus one launch waited for (bench limits).\n\n"
+          "page-locked bandwidths plus one launch waited for (bench limits); for an image of a "
+          "streamed batch, the slower direction plus its share of the launch.\n\n"
           "| sweep | case | method | ms | floor ms | times the floor |\n"
           "|---|---|---|---:|---:|---:|\n";
     for (const auto& r : rows)
@@ -215,8 +216,9 @@ const DeviceLimits* bench_limits() {
   return limits ? &*limits : nullptr;
 }
 
-void set_floor(BenchRow& row, double bytes_up, double bytes_down) {
-  if (const DeviceLimits* l = bench_limits()) row.floor_ms = floor_ms(*l, bytes_up, bytes_down);
+void set_floor(BenchRow& row, double bytes_up, double bytes_down, std::size_t batch) {
+  if (const DeviceLimits* l = bench_limits())
+    row.floor_ms = floor_ms(*l, bytes_up, bytes_down, batch);
 }
 
 std::string limits_markdown(const DeviceLimits& l) {

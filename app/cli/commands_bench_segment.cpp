@@ -69,7 +69,7 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
     cases.push_back({"epsilon", std::to_string(e).substr(0, 4), double(e), kitti_like, e});
   std::vector<BenchRow> rows;
   auto record = [&](const SegCase& c, const std::string& method, const std::vector<double>& t,
-                    const SegmentResult& r, const SegmentResult* ref) {
+                    const SegmentResult& r, const SegmentResult* ref, std::size_t images = 1) {
     BenchRow row{c.sweep, c.label, c.x, c.img.size(), c.epsilon, method};
     const auto s = [&] {
       std::vector<double> v = t;
@@ -81,10 +81,12 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
     row.max_ms = s.back();
     row.clusters = r.rows.size();
     row.stages = r.stages;
-    // The depth image up (4 bytes a pixel); the cut rows, their offsets and levels down.
+    // The depth image up (4 bytes a pixel, 2 as raw units); the cut rows, their offsets and
+    // levels down; a batch's images streamed through.
     if (method.rfind("gpu", 0) == 0)
-      set_floor(row, 4.0 * double(c.img.size()),
-                4.0 * double(r.rows.size() + r.offsets.size()) + double(r.levels.size()));
+      set_floor(row,
+                (method.find("16-bit") != std::string::npos ? 2.0 : 4.0) * double(c.img.size()),
+                4.0 * double(r.rows.size() + r.offsets.size()) + double(r.levels.size()), images);
     row.agreement = !ref ? levels_text(r)
                     : (r.rows == ref->rows && r.offsets == ref->offsets && r.levels == ref->levels)
                         ? "identical"
@@ -120,7 +122,7 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
         last = segment_columns_batch(seq, p);
         if (i >= warmup) t.push_back(w.ms() / batch);
       }
-      record(c, "gpu-batch", t, last.back(), &ref);
+      record(c, "gpu-batch", t, last.back(), &ref, seq.size());
       // The same with the frames already in page-locked memory (as a camera driver delivers
       // them): one frame, then a batch (at most 256 MB of frames).
       const std::size_t px = c.img.size();
@@ -140,8 +142,32 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
           last = segment_buffers_gpu(use, c.img.width, c.img.height, p);
           if (i >= warmup) t.push_back(w.ms() / double(use.size()));
         }
-        record(c, pass == 0 ? "gpu[pinned]" : "gpu-batch[pinned]", t, last.back(), &ref);
+        record(c, pass == 0 ? "gpu[pinned]" : "gpu-batch[pinned]", t, last.back(), &ref,
+               use.size());
       }
+      // The batch as the raw 16-bit units a depth PNG holds (the case's own scale when it came
+      // from one, else KITTI's 1/256 m), scaled on the device: half the bytes to upload. Its
+      // reference is the CPU on the image those units load as.
+      const double scale = c.img.source_scale != 1.0 ? c.img.source_scale : 1.0 / 256;
+      auto units = allocate_pinned_u16(px * frames);
+      DepthImage loaded = c.img;
+      for (std::size_t i = 0; i < px; ++i) {
+        units[i] = depth_to_unit(c.img.depth[i], scale);
+        loaded.depth[i] = depth_from_unit(units[i], scale);
+      }
+      std::vector<const std::uint16_t*> unit_ptrs{units.get()};
+      for (std::size_t k = 1; k < frames; ++k) {
+        std::copy(units.get(), units.get() + px, units.get() + k * px);
+        unit_ptrs.push_back(units.get() + k * px);
+      }
+      const SegmentResult ref16 = segment_columns(loaded, p, SegmentMethod::Cpu);
+      t.clear();
+      for (int i = 0; i < warmup + std::max(1, repeat / 4); ++i) {
+        WallTimer w;
+        last = segment_raw_buffers_gpu(unit_ptrs, c.img.width, c.img.height, scale, p);
+        if (i >= warmup) t.push_back(w.ms() / double(frames));
+      }
+      record(c, "gpu-batch[pinned,16-bit]", t, last.back(), &ref16, frames);
     }
   }
   // Recursion levels per case, from the reference run (the paper's Fig. 5).

@@ -164,17 +164,22 @@ int run_bench_sequence(const Args& a, std::ostream& out, const std::string& comm
     struct Mode {
       OdometryTarget target;
       IcpMetric metric;
+      ScanGround ground;
       const char* name;
     };
     for (const Mode mode :
-         {Mode{OdometryTarget::LocalMap, IcpMetric::PointToPoint, "scan-to-map"},
-          Mode{OdometryTarget::LocalMap, IcpMetric::PointToPlane, "scan-to-map-plane"},
-          Mode{OdometryTarget::Scan, IcpMetric::PointToPoint, "scan-to-scan"}})
+         {Mode{OdometryTarget::LocalMap, IcpMetric::PointToPoint, ScanGround::Auto, "scan-to-map"},
+          Mode{OdometryTarget::LocalMap, IcpMetric::PointToPlane, ScanGround::Auto,
+               "scan-to-map-plane"},
+          Mode{OdometryTarget::LocalMap, IcpMetric::PointToPlane, ScanGround::Remove,
+               "plane-no-ground"},
+          Mode{OdometryTarget::Scan, IcpMetric::PointToPoint, ScanGround::Auto, "scan-to-scan"}})
       for (const IcpMethod m : {IcpMethod::Cpu, IcpMethod::Gpu}) {
         if (is_gpu_method(m) && !gpu) continue;
         OdometryParams p;
         p.target = mode.target;
         p.metric = mode.metric;
+        p.scan_ground = mode.ground;
         Odometry odo(p, m, is_gpu_method(m) ? FilterMethod::Gpu : FilterMethod::Cpu);
         std::vector<double> ms;
         double ground = 0, voxel = 0, icp_ms = 0, map = 0;
@@ -218,7 +223,8 @@ int run_bench_sequence(const Args& a, std::ostream& out, const std::string& comm
       "the range image's ground left out, voxel grid 0.25 m, ICP point to point (pairs to 1 m, "
       "30 iterations) from a constant-velocity prediction, against a local map of the last 10 "
       "scans (voxel 0.5 m) or the last scan; `plane`: point to plane on the map's normals (20 "
-      "neighbours, estimated every scan: PCL's for `cpu`, ours for `gpu`). `cpu`: PCL's ICP and "
+      "neighbours, estimated every scan: PCL's for `cpu`, ours for `gpu`) with the ground kept "
+      "(the default), `plane-no-ground` the same without it. `cpu`: PCL's ICP and "
       "filters; `gpu`: ours. Times: "
       "median wall time a frame (stages: mean a frame); the clusters column holds the frames; "
       "agreement: the trajectory's absolute error (RMSE after alignment), relative error a "

@@ -68,6 +68,10 @@ OdometryParams odometry_params(const Args& a) {
   if (!parsed) throw UsageError("--odometry is scan-to-map or scan-to-scan, not '" + target + "'");
   p.target = *parsed;
   p.motion_prior = !a.flag("no-motion-prior");
+  const std::string ground = a.get("scan-ground", "auto");
+  const auto scan_ground = parse_scan_ground(ground);
+  if (!scan_ground) throw UsageError("--scan-ground is auto, keep or remove, not '" + ground + "'");
+  p.scan_ground = *scan_ground;
   if (a.has("metric")) {
     const auto m = parse_metric(a.get("metric"));
     if (!m)
@@ -146,6 +150,7 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
                 "max-iterations",
                 "map-scans",
                 "map-voxel",
+                "scan-ground",
                 "metric",
                 "gicp-k",
                 "gicp-inner-iterations",
@@ -295,6 +300,7 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
           compute_ms += st.total_ms;
           line["pose"] = pose_json(st.pose);
           line["scan_points"] = double(st.points);
+          line["ground_points"] = double(st.ground_points);  // left out of the scan
           line["iterations"] = st.iterations;
           line["correspondences"] = double(st.correspondences);
           line["fitness"] = st.fitness;

@@ -24,6 +24,19 @@ struct DepthImage {
   std::pair<float, float> valid_range() const;
 };
 
+// Metres from a raw 16-bit unit of a depth file: 0 stays "no return", any other unit times the
+// scale, rounded once to float. The files' readers follow it, and the GPU's raw-unit upload
+// (segment_raw_buffers_gpu) computes the same on the device.
+inline float depth_from_unit(std::uint16_t unit, double metres_per_unit) {
+  return unit ? float(double(unit) * metres_per_unit) : 0.0f;
+}
+// The unit a 16-bit depth file stores for a depth: round(depth / scale); 0 for invalid depths
+// and for those outside 1..65535 units.
+inline std::uint16_t depth_to_unit(float depth, double metres_per_unit) {
+  const double v = DepthImage::is_valid(depth) ? std::round(depth / metres_per_unit) : 0.0;
+  return v >= 1 && v <= 65535 ? std::uint16_t(v) : 0;
+}
+
 // Named scales offered when a depth image is opened.
 struct DepthScalePreset {
   const char* name;

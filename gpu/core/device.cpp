@@ -147,27 +147,34 @@ void release_gpu_workspaces() {
     release();
 }
 
-std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n) {
+namespace {
+
+// n elements of T, page-locked where a GPU can be used and the driver grants it.
+template <class T>
+std::shared_ptr<T[]> allocate_pinned(std::size_t n) {
+  n = std::max<std::size_t>(n, 1);
 #ifdef CUMULUS_HAS_CUDA
   static const bool gpu = query_device().available;
   void* p = nullptr;
-  if (gpu && cudaMallocHost(&p, std::max<std::size_t>(n, 1) * sizeof(Point3f)) == cudaSuccess)
-    return std::shared_ptr<Point3f[]>(static_cast<Point3f*>(p),
-                                      [](Point3f* q) { cudaFreeHost(q); });
+  if (gpu && cudaMallocHost(&p, n * sizeof(T)) == cudaSuccess)
+    return std::shared_ptr<T[]>(static_cast<T*>(p), [](T* q) { cudaFreeHost(q); });
   cudaGetLastError();
 #endif
-  return std::shared_ptr<Point3f[]>(new Point3f[std::max<std::size_t>(n, 1)]);
+  return std::shared_ptr<T[]>(new T[n]);
+}
+
+}  // namespace
+
+std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n) {
+  return allocate_pinned<Point3f>(n);
 }
 
 std::shared_ptr<float[]> allocate_pinned_floats(std::size_t n) {
-#ifdef CUMULUS_HAS_CUDA
-  static const bool gpu = query_device().available;
-  void* p = nullptr;
-  if (gpu && cudaMallocHost(&p, std::max<std::size_t>(n, 1) * sizeof(float)) == cudaSuccess)
-    return std::shared_ptr<float[]>(static_cast<float*>(p), [](float* q) { cudaFreeHost(q); });
-  cudaGetLastError();
-#endif
-  return std::shared_ptr<float[]>(new float[std::max<std::size_t>(n, 1)]);
+  return allocate_pinned<float>(n);
+}
+
+std::shared_ptr<std::uint16_t[]> allocate_pinned_u16(std::size_t n) {
+  return allocate_pinned<std::uint16_t>(n);
 }
 
 std::string describe_host() {

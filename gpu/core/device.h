@@ -1,6 +1,7 @@
 #pragma once
 // What the GPU backend can use on this machine.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ int fail_gpu_allocation_after(int n);
 // can be used.
 std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n);
 std::shared_ptr<float[]> allocate_pinned_floats(std::size_t n);
+std::shared_ptr<std::uint16_t[]> allocate_pinned_u16(std::size_t n);
 
 // CPU model, logical cores, GPU, driver and runtime: one line for benchmark reports.
 std::string describe_host();

@@ -26,7 +26,9 @@ struct DeviceLimits {
 DeviceLimits measure_device_limits();
 
 // The least time moving bytes_up to the GPU and bytes_down back at the page-locked bandwidths
-// and waiting for one launch can take, in ms.
-double floor_ms(const DeviceLimits& l, double bytes_up, double bytes_down);
+// and waiting for one launch can take, in ms. For one item of a batch of `batch` streamed
+// through (its uploads and downloads overlapping on the two copy engines, one launch waited for
+// by all): the slower direction plus its share of the launch.
+double floor_ms(const DeviceLimits& l, double bytes_up, double bytes_down, std::size_t batch = 1);
 
 }  // namespace cumulus

@@ -101,7 +101,7 @@ DepthImage load_png_depth(const std::string& path, double scale) {
   img.source_scale = scale;
   img.depth.resize(raw.size());
   for (std::size_t i = 0; i < raw.size(); ++i)
-    img.depth[i] = raw[i] ? float(raw[i] * scale) : 0.0f;
+    img.depth[i] = depth_from_unit(raw[i], scale);
   return img;
 }
 
@@ -172,7 +172,7 @@ DepthImage load_tiff_depth(const std::string& path, double scale) {
       if (u16) {
         std::uint16_t v;
         std::memcpy(&v, &buf[2 * std::size_t(c)], 2);
-        out[c] = v ? float(v * scale) : 0.0f;
+        out[c] = depth_from_unit(v, scale);
       } else {
         std::memcpy(&out[c], &buf[4 * std::size_t(c)], 4);
       }
@@ -200,11 +200,8 @@ void save_depth_png(const std::string& path, const DepthImage& image, double met
     throw IoError(path, "refusing to write an empty or inconsistent depth image");
   if (!(metres_per_unit > 0)) throw IoError(path, "depth scale must be positive");
   std::vector<std::uint16_t> raw(image.depth.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    const float d = image.depth[i];
-    const double v = DepthImage::is_valid(d) ? std::round(d / metres_per_unit) : 0.0;
-    raw[i] = v >= 1 && v <= 65535 ? std::uint16_t(v) : 0;
-  }
+  for (std::size_t i = 0; i < raw.size(); ++i)
+    raw[i] = depth_to_unit(image.depth[i], metres_per_unit);
   // libpng encodes into memory (its write callback cannot report a failed write without a
   // longjmp past our objects); AtomicFile then puts the bytes on disk, checked.
   std::vector<unsigned char> encoded;

@@ -53,6 +53,14 @@ SegmentResult segment_columns(const DepthImage& image, const SegmentParams& para
 std::vector<SegmentResult> segment_buffers_gpu(const std::vector<const float*>& images,
                                                std::uint32_t width, std::uint32_t height,
                                                const SegmentParams& params);
+// The same from the raw 16-bit units depth PNGs hold (0: no return) and the metres a unit: half
+// the bytes of floats to upload, scaled on the device exactly as load_depth_image scales them,
+// so the cut rows equal those of the loaded image. Buffers from allocate_pinned_u16 upload by DMA.
+// InvalidArgument for a scale that is not a positive finite number.
+std::vector<SegmentResult> segment_raw_buffers_gpu(const std::vector<const std::uint16_t*>& images,
+                                                   std::uint32_t width, std::uint32_t height,
+                                                   double metres_per_unit,
+                                                   const SegmentParams& params);
 
 // A sequence of same-size images in one GPU launch (throws GpuError without a GPU).
 std::vector<SegmentResult> segment_columns_batch(const std::vector<const DepthImage*>& images,

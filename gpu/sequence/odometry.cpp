@@ -12,6 +12,18 @@ std::optional<OdometryTarget> parse_odometry_target(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<ScanGround> parse_scan_ground(std::string_view name) {
+  if (name == "auto") return ScanGround::Auto;
+  if (name == "keep") return ScanGround::Keep;
+  if (name == "remove") return ScanGround::Remove;
+  return std::nullopt;
+}
+
+bool leaves_ground_out(const OdometryParams& p) {
+  return p.scan_ground == ScanGround::Remove ||
+         (p.scan_ground == ScanGround::Auto && p.metric == IcpMetric::PointToPoint);
+}
+
 namespace {
 
 void require(bool ok, const std::string& what) {
@@ -69,9 +81,9 @@ OdometryStep Odometry::add(const PointCloud& scan) {
   WallTimer t;
   // Only positions matter to ICP; the voxel grid then averages nothing else.
   PointCloud points = points_only(scan);
-  if (params_.ground) {
+  if (leaves_ground_out(params_)) {
     const GroundResult g = segment_ground_range(
-        points, *params_.ground,
+        points, params_.ground,
         filter_ == FilterMethod::Gpu ? RangeGroundMethod::Gpu : RangeGroundMethod::Cpu);
     step.ground_points = g.ground.size();
     points = gather_points(points, off_ground(points, g.ground));

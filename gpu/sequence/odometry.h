@@ -18,6 +18,12 @@ enum class OdometryTarget { Scan, LocalMap };
 // "scan-to-map" or "scan-to-scan", as the CLI and the Python module name the targets.
 std::optional<OdometryTarget> parse_odometry_target(std::string_view name);
 
+// Whether each scan's ground (the range image's) goes into ICP: `Auto` leaves it out for point to
+// point only (OdometryParams::scan_ground says why).
+enum class ScanGround { Auto, Keep, Remove };
+// "auto", "keep" or "remove".
+std::optional<ScanGround> parse_scan_ground(std::string_view name);
+
 struct OdometryParams {
   // Each scan's voxel grid before ICP (metres). Centroids on a lattice fixed to the sensor pull
   // point-to-point ICP towards no motion along walls; on generated drives 0.25 m halved the
@@ -38,10 +44,18 @@ struct OdometryParams {
   int map_scans = 10;        // the local map: the last this many scans, in the world frame
   float map_voxel = 0.5f;    // and thinned by this voxel grid
   bool motion_prior = true;  // start from the last motion repeated (else from the last pose)
-  // The ground's points left out (the range image's ground): its rings move with the sensor
-  // and hold point-to-point ICP near zero motion.
-  std::optional<RangeGroundParams> ground = RangeGroundParams{};
+  // The ground's rings move with the sensor, so point-to-point pairs on them hold ICP near zero
+  // motion: for point to point the ground is left out. A plane's residual lies along its normal,
+  // blind to that motion along the ground, and the ground is what holds height, roll and pitch:
+  // point to plane and GICP keep it (generated 200-frame drives with trees, PCL's chain: level
+  // end drift 2.03 % of the path without the ground, 1.00 % with; point to point with it, 13 %;
+  // docs/benchmarks.md).
+  ScanGround scan_ground = ScanGround::Auto;
+  RangeGroundParams ground;  // how the ground is found where it is left out
 };
+
+// Whether these parameters leave each scan's ground out of ICP.
+bool leaves_ground_out(const OdometryParams& params);
 
 // InvalidArgument naming the parameter for a voxel, distance or map voxel that is not a
 // positive finite number, iterations outside 1..1000 or map scans outside 1..1000.

@@ -44,6 +44,7 @@ from ._core import (  # noqa: F401
     remove_radius_outliers,
     remove_statistical_outliers,
     segment,
+    segment_batch,
     sequence_frames,
     set_gpu_memory_limit,
     voxel_grid,

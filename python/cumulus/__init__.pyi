@@ -190,6 +190,14 @@ def segment(
     median: int = ...,
     method: Method = ...,
 ) -> SegmentResult: ...
+def segment_batch(
+    depths: npt.ArrayLike,
+    scale: Optional[float] = ...,
+    epsilon: float = ...,
+    distance: str = ...,
+    row_pitch: float = ...,
+    median: int = ...,
+) -> list[SegmentResult]: ...
 def crop_box(points: Points, min: Sequence[float], max: Sequence[float], negative: bool = ..., method: Method = ...) -> Cloud: ...
 def voxel_grid(points: Points, leaf: Union[float, Sequence[float]], min_points: int = ..., method: Method = ...) -> Cloud: ...
 def remove_statistical_outliers(points: Points, mean_k: int = ..., stddev_mul: float = ..., method: Method = ...) -> Cloud: ...
@@ -242,7 +250,7 @@ class Odometry:
         map_scans: int = ...,
         map_voxel: float = ...,
         motion_prior: bool = ...,
-        ground: bool = ...,
+        ground: str = ...,
         metric: str = ...,
     ) -> None: ...
     def add(self, points: Points) -> dict[str, Any]: ...

@@ -2,7 +2,9 @@
 #include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "bindings.h"
 #include "cluster/cluster.h"
@@ -198,9 +200,8 @@ py::array_t<float> histograms(Descriptor descriptor, py::handle points, std::opt
   return to_array(std::move(r.histograms), {rows, r.bins});
 }
 
-SegmentResult segment(py::handle depth, double epsilon, const std::string& distance,
-                      double row_pitch, int median, const std::optional<std::string>& method) {
-  const DepthImage image = depth_image_arg(depth);
+SegmentParams segment_params(double epsilon, const std::string& distance, double row_pitch,
+                             int median) {
   SegmentParams params;
   params.epsilon = float(finite_arg(epsilon, "epsilon", true));
   if (distance == "perpendicular")
@@ -209,8 +210,15 @@ SegmentResult segment(py::handle depth, double epsilon, const std::string& dista
     throw InvalidArgument("unknown distance '" + distance + "'; valid: vertical, perpendicular");
   params.row_pitch = float(row_pitch);
   params.median = median;
-  const auto m = method_arg<SegmentMethod>(method, "segmentation");
   validate(params);
+  return params;
+}
+
+SegmentResult segment(py::handle depth, double epsilon, const std::string& distance,
+                      double row_pitch, int median, const std::optional<std::string>& method) {
+  const DepthImage image = depth_image_arg(depth);
+  const SegmentParams params = segment_params(epsilon, distance, row_pitch, median);
+  const auto m = method_arg<SegmentMethod>(method, "segmentation");
   SegmentResult r;
   WallTimer call;
   {
@@ -219,6 +227,69 @@ SegmentResult segment(py::handle depth, double epsilon, const std::string& dista
   }
   record_timings(r.method, r.stages, r.total_ms, call.ms());
   return r;
+}
+
+// A stack of images in one GPU batch: raw 16-bit units go up as they are (half the bytes of
+// floats) and are scaled on the device; without a GPU each image is segmented on the CPU.
+template <class Pixel>
+std::vector<SegmentResult> segment_stack(
+    const py::array_t<Pixel, py::array::c_style | py::array::forcecast>& a,
+    std::optional<double> scale, const SegmentParams& params) {
+  const auto n = std::size_t(a.shape(0));
+  const auto h = std::uint32_t(a.shape(1)), w = std::uint32_t(a.shape(2));
+  const std::size_t px = std::size_t(w) * h;
+  std::vector<const Pixel*> images;
+  for (std::size_t k = 0; k < n; ++k)
+    images.push_back(a.data() + k * px);
+  py::gil_scoped_release release;
+  if (query_device().available) {
+    if constexpr (std::is_same_v<Pixel, float>)
+      return segment_buffers_gpu(images, w, h, params);
+    else
+      return segment_raw_buffers_gpu(images, w, h, *scale, params);
+  }
+  std::vector<SegmentResult> out;
+  DepthImage img;
+  img.width = w, img.height = h, img.depth.resize(px);
+  for (const Pixel* src : images) {
+    for (std::size_t i = 0; i < px; ++i)
+      if constexpr (std::is_same_v<Pixel, float>)
+        img.depth[i] = src[i];
+      else
+        img.depth[i] = depth_from_unit(src[i], *scale);
+    out.push_back(segment_columns(img, params, SegmentMethod::CpuMt));
+  }
+  return out;
+}
+
+std::vector<SegmentResult> segment_batch(py::handle depths, std::optional<double> scale,
+                                         double epsilon, const std::string& distance,
+                                         double row_pitch, int median) {
+  const SegmentParams params = segment_params(epsilon, distance, row_pitch, median);
+  const auto shape_error = [] {
+    return py::value_error(
+        "segment_batch takes a 3-D numpy array (images, rows, columns): uint16 depth units "
+        "with scale= their metres a unit, or depths in metres");
+  };
+  const py::array any = py::array::ensure(depths);
+  if (!any || any.ndim() != 3) throw shape_error();
+  WallTimer call;
+  std::vector<SegmentResult> out;
+  if (any.dtype().is(py::dtype::of<std::uint16_t>())) {
+    if (!scale) throw InvalidArgument("uint16 depth units need scale=, the metres a unit");
+    if (!(std::isfinite(*scale) && *scale > 0))
+      throw InvalidArgument("scale must be a positive number of metres a unit");
+    out = segment_stack(
+        py::array_t<std::uint16_t, py::array::c_style | py::array::forcecast>::ensure(any), scale,
+        params);
+  } else {
+    if (scale) throw InvalidArgument("scale= is for uint16 depth units; these are metres");
+    out = segment_stack(py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(any),
+                        scale, params);
+  }
+  if (!out.empty())
+    record_timings(out[0].method, out[0].stages, out[0].total_ms * double(out.size()), call.ms());
+  return out;
 }
 
 }  // namespace
@@ -351,6 +422,14 @@ void bind_algorithms(py::module_& m) {
         py::arg("method") = py::none(),
         "RDP segmentation of every column of a depth image (a DepthImage or a 2-D array of\n"
         "metres). Returns a SegmentResult.");
+  m.def("segment_batch", &segment_batch, py::arg("depths"), py::arg("scale") = py::none(),
+        py::arg("epsilon") = 0.1, py::arg("distance") = "vertical", py::arg("row_pitch") = 0.01,
+        py::arg("median") = 0,
+        "RDP segmentation of a stack of same-size depth images in one GPU batch: a 3-D array\n"
+        "(images, rows, columns) of uint16 depth units with scale= their metres a unit (as\n"
+        "depth PNGs hold them: half the bytes of floats to upload, scaled on the device\n"
+        "exactly as read() scales them), or of depths in metres. Returns a SegmentResult an\n"
+        "image, equal to segment()'s; without a GPU each image runs on the CPU (cpu-mt).");
 }
 
 }  // namespace cumulus::py_support

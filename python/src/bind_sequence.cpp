@@ -47,8 +47,8 @@ class PyOdometry {
  public:
   PyOdometry(const std::optional<std::string>& method, const std::optional<std::string>& filter,
              const std::string& target, double voxel, double max_correspondence_distance,
-             int max_iterations, int map_scans, double map_voxel, bool motion_prior, bool ground,
-             const std::string& metric) {
+             int max_iterations, int map_scans, double map_voxel, bool motion_prior,
+             const std::string& ground, const std::string& metric) {
     OdometryParams p;
     const auto chosen = parse_metric(metric);
     if (!chosen)
@@ -66,7 +66,9 @@ class PyOdometry {
     p.map_scans = map_scans;
     p.map_voxel = float(finite_arg(map_voxel, "map_voxel", true));
     p.motion_prior = motion_prior;
-    if (!ground) p.ground.reset();
+    const auto scan_ground = parse_scan_ground(ground);
+    if (!scan_ground) throw InvalidArgument("ground is auto, keep or remove, not '" + ground + "'");
+    p.scan_ground = *scan_ground;
     validate(p);
     odometry_.emplace(p, method_arg<IcpMethod>(method, "registration"),
                       method_arg<FilterMethod>(filter, "filter"));
@@ -126,15 +128,16 @@ void bind_sequence(py::module_& m) {
         "and bushes out). The same arguments give the same points on every machine.");
   py::class_<PyOdometry>(m, "Odometry",
                          "LiDAR odometry as `cumulus-cli sequence --task odometry`: add() each "
-                         "scan in turn; poses holds the trajectory.")
+                         "scan in turn; poses holds the trajectory. ground: 'auto' leaves each "
+                         "scan's ground out for point to point only, 'keep' or 'remove'.")
       .def(py::init<const std::optional<std::string>&, const std::optional<std::string>&,
-                    const std::string&, double, double, int, int, double, bool, bool,
+                    const std::string&, double, double, int, int, double, bool, const std::string&,
                     const std::string&>(),
            py::arg("method") = py::none(), py::arg("filter_method") = py::none(),
            py::arg("target") = "scan-to-map", py::arg("voxel") = 0.25,
            py::arg("max_correspondence_distance") = 1.0, py::arg("max_iterations") = 30,
            py::arg("map_scans") = 10, py::arg("map_voxel") = 0.5, py::arg("motion_prior") = true,
-           py::arg("ground") = true, py::arg("metric") = "point-to-plane")
+           py::arg("ground") = "auto", py::arg("metric") = "point-to-plane")
       .def("add", &PyOdometry::add, py::arg("points"),
            "Registers the next scan: a dict with pose (4 x 4), points, correspondences,\n"
            "iterations, fitness, converged, ground_points and total_ms.")

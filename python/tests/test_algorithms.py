@@ -252,6 +252,30 @@ def test_segment_cpu_methods_agree_and_list_segments():
     assert np.array_equal(valid, segs["start_depth"])
 
 
+def test_segment_batch_of_raw_units_equals_segment():
+    image = cumulus.read(str(SAMPLE / "street_range.png"), depth_scale="kitti")
+    scale = 1 / 256
+    units = np.round(np.nan_to_num(image.depth) / scale).astype(np.uint16)
+    stack = np.stack([units, units[::-1].copy()])
+    results = cumulus.segment_batch(stack, scale=scale, epsilon=0.1)
+    assert len(results) == 2
+    for r, u in zip(results, stack):
+        one = cumulus.segment(np.where(u > 0, u * scale, 0).astype(np.float32), epsilon=0.1,
+                              method="cpu")
+        assert np.array_equal(r.rows, one.rows) and np.array_equal(r.offsets, one.offsets)
+        assert np.array_equal(r.levels, one.levels)
+    # 1/256 is a power of two: the float32 product is the one the units are scaled to.
+    metres = cumulus.segment_batch(stack.astype(np.float32) * np.float32(scale), epsilon=0.1)
+    for a, b in zip(metres, results):
+        assert np.array_equal(a.rows, b.rows) and np.array_equal(a.offsets, b.offsets)
+    with pytest.raises(cumulus.InvalidArgument, match="scale"):
+        cumulus.segment_batch(stack, epsilon=0.1)
+    with pytest.raises(cumulus.InvalidArgument, match="scale"):
+        cumulus.segment_batch(stack, scale=-1.0)
+    with pytest.raises(ValueError, match="3-D"):
+        cumulus.segment_batch(units, scale=scale)
+
+
 def test_filters_and_the_pipeline_match_the_cli(street):
     voxels = cumulus.voxel_grid(street, 0.1, method="cpu")
     assert 0 < len(voxels) < len(street)

@@ -160,8 +160,8 @@ RangeGroundFit range_ground_gpu(const PointCloud& cloud, const RangeGroundParams
   ws.levels.reserve(std::size_t(width));
   SegmentParams sp;
   sp.epsilon = p.epsilon;
-  launch_rdp_columns(width, s, ws.compact.get(), width, height, sp, ws.bits.get(), ws.counts.get(),
-                     ws.levels.get());
+  launch_rdp_columns(width, s, MetrePixels{ws.compact.get()}, width, height, sp, ws.bits.get(),
+                     ws.counts.get(), ws.levels.get());
   clock.mark("RDP columns");
   ws.chord_a.reserve(pixels);
   ws.chord_b.reserve(pixels);

@@ -23,9 +23,26 @@ __device__ __forceinline__ bool valid(float d) {
   return isfinite(d) && d > 0.0f;
 }
 
-template <int kThreads, int kItems>
+// A batch's pixels in metres: depth images held as floats, or the raw 16-bit units of depth
+// PNGs with their metres a unit. Raw units take half the upload and are scaled here exactly as
+// load_depth_image scales them on the host (double product, rounded once to float; 0 stays "no
+// return"), so both give the same signal and the same cut rows.
+struct MetrePixels {
+  const float* data;
+  __device__ float operator()(std::size_t i) const { return data[i]; }
+};
+struct RawPixels {
+  const std::uint16_t* data;
+  double metres_per_unit;
+  __device__ float operator()(std::size_t i) const {
+    const unsigned v = data[i];
+    return v ? float(double(v) * metres_per_unit) : 0.0f;
+  }
+};
+
+template <int kThreads, int kItems, class Pixels>
 __global__ void __launch_bounds__(kThreads)
-    k_rdp_columns(const float* images, int width, int height, float epsilon, bool perpendicular,
+    k_rdp_columns(Pixels images, int width, int height, float epsilon, bool perpendicular,
                   float pitch, int median, unsigned* cut_bits, unsigned* cut_counts,
                   unsigned char* levels) {
   using Scan = cub::BlockScan<int, kThreads>;
@@ -36,12 +53,12 @@ __global__ void __launch_bounds__(kThreads)
   int* next_cut = reinterpret_cast<int*>(sig + height);  // height: next cut at or after a row
   unsigned char* cut = reinterpret_cast<unsigned char*>(next_cut + height);  // height
   const int column = blockIdx.x % width, image = blockIdx.x / width;
-  const float* src = images + std::size_t(image) * width * height;
+  const std::size_t src = std::size_t(image) * width * height + column;
   const int base = threadIdx.x * kItems;  // this thread's rows: base .. base + kItems - 1
 
   // Load the column (and median-filter it with the window's valid pixels, like the CPU).
   for (int r = threadIdx.x; r < height; r += kThreads)
-    sig[r] = src[std::size_t(r) * width + column];
+    sig[r] = images(src + std::size_t(r) * width);
   __syncthreads();
   if (median > 1) {
     float filtered[kItems];
@@ -79,11 +96,17 @@ __global__ void __launch_bounds__(kThreads)
   }
   const bool column_has_data = __syncthreads_or(any_valid);
   int iterations = 0;
-  while (column_has_data) {  // the same for the whole block
-    ++iterations;
-    // Previous cut of each row (inclusive max-scan over rows) and next cut (the same scan over
-    // reversed positions k = height - 1 - row).
-    int prev[kItems], next[kItems];
+  // Each row's segment: the previous and next cut (an inclusive max-scan over rows, and the same
+  // over reversed positions k = height - 1 - row), scanned once. Cuts are only ever added inside
+  // a segment, so afterwards a thread moves its rows' ends itself: rows before a segment's new
+  // cut take it as their next cut, rows after it as their previous. And a segment whose
+  // farthest point is within epsilon is never cut again, so its rows are done: they skip the
+  // distance (a rounded division) and the atomics from then on. The cut rows and the levels
+  // equal the full re-evaluation's (and the CPU's) by construction.
+  int prev[kItems], next[kItems];
+  // Bit j: row base + j is a cut, invalid, past the column or in a final segment.
+  unsigned done = 0;
+  if (column_has_data) {
     for (int j = 0; j < kItems; ++j) {
       const int r = base + j, rr = height - 1 - (base + j);
       prev[j] = (r < height && cut[r]) ? r : -1;
@@ -95,19 +118,27 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kItems; ++j) {
       const int k = base + j;
       if (k < height) next_cut[height - 1 - k] = next[j] < 0 ? -1 : height - 1 - next[j];
-      if (k < height) best[k] = 0;
     }
     __syncthreads();
-    float dist[kItems];
-    int seg_first[kItems];
     for (int j = 0; j < kItems; ++j) {
       const int r = base + j;
-      seg_first[j] = -1;
-      dist[j] = 0.0f;
-      if (r >= height || cut[r] || !valid(sig[r])) continue;
-      const int p = prev[j], q = next_cut[r];  // piece ends are cuts, so both exist
-      seg_first[j] = p;
-      dist[j] = segment_math::distance(sig[p], sig[q], sig[r], p, q, r, perpendicular, pitch);
+      if (r >= height || cut[r] || !valid(sig[r]))
+        done |= 1u << j;
+      else
+        next[j] = next_cut[r];  // piece ends are cuts, so both ends exist
+    }
+  }
+  while (column_has_data) {  // the same for the whole block
+    ++iterations;
+    for (int j = 0; j < kItems; ++j)
+      if (base + j < height) best[base + j] = 0;
+    __syncthreads();
+    float dist[kItems];
+    for (int j = 0; j < kItems; ++j) {
+      const int r = base + j, p = prev[j], q = next[j];
+      dist[j] = done >> j & 1u
+                    ? 0.0f
+                    : segment_math::distance(sig[p], sig[q], sig[r], p, q, r, perpendicular, pitch);
     }
     // Farthest point per segment: key (distance, lowest row first). A thread's rows are
     // consecutive, so it reduces each run of rows of one segment itself. Only its last run can
@@ -118,7 +149,7 @@ __global__ void __launch_bounds__(kThreads)
     int run_seg = -1;
     unsigned long long run_key = 0;
     for (int j = 0; j < kItems; ++j) {
-      const int sj = seg_first[j];
+      const int sj = done >> j & 1u ? -1 : prev[j];
       const unsigned long long key = sj < 0 ? 0ull
                                             : ((unsigned long long)__float_as_uint(dist[j]) << 32) |
                                                   (0xffffffffu - unsigned(base + j));
@@ -141,12 +172,21 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     bool new_cut = false;
     for (int j = 0; j < kItems; ++j) {
-      if (seg_first[j] < 0) continue;
-      const unsigned long long key = best[seg_first[j]];
-      if (int(0xffffffffu - unsigned(key & 0xffffffffu)) == base + j &&
-          __uint_as_float(unsigned(key >> 32)) > epsilon) {
-        cut[base + j] = 1;
+      if (done >> j & 1u) continue;
+      const unsigned long long key = best[prev[j]];
+      if (!(__uint_as_float(unsigned(key >> 32)) > epsilon)) {
+        done |= 1u << j;  // the segment is final
+        continue;
+      }
+      const int w = int(0xffffffffu - unsigned(key & 0xffffffffu)), r = base + j;
+      if (w == r) {
+        cut[r] = 1;
         new_cut = true;
+        done |= 1u << j;
+      } else if (w < r) {
+        prev[j] = w;
+      } else {
+        next[j] = w;
       }
     }
     if (!__syncthreads_or(new_cut)) break;
@@ -175,11 +215,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <int kThreads, int kItems>
-void launch(int blocks, std::size_t smem, cudaStream_t s, const float* images, int width,
-            int height, const SegmentParams& p, unsigned* bits, unsigned* counts,
-            unsigned char* levels) {
-  auto* fn = &k_rdp_columns<kThreads, kItems>;
+template <int kThreads, int kItems, class Pixels>
+void launch(int blocks, std::size_t smem, cudaStream_t s, Pixels images, int width, int height,
+            const SegmentParams& p, unsigned* bits, unsigned* counts, unsigned char* levels) {
+  auto* fn = &k_rdp_columns<kThreads, kItems, Pixels>;
   CU_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   fn<<<blocks, kThreads, smem, s>>>(images, width, height, p.epsilon,
                                     p.distance == SegmentDistance::Perpendicular, p.row_pitch,
@@ -190,9 +229,10 @@ void launch(int blocks, std::size_t smem, cudaStream_t s, const float* images, i
 // Every column of `blocks / width` row-major images of width x height (at most kMaxRows rows)
 // on stream s: per column its cut rows as bits (32 rows a word, (height + 31) / 32 words),
 // their number and the recursion levels.
-[[maybe_unused]] void launch_rdp_columns(int blocks, cudaStream_t s, const float* images, int width,
-                                         int height, const SegmentParams& p, unsigned* bits,
-                                         unsigned* counts, unsigned char* levels) {
+template <class Pixels>
+void launch_rdp_columns(int blocks, cudaStream_t s, Pixels images, int width, int height,
+                        const SegmentParams& p, unsigned* bits, unsigned* counts,
+                        unsigned char* levels) {
   const std::size_t smem = std::size_t(height) * (8 + 4 + 4 + 1);
   // Block sizes from 32 to 256 threads measured alike on the H200; eight rows a thread keeps
   // the block small.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/cuda/buffer.cuh"
@@ -60,8 +61,8 @@ __global__ void __launch_bounds__(32 * kWriteWarps)
 }
 
 struct SegmentWorkspace {
-  cuda::Stream streams[3];  // uploads, then two for the chunks' work
-  cuda::DeviceBuffer<float> images;
+  cuda::Stream streams[3];                   // uploads, then two for the chunks' work
+  cuda::DeviceBuffer<unsigned char> images;  // the batch as uploaded: floats or raw units
   cuda::DeviceBuffer<unsigned> bits, counts, offsets, rows;
   cuda::DeviceBuffer<unsigned char> levels, scan_temp[2];
   cuda::PinnedBuffer<unsigned> host_offsets, host_rows;
@@ -83,9 +84,13 @@ std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& ima
   return segment_gpu_buffers(data, images[0]->width, images[0]->height, p);
 }
 
-std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
-                                               std::uint32_t w, std::uint32_t h,
-                                               const SegmentParams& p) {
+namespace {
+
+// Pixel is float (metres) or std::uint16_t (raw units, scaled on the device).
+template <class Pixel>
+std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, std::uint32_t w,
+                                         std::uint32_t h, double metres_per_unit,
+                                         const SegmentParams& p) {
   cuda::require_device("gpu segmentation");
   if (data.empty()) return {};
   const int width = int(w), height = int(h);
@@ -110,7 +115,8 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
   const std::size_t chunk = n == 1 ? 1 : std::max<std::size_t>(1, (n + 7) / 8);
   const std::size_t chunks = (n + chunk - 1) / chunk;
   const std::size_t chunk_columns = chunk * std::size_t(width), stride = chunk_columns + 1;
-  ws.images.reserve(pixels * n);
+  ws.images.reserve(pixels * n * sizeof(Pixel));
+  Pixel* images = reinterpret_cast<Pixel*>(ws.images.get());
   ws.bits.reserve(columns * std::size_t(words));
   ws.counts.reserve(columns);
   ws.offsets.reserve(chunks * stride);
@@ -143,18 +149,22 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
     for (std::size_t k = first, run = 1; k < first + count; k += run, run = 1) {
       while (k + run < first + count && data[k + run] == data[k] + run * pixels)
         ++run;
-      CU_CHECK(cudaMemcpyAsync(ws.images.get() + k * pixels, data[k], run * pixels * sizeof(float),
+      CU_CHECK(cudaMemcpyAsync(images + k * pixels, data[k], run * pixels * sizeof(Pixel),
                                cudaMemcpyHostToDevice, up));
     }
     chunk_uploaded[c].record(up);
     cudaStream_t s = spread ? ws.streams[1 + c % 2].get() : up;
     if (spread) CU_CHECK(cudaStreamWaitEvent(s, chunk_uploaded[c].get()));
     const int blocks = int(m);
-    const float* img = ws.images.get() + first * pixels;
+    const Pixel* img = images + first * pixels;
     unsigned* bits = ws.bits.get() + first * std::size_t(width) * words;
     unsigned* counts = ws.counts.get() + first * std::size_t(width);
     unsigned char* lev = ws.levels.get() + first * std::size_t(width);
-    launch_rdp_columns(blocks, s, img, width, height, p, bits, counts, lev);
+    if constexpr (std::is_same_v<Pixel, float>)
+      launch_rdp_columns(blocks, s, MetrePixels{img}, width, height, p, bits, counts, lev);
+    else
+      launch_rdp_columns(blocks, s, RawPixels{img, metres_per_unit}, width, height, p, bits, counts,
+                         lev);
     if (n == 1) segmented.record(s);
     // offsets[0] = 0 and an inclusive scan of the counts after it: offsets[m] is the total.
     unsigned* offsets = ws.offsets.get() + c * stride;
@@ -218,6 +228,20 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& 
   for (auto& r : out)
     r.stages = stages;
   return out;
+}
+
+}  // namespace
+
+std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
+                                               std::uint32_t w, std::uint32_t h,
+                                               const SegmentParams& p) {
+  return segment_batch(data, w, h, 1.0, p);
+}
+
+std::vector<SegmentResult> segment_gpu_raw_buffers(const std::vector<const std::uint16_t*>& data,
+                                                   std::uint32_t w, std::uint32_t h,
+                                                   double metres_per_unit, const SegmentParams& p) {
+  return segment_batch(data, w, h, metres_per_unit, p);
 }
 
 }  // namespace cumulus

@@ -1,5 +1,6 @@
 #pragma once
 // The CUDA RDP kernel (segment_gpu.cu), or a stub that throws GpuError without CUDA.
+#include <cstdint>
 #include <vector>
 
 #include "segment/segment.h"
@@ -15,5 +16,10 @@ std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& ima
 std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
                                                std::uint32_t width, std::uint32_t height,
                                                const SegmentParams& params);
+// The same for raw 16-bit depth units and the metres a unit, scaled on the device.
+std::vector<SegmentResult> segment_gpu_raw_buffers(const std::vector<const std::uint16_t*>& data,
+                                                   std::uint32_t width, std::uint32_t height,
+                                                   double metres_per_unit,
+                                                   const SegmentParams& params);
 
 }  // namespace cumulus

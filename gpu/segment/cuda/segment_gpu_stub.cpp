@@ -14,4 +14,10 @@ std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>&,
   throw_no_cuda("gpu segmentation");
 }
 
+std::vector<SegmentResult> segment_gpu_raw_buffers(const std::vector<const std::uint16_t*>&,
+                                                   std::uint32_t, std::uint32_t, double,
+                                                   const SegmentParams&) {
+  throw_no_cuda("gpu segmentation");
+}
+
 }  // namespace cumulus
