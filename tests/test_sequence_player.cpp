@@ -3,10 +3,15 @@
 // looping move the frame; the Objects panel in front follows every frame; frames are read
 // ahead within a memory budget; a frame that cannot be read is reported and playback goes on;
 // odometry draws the sensor's path, exports its poses and builds a map.
+#include <QComboBox>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QSignalSpy>
+#include <QSpinBox>
+#include <QStatusBar>
 
 #include "cluster_panel.h"
+#include "core/error.h"
 #include "generate/generate.h"
 #include "gui_support.h"
 #include "io/io.h"
@@ -163,6 +168,9 @@ class TestSequencePlayer : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 120000);
     QVERIFY(done.at(0).at(0).toBool());
     QCOMPARE(w.odometry()->poses().size(), std::size_t(10));
+    // The run used the settings, the CLI's defaults to start with, and says so.
+    QVERIFY2(w.statusBar()->currentMessage().contains("point to plane, ground kept"),
+             qPrintable(w.statusBar()->currentMessage()));
     QVERIFY(w.odometry()->errors());
     qInfo("ATE %.3f m, drift %.2f %%", w.odometry()->errors()->ate_rmse,
           w.odometry()->errors()->drift_percent);
@@ -192,6 +200,54 @@ class TestSequencePlayer : public QObject {
     QVERIFY(w.document()->at(map).cloud->size() > 1000);
     QCOMPARE(w.currentRow(), map);
     QCOMPARE(w.cloudView()->pathPointCount(), std::size_t(0));  // not the sequence on show
+  }
+
+  // Sequence > Odometry Settings: the dialog edits what the next run uses; values the odometry
+  // refuses change nothing and say why.
+  void odometrySettingsAreEditedAndRefusedWhenBad() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    {
+      ModalScript script({[](QWidget* dialog) {
+        auto pick = [&](const char* name, int data) {
+          auto* box = dialog->findChild<QComboBox*>(name);
+          QVERIFY2(box, name);
+          box->setCurrentIndex(box->findData(data));
+        };
+        pick("odometryMethod", int(IcpMethod::Cpu));
+        pick("odometryMetric", int(IcpMetric::PointToPoint));
+        pick("odometryGround", int(ScanGround::Keep));
+        pick("odometryTarget", int(OdometryTarget::Scan));
+        dialog->findChild<QSpinBox*>("odometryMapScans")->setValue(4);
+        dialog->findChild<QDoubleSpinBox*>("odometryVoxel")->setValue(0.5);
+        QMetaObject::invokeMethod(qobject_cast<QDialog*>(dialog), "accept", Qt::QueuedConnection);
+      }});
+      menu_action(w, "Odometry Settings")->trigger();
+      QCOMPARE(script.answered(), std::size_t(1));
+    }
+    const app::OdometrySettings& s = w.odometry()->settings();
+    QCOMPARE(s.method, IcpMethod::Cpu);
+    QCOMPARE(s.params.metric, IcpMetric::PointToPoint);
+    QCOMPARE(s.params.scan_ground, ScanGround::Keep);
+    QCOMPARE(s.params.target, OdometryTarget::Scan);
+    QCOMPARE(s.params.map_scans, 4);
+    QCOMPARE(s.params.voxel, 0.5f);
+    QCOMPARE(app::describe(s), QString("cpu, point to point, ground kept, last scan"));
+    app::OdometrySettings bad = s;
+    bad.params.normals_k = 1;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, w.odometry()->setSettings(bad));
+    QCOMPARE(w.odometry()->settings().params.normals_k, s.params.normals_k);
+    // Cancelled: nothing changes.
+    {
+      ModalScript script({[](QWidget* dialog) {
+        dialog->findChild<QComboBox*>("odometryMetric")->setCurrentIndex(2);
+        QMetaObject::invokeMethod(qobject_cast<QDialog*>(dialog), "reject", Qt::QueuedConnection);
+      }});
+      QVERIFY(!w.odometry()->editSettings(&w));
+      QCOMPARE(script.answered(), std::size_t(1));
+    }
+    QCOMPARE(w.odometry()->settings().params.metric, IcpMetric::PointToPoint);
   }
 };
 

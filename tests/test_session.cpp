@@ -13,6 +13,7 @@
 #include "gui_support.h"
 #include "io/io.h"
 #include "main_window.h"
+#include "odometry_controller.h"
 #include "pipeline_panel.h"
 #include "segment_panel.h"
 #include "sequence_player.h"
@@ -66,6 +67,13 @@ class TestSession : public QObject {
       sp.epsilon = 0.25f;
       sp.median = 3;
       w.segmentPanel()->setParams(sp);
+      app::OdometrySettings os;
+      os.method = IcpMethod::Cpu;
+      os.params.metric = IcpMetric::Gicp;
+      os.params.scan_ground = ScanGround::Remove;
+      os.params.map_scans = 6;
+      os.params.voxel = 0.4f;
+      w.odometry()->setSettings(os);
       w.setCurrentRow(row_named(w, "street_scene.pcd"));
       QSignalSpy done(&w, &app::MainWindow::clusteringFinished);
       w.runClustering();
@@ -95,6 +103,9 @@ class TestSession : public QObject {
     QCOMPARE(w.clusterPanel()->params().max_size, std::size_t(100000));
     QCOMPARE(w.segmentPanel()->params().epsilon, 0.25f);
     QCOMPARE(w.segmentPanel()->params().median, 3);
+    QCOMPARE(app::describe(w.odometry()->settings()),
+             QString("cpu, GICP, ground removed, local map of 6 scans"));
+    QCOMPARE(w.odometry()->settings().params.voxel, 0.4f);
     const auto got = w.cloudView()->cameraState();
     QCOMPARE(got.position, camera.position);
     QCOMPARE(got.focal_point, camera.focal_point);
@@ -143,6 +154,12 @@ class TestSession : public QObject {
     QTest::newRow("bad tolerance")
         << QByteArray("{\"cumulus_session\": 1, \"panels\": {\"cluster\": {\"tolerance\": -1}}}")
         << "'tolerance'";
+    QTest::newRow("bad odometry metric")
+        << QByteArray("{\"cumulus_session\": 1, \"odometry\": {\"metric\": \"icp\"}}")
+        << "'metric' must be point-to-point, point-to-plane or gicp, not icp";
+    QTest::newRow("bad odometry map")
+        << QByteArray("{\"cumulus_session\": 1, \"odometry\": {\"map_scans\": 0}}")
+        << "'map_scans'";
     QTest::newRow("bad kind")
         << QByteArray(
                "{\"cumulus_session\": 1, \"datasets\": [{\"kind\": \"mesh\", \"path\": \"a\"}]}")

@@ -9,6 +9,8 @@
 
 #include "io/io.h"
 #include "io/projection.h"
+#include "method_combo.h"
+#include "odometry_controller.h"
 
 namespace cumulus::app {
 
@@ -127,6 +129,64 @@ std::optional<Dataset> cloud_to_range_image_dialog(QWidget* parent, const Datase
   auto img = std::make_shared<DepthImage>(cloud_to_range_image(*src.cloud, m));
   img->source_scale = 1.0 / 500.0;
   out.depth = img;
+  return out;
+}
+
+std::optional<OdometrySettings> odometry_settings_dialog(QWidget* parent,
+                                                         const OdometrySettings& current) {
+  QDialog dlg(parent);
+  dlg.setWindowTitle(QObject::tr("Odometry settings"));
+  auto* form = new QFormLayout(&dlg);
+  const auto combo = [&](const char* name, const QString& label,
+                         std::initializer_list<std::pair<QString, int>> items, int value) {
+    auto* box = new QComboBox(&dlg);
+    box->setObjectName(name);
+    for (const auto& [text, data] : items)
+      box->addItem(text, data);
+    box->setCurrentIndex(std::max(0, box->findData(value)));
+    form->addRow(label, box);
+    return box;
+  };
+  auto* method = new QComboBox(&dlg);
+  method->setObjectName("odometryMethod");
+  ui::fill_method_combo(method, method_table(IcpMethod{}));
+  method->setCurrentIndex(std::max(0, method->findData(int(current.method))));
+  form->addRow(QObject::tr("Registration method"), method);
+  const OdometryParams& p = current.params;
+  auto* metric = combo("odometryMetric", QObject::tr("Metric"),
+                       {{QObject::tr("Point to plane"), int(IcpMetric::PointToPlane)},
+                        {QObject::tr("Point to point"), int(IcpMetric::PointToPoint)},
+                        {QObject::tr("GICP"), int(IcpMetric::Gicp)}},
+                       int(p.metric));
+  auto* ground = combo("odometryGround", QObject::tr("Each scan's ground"),
+                       {{QObject::tr("Removed for point to point only"), int(ScanGround::Auto)},
+                        {QObject::tr("Kept"), int(ScanGround::Keep)},
+                        {QObject::tr("Removed"), int(ScanGround::Remove)}},
+                       int(p.scan_ground));
+  ground->setToolTip(QObject::tr(
+      "The ground's rings move with the sensor and hold point-to-point ICP near no motion; a "
+      "plane's residual does not see that motion, and the ground holds height, roll and pitch."));
+  auto* target =
+      combo("odometryTarget", QObject::tr("Register against"),
+            {{QObject::tr("A local map of the last scans"), int(OdometryTarget::LocalMap)},
+             {QObject::tr("The last scan"), int(OdometryTarget::Scan)}},
+            int(p.target));
+  auto* scans = add_int(dlg, form, QObject::tr("Scans in the map"), 1, 1000, p.map_scans);
+  scans->setObjectName("odometryMapScans");
+  auto* voxel = add_spin(dlg, form, QObject::tr("Scan voxel (m)"), 0.01, 10, p.voxel);
+  voxel->setObjectName("odometryVoxel");
+  auto* distance = add_spin(dlg, form, QObject::tr("Pair distance (m)"), 0.01, 100,
+                            p.max_correspondence_distance);
+  distance->setObjectName("odometryMaxDistance");
+  if (!run_form(dlg, form)) return std::nullopt;
+  OdometrySettings out = current;
+  out.method = IcpMethod(method->currentData().toInt());
+  out.params.metric = IcpMetric(metric->currentData().toInt());
+  out.params.scan_ground = ScanGround(ground->currentData().toInt());
+  out.params.target = OdometryTarget(target->currentData().toInt());
+  out.params.map_scans = scans->value();
+  out.params.voxel = float(voxel->value());
+  out.params.max_correspondence_distance = distance->value();
   return out;
 }
 

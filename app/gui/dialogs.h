@@ -10,6 +10,8 @@
 
 namespace cumulus::app {
 
+struct OdometrySettings;
+
 // Metres per 16-bit unit for depth images, starting from `text` (a preset name or a number),
 // which is updated to the choice.
 std::optional<double> ask_depth_scale(QWidget* parent, QString& text);
@@ -23,5 +25,9 @@ std::optional<Dataset> depth_to_cloud_dialog(QWidget* parent, const Dataset& src
 
 // A range image from a cloud, its size and field of view asked first.
 std::optional<Dataset> cloud_to_range_image_dialog(QWidget* parent, const Dataset& src);
+
+// Sequence > Odometry Settings: the registration method and the odometry's parameters.
+std::optional<OdometrySettings> odometry_settings_dialog(QWidget* parent,
+                                                         const OdometrySettings& current);
 
 }  // namespace cumulus::app

@@ -70,6 +70,7 @@ void MainWindow::buildTimeline() {
   auto* menu = menuBar()->addMenu(tr("&Sequence"));
   menu->addAction(tr("Open Se&quence…"), this, &MainWindow::openSequenceDialog);
   menu->addSeparator();
+  menu->addAction(tr("Odometry &Settings…"), this, [this] { odometry_->editSettings(this); });
   menu->addAction(tr("Run &Odometry"), odometry_, &OdometryController::run);
   menu->addAction(tr("&Cancel Odometry"), odometry_, &OdometryController::cancel);
   menu->addAction(tr("&Export Poses…"), odometry_, &OdometryController::exportPoses);

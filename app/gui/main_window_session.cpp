@@ -18,6 +18,7 @@
 #include "filter_panel.h"
 #include "io/io.h"
 #include "main_window.h"
+#include "odometry_controller.h"
 #include "pipeline_panel.h"
 #include "segment_panel.h"
 #include "sequence_player.h"
@@ -93,6 +94,7 @@ bool MainWindow::saveSession(const QString& path, QString* error) {
   s.filter = filter_panel_->settings();
   s.pipeline_panel = {method_of(*pipeline_panel_), pipeline_panel_->live()};
   s.pipeline = pipeline_panel_->preset();
+  s.odometry = odometry_->settings();
   s.camera = cloud_view_->cameraState();
   s.color_mode = color_combo_->currentData().toInt();
   s.point_size = point_size_->value();
@@ -137,6 +139,7 @@ bool MainWindow::openSession(const QString& path) {
   apply_panel(*filter_panel_, s->filter_panel);
   filter_panel_->setSettings(s->filter);
   apply_panel(*pipeline_panel_, s->pipeline_panel);
+  odometry_->setSettings(s->odometry);  // checked as the session was read
   try {
     if (!s->pipeline.isEmpty()) pipeline_panel_->setPreset(s->pipeline);
   } catch (const std::exception& e) {

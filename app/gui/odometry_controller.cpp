@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/device.h"
+#include "dialogs.h"
 #include "filter/filter.h"
 #include "io/io.h"
 #include "run_history.h"
@@ -41,6 +42,23 @@ std::optional<Trajectory> ground_truth(const SequenceInfo& s) {
 
 }  // namespace
 
+void OdometryController::setSettings(const OdometrySettings& s) {
+  validate(s.params);
+  settings_ = s;
+}
+
+bool OdometryController::editSettings(QWidget* parent) {
+  const auto chosen = odometry_settings_dialog(parent, settings_);
+  if (!chosen) return false;
+  try {
+    setSettings(*chosen);
+  } catch (const Error& e) {
+    bench_.report_error(QString::fromStdString(e.what()));
+    return false;
+  }
+  return true;
+}
+
 OdometryController::OdometryController(const Workbench& bench, QObject* parent)
     : QObject(parent), bench_(bench), runner_(new JobRunner(this)) {
   connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
@@ -55,12 +73,14 @@ bool OdometryController::run() {
     return false;
   }
   auto seq = bench_.document->at(row).sequence;
-  const bool gpu = query_device().available;
+  OdometrySettings used = settings_;
+  // A GPU method where none can be used runs as the CPU's, as Live does elsewhere.
+  if (is_gpu_method(used.method) && !query_device().available) used.method = IcpMethod::Cpu;
   runner_->start(
-      [seq, gpu](const JobControl& control) {
+      [seq, used](const JobControl& control) {
         WallTimer t;
-        Odometry odo({}, gpu ? IcpMethod::Gpu : IcpMethod::Cpu,
-                     gpu ? FilterMethod::Gpu : FilterMethod::Cpu);
+        Odometry odo(used.params, used.method,
+                     is_gpu_method(used.method) ? FilterMethod::Gpu : FilterMethod::Cpu);
         const std::size_t n = seq->frames.size();
         for (std::size_t k = 0; k < n; ++k) {
           std::optional<PointCloud> scan;
@@ -80,21 +100,22 @@ bool OdometryController::run() {
         o.ms = t.ms();
         return o;
       },
-      [this, row, seq](OdometryOutcome o) {
+      [this, row, seq, used](OdometryOutcome o) {
         row_ = row;
         sequence_ = seq.get();
         poses_ = std::move(o.poses);
         errors_ = o.errors;
         RunHistory::instance().add({QDateTime::currentDateTime(),
                                     "odometry",
-                                    QString(),
+                                    QString::fromUtf8(method_name(used.method)),
                                     tr("%L1 frames").arg(qulonglong(poses_.size())),
                                     seq->spec,
                                     poses_.size(),
                                     o.ms,
                                     {},
                                     QString()});
-        QString text = tr("Odometry: %L1 frames in %2 s")
+        QString text = tr("Odometry (%1): %L2 frames in %3 s")
+                           .arg(describe(used))
                            .arg(qulonglong(poses_.size()))
                            .arg(o.ms / 1000, 0, 'f', 2);
         if (errors_)

@@ -3,13 +3,15 @@
 // sequence in the background (progress, cancel), then draws the trajectory in the view, seen
 // from the frame on show; with ground truth beside the frames (poses.txt, KITTI format) the
 // status says its errors. The poses export as KITTI or TUM files, and the scans, moved by
-// their poses and thinned, become a map dataset.
+// their poses and thinned, become a map dataset. Sequence > Odometry Settings sets the
+// registration method and the odometry's parameters, as `sequence --task odometry` takes them.
 #include <QObject>
 
 #include <memory>
 #include <optional>
 
 #include "job_runner.h"
+#include "odometry_settings.h"
 #include "sequence/trajectory.h"
 #include "workbench.h"
 
@@ -20,6 +22,12 @@ class OdometryController : public QObject {
 
  public:
   OdometryController(const Workbench& bench, QObject* parent);
+
+  const OdometrySettings& settings() const { return settings_; }
+  // Validates first: InvalidArgument names a bad parameter and changes nothing.
+  void setSettings(const OdometrySettings& s);
+  // The settings dialog; true when it was accepted.
+  bool editSettings(QWidget* parent);
 
   // Starts on the current dataset (a sequence); false with a message when it is none.
   bool run();
@@ -45,6 +53,7 @@ class OdometryController : public QObject {
  private:
   Workbench bench_;
   JobRunner* runner_;
+  OdometrySettings settings_;
   int row_ = -1;
   const void* sequence_ = nullptr;  // the SequenceInfo the poses belong to
   Trajectory poses_;

@@ -133,6 +133,17 @@ QJsonObject session_to_json(const Session& s, const QString& session_path) {
   if (const auto& g = s.filter.ground) filter["ground"] = QJsonObject{{"threshold", g->threshold}};
   QJsonObject pipeline = panel(s.pipeline_panel);
   pipeline["preset"] = s.pipeline;
+  const OdometryParams& op = s.odometry.params;
+  const QJsonObject odometry{
+      {"method", QString::fromUtf8(method_name(s.odometry.method))},
+      {"metric", QString::fromUtf8(metric_name(op.metric))},
+      {"ground", op.scan_ground == ScanGround::Auto   ? "auto"
+                 : op.scan_ground == ScanGround::Keep ? "keep"
+                                                      : "remove"},
+      {"target", op.target == OdometryTarget::Scan ? "scan-to-scan" : "scan-to-map"},
+      {"map_scans", op.map_scans},
+      {"voxel", double(op.voxel)},
+      {"max_distance", op.max_correspondence_distance}};
   QJsonObject view{{"color_mode", s.color_mode}, {"point_size", s.point_size}, {"axes", s.axes}};
   if (const auto& c = s.camera)
     view["camera"] = QJsonObject{
@@ -146,6 +157,7 @@ QJsonObject session_to_json(const Session& s, const QString& session_path) {
       {"panels",
        QJsonObject{
            {"cluster", cluster}, {"segment", segment}, {"filter", filter}, {"pipeline", pipeline}}},
+      {"odometry", odometry},
       {"view", view},
       {"window", QJsonObject{{"state", QString::fromLatin1(s.window_state.toBase64())},
                              {"geometry", QString::fromLatin1(s.geometry.toBase64())}}}};
@@ -233,6 +245,32 @@ Session session_from_json(const QJsonObject& json, const QString& session_path) 
   const QJsonObject pipeline = r.object(panels, "pipeline");
   s.pipeline_panel = r.panel(pipeline);
   s.pipeline = r.object(pipeline, "preset");
+  if (const QJsonObject o = r.object(json, "odometry"); !o.isEmpty()) {
+    OdometrySettings& os = s.odometry;
+    // Each name as the CLI takes it; a missing key keeps the default.
+    const auto named = [&](const char* key, auto parse, auto& into, const QString& valid) {
+      const QString t = r.text(o, key);
+      if (t.isEmpty()) return;
+      const auto v = parse(t.toStdString());
+      if (!v) r.fail(key, "must be " + valid + ", not " + t);
+      into = *v;
+    };
+    named(
+        "method", [](const std::string& t) { return parse_method<IcpMethod>(t); }, os.method,
+        QString::fromStdString(method_table(IcpMethod{}).names()));
+    named("metric", parse_metric, os.params.metric, "point-to-point, point-to-plane or gicp");
+    named("ground", parse_scan_ground, os.params.scan_ground, "auto, keep or remove");
+    named("target", parse_odometry_target, os.params.target, "scan-to-map or scan-to-scan");
+    os.params.map_scans = int(r.number(o, "map_scans", os.params.map_scans, 1, 1000));
+    os.params.voxel = float(r.number(o, "voxel", os.params.voxel, 1e-6, 1e3));
+    os.params.max_correspondence_distance =
+        r.number(o, "max_distance", os.params.max_correspondence_distance, 1e-6, 1e6);
+    try {
+      validate(os.params);
+    } catch (const InvalidArgument& e) {
+      r.fail("odometry", QString::fromUtf8(e.what()));
+    }
+  }
   const QJsonObject view = r.object(json, "view");
   s.color_mode = int(r.number(view, "color_mode", 0, 0, 100));
   s.point_size = r.number(view, "point_size", 2, 1, 20);

@@ -14,6 +14,7 @@
 
 #include "cluster/cluster.h"
 #include "filter_panel.h"
+#include "odometry_settings.h"
 #include "segment/segment.h"
 #include "vtk_cloud_view.h"
 
@@ -43,6 +44,7 @@ struct Session {
   SegmentParams segment;
   ui::FilterSettings filter;
   QJsonObject pipeline;  // the pipeline panel's preset (cumulus-cli pipeline's keys)
+  OdometrySettings odometry;
   std::optional<ui::VtkCloudView::CameraState> camera;
   int color_mode = 0;
   double point_size = 2;
