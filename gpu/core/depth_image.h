@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/hd.h"
+
 namespace cumulus {
 
 struct DepthImage {
@@ -25,9 +27,9 @@ struct DepthImage {
 };
 
 // Metres from a raw 16-bit unit of a depth file: 0 stays "no return", any other unit times the
-// scale, rounded once to float. The files' readers follow it, and the GPU's raw-unit upload
-// (segment_raw_buffers_gpu) computes the same on the device.
-inline float depth_from_unit(std::uint16_t unit, double metres_per_unit) {
+// scale, rounded once to float. The files' readers and the GPU's raw-unit upload
+// (segment_raw_buffers_gpu, on the device) both call it.
+CUMULUS_HD inline float depth_from_unit(std::uint16_t unit, double metres_per_unit) {
   return unit ? float(double(unit) * metres_per_unit) : 0.0f;
 }
 // The unit a 16-bit depth file stores for a depth: round(depth / scale); 0 for invalid depths

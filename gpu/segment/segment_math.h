@@ -1,14 +1,9 @@
 #pragma once
 // The one distance formula of RDP segmentation, for host and device. Every product and sum is
 // rounded on its own (no fused multiply-add), so CPU and GPU cut at exactly the same rows.
-#ifdef __CUDACC__
-#define CUMULUS_HD __host__ __device__ __forceinline__
-#else
-#define CUMULUS_HD inline
-#endif
-
 #include <cmath>
 
+#include "core/hd.h"
 #include "core/rounded.h"
 
 namespace cumulus::segment_math {
@@ -20,8 +15,8 @@ using rounded::root;
 using rounded::sub;
 
 // Vertical: |d_i - chord(i)|. Perpendicular: distance in (row * pitch, depth) coordinates.
-CUMULUS_HD float distance(float d_first, float d_last, float d_i, int first, int last, int i,
-                          bool perpendicular, float pitch) {
+CUMULUS_HD inline float distance(float d_first, float d_last, float d_i, int first, int last, int i,
+                                 bool perpendicular, float pitch) {
   const float dd = sub(d_last, d_first);
   if (!perpendicular) {
     const float t = div(float(i - first), float(last - first));

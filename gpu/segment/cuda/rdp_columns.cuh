@@ -24,9 +24,8 @@ __device__ __forceinline__ bool valid(float d) {
 }
 
 // A batch's pixels in metres: depth images held as floats, or the raw 16-bit units of depth
-// PNGs with their metres a unit. Raw units take half the upload and are scaled here exactly as
-// load_depth_image scales them on the host (double product, rounded once to float; 0 stays "no
-// return"), so both give the same signal and the same cut rows.
+// PNGs with their metres a unit. Raw units take half the upload and are scaled here by the rule
+// load_depth_image uses on the host (depth_from_unit), so both give the same signal and cut rows.
 struct MetrePixels {
   const float* data;
   __device__ float operator()(std::size_t i) const { return data[i]; }
@@ -35,8 +34,7 @@ struct RawPixels {
   const std::uint16_t* data;
   double metres_per_unit;
   __device__ float operator()(std::size_t i) const {
-    const unsigned v = data[i];
-    return v ? float(double(v) * metres_per_unit) : 0.0f;
+    return depth_from_unit(data[i], metres_per_unit);
   }
 };
 
