@@ -51,29 +51,161 @@ class TestViewScale : public QObject {
  private slots:
   void drawOrderVisitsEveryPointOnce() {
     for (const std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(1000),
-                                std::size_t(1001), std::size_t(4096), std::size_t(65537)}) {
-      const auto d = ui::make_draw_data(line_cloud(n));
-      QCOMPARE(std::gcd(d->stride, std::uint64_t(n)), std::uint64_t(1));
+                                std::size_t(1001), std::size_t(65537), std::size_t(300007)}) {
+      auto cloud = line_cloud(n);
+      if (n > 2) cloud->points[n / 2] = {NAN, 0, 0}, cloud->points[n - 1].z = INFINITY;
+      const auto d = ui::make_draw_data(cloud);
+      QCOMPARE(d->index.size(), n);
       std::vector<bool> seen(n, false);
       for (std::size_t j = 0; j < n; ++j) {
         const std::size_t i = d->pointAt(j);
         QVERIFY(i < n && !seen[i]);
         seen[i] = true;
+        // Finite points first: the drawable range holds no other.
+        QCOMPARE(j < d->index.drawable(), is_finite(cloud->points[i]));
       }
+      QCOMPARE(d->index.drawable(), n > 2 ? n - 2 : n);
     }
   }
 
-  // Any 1 % of the draw order spreads over the whole cloud: each hundredth of the cloud's points
-  // (in their own order) gets its share within 20 %.
-  void drawOrderPrefixCoversTheCloudEvenly() {
-    const std::size_t n = 1000003, prefix = n / 100;
+  // Each cell holds points within its bounds, and a cell's ranks map to its own points only.
+  void cellsHoldTheirPointsWithinTheirBounds() {
+    const auto cloud = line_cloud(500000);
+    const auto d = ui::make_draw_data(cloud);
+    const auto& cells = d->index.cells();
+    QVERIFY2(cells.size() > 16, qPrintable(QString::number(cells.size())));
+    std::size_t total = 0;
+    std::vector<ui::DrawRange> ranges;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      QVERIFY(cells[c].count > 0 && cells[c].count <= 65536);
+      total += cells[c].count;
+      ranges.clear();
+      d->index.appendRanges(c, 0, cells[c].count, ranges);
+      std::size_t ranks = 0;
+      for (const auto& r : ranges)
+        for (std::size_t j = r.first; j < r.first + r.count; ++j, ++ranks) {
+          const Point3f& p = cloud->points[d->pointAt(j)];
+          const auto& b = cells[c].bounds;
+          QVERIFY(p.x >= b[0] && p.x <= b[1] && p.y >= b[2] && p.y <= b[3] && p.z >= b[4] &&
+                  p.z <= b[5]);
+        }
+      QCOMPARE(ranks, std::size_t(cells[c].count));
+    }
+    QCOMPARE(total, cloud->size());
+  }
+
+  // The first rounds of the draw order (what arrives first) spread over the whole cloud: each
+  // twentieth of the cloud's points (in their own order: strips of the plane here) gets its
+  // share within 20 % (finer strips see each cell's sample rounded to whole points).
+  void firstRoundsCoverTheCloudEvenly() {
+    const std::size_t n = 1000003;
     const auto d = ui::make_draw_data(line_cloud(n));
-    std::vector<int> buckets(100, 0);
+    std::size_t prefix = 0;
+    for (std::size_t c = 0; c < d->index.cells().size(); ++c)
+      prefix += d->index.roundEnd(c, ui::LodIndex::kRounds - 6);  // the first 1/64
+    QVERIFY2(prefix >= n / 66 && prefix <= n / 62, qPrintable(QString::number(prefix)));
+    std::vector<int> buckets(20, 0);
     for (std::size_t j = 0; j < prefix; ++j)
-      ++buckets[d->pointAt(j) * 100 / n];
+      ++buckets[d->pointAt(j) * 20 / n];
     const auto [lo, hi] = std::minmax_element(buckets.begin(), buckets.end());
-    QVERIFY2(*lo >= 0.8 * prefix / 100 && *hi <= 1.2 * prefix / 100,
-             qPrintable(QString("%1..%2 of %3").arg(*lo).arg(*hi).arg(prefix / 100)));
+    QVERIFY2(*lo >= 0.8 * prefix / 20 && *hi <= 1.2 * prefix / 20,
+             qPrintable(QString("%1..%2 of %3").arg(*lo).arg(*hi).arg(prefix / 20)));
+  }
+
+  // A cell's first ranks are a uniform sample of it: its first quarter has a quarter of its
+  // points in each half of its bounds along x (within 20 %).
+  void aCellsFirstRanksSpreadOverIt() {
+    const auto cloud = line_cloud(500000);
+    const auto d = ui::make_draw_data(cloud);
+    std::vector<ui::DrawRange> ranges;
+    for (std::size_t c = 0; c < d->index.cells().size(); ++c) {
+      const auto& cell = d->index.cells()[c];
+      if (cell.count < 1000 || cell.bounds[1] - cell.bounds[0] < 0.1f) continue;
+      ranges.clear();
+      d->index.appendRanges(c, 0, cell.count / 4, ranges);
+      const float mid = 0.5f * (cell.bounds[0] + cell.bounds[1]);
+      std::size_t left = 0, all = 0;
+      for (const auto& r : ranges)
+        for (std::size_t j = r.first; j < r.first + r.count; ++j, ++all)
+          left += cloud->points[d->pointAt(j)].x < mid;
+      QVERIFY2(left >= 0.4 * double(all) && left <= 0.6 * double(all),
+               qPrintable(QString("cell %1: %2 of %3 left").arg(c).arg(left).arg(all)));
+    }
+  }
+
+  // While uploads arrive, a cell may draw the ranks whose draw positions are in.
+  void availableRanksFollowTheUploads() {
+    const auto d = ui::make_draw_data(line_cloud(200000));
+    std::vector<ui::DrawRange> ranges;
+    for (const std::size_t uploaded :
+         {std::size_t(0), std::size_t(777), std::size_t(50000), std::size_t(200000)})
+      for (std::size_t c = 0; c < d->index.cells().size(); ++c) {
+        const std::uint32_t k = d->index.available(c, uploaded);
+        ranges.clear();
+        d->index.appendRanges(c, 0, d->index.cells()[c].count, ranges);
+        std::size_t below = 0;
+        for (const auto& r : ranges)
+          for (std::size_t j = r.first; j < r.first + r.count; ++j)
+            below += j < uploaded;
+        QCOMPARE(std::size_t(k), below);
+        // and they are its first ranks
+        ranges.clear();
+        d->index.appendRanges(c, 0, k, ranges);
+        for (const auto& r : ranges)
+          QVERIFY(r.first + r.count <= uploaded);
+      }
+  }
+
+  // Cells outside the view volume get no points; of two equal cells the nearer, larger on
+  // screen, gets more; the total keeps to the budget, all of them when the budget allows.
+  void budgetGoesToCellsOnScreenBySize() {
+    // A camera at the origin looking down +z: clip w = z, a 90 degree view, near 0.1, far 100.
+    const double f = 100, nr = 0.1;
+    const double clip[16] = {
+        1, 0, 0, 0, 0, 1, 0, 0, 0, 0, (f + nr) / (f - nr), -2 * f * nr / (f - nr), 0, 0, 1, 0};
+    std::vector<ui::LodCell> cells(4);
+    cells[0] = {1000, {-0.5f, 0.5f, -0.5f, 0.5f, 2, 2.5f}};    // near
+    cells[1] = {1000, {-0.5f, 0.5f, -0.5f, 0.5f, 8, 8.5f}};    // far
+    cells[2] = {1000, {5, 6, -0.5f, 0.5f, 2, 2.5f}};           // off to the side
+    cells[3] = {1000, {-0.5f, 0.5f, -0.5f, 0.5f, -3, -2.5f}};  // behind
+    const auto sizes = ui::lod_screen_sizes(cells, clip, 400, 400);
+    QVERIFY(sizes[0] > 10 * sizes[1] && sizes[1] >= 1);
+    QCOMPARE(sizes[2], 0.0);
+    QCOMPARE(sizes[3], 0.0);
+    const std::vector<std::uint32_t> available(4, 1000);
+    const auto counts = ui::lod_counts(sizes, available, {}, 600);
+    QVERIFY(counts[0] + counts[1] <= 600 && counts[0] + counts[1] >= 590);
+    QVERIFY(counts[0] > 5 * counts[1] && counts[1] > 0);
+    QCOMPARE(counts[2] + counts[3], 0u);
+    const auto all = ui::lod_counts(sizes, available, {}, 5000);
+    QCOMPARE(all, (std::vector<std::uint32_t>{1000, 1000, 0, 0}));
+    // What an image already shows stays, whatever the budget.
+    const auto kept = ui::lod_counts(sizes, available, {10, 900, 0, 0}, 950);
+    QVERIFY(kept[1] >= 900 && kept[0] >= 10 && kept[0] + kept[1] <= 950);
+    // A cell the camera stands in counts as the whole view.
+    cells[0].bounds[4] = -1;
+    QCOMPARE(ui::lod_screen_sizes(cells, clip, 400, 400)[0], 400.0 * 400.0);
+  }
+
+  void rangesMerge() {
+    std::vector<ui::DrawRange> r{{10, 5}, {0, 3}, {15, 2}, {3, 1}, {30, 0}, {16, 10}};
+    ui::merge_ranges(r);
+    QCOMPARE(r.size(), std::size_t(2));
+    QCOMPARE(r[0].first, std::size_t(0));
+    QCOMPARE(r[0].count, std::size_t(4));
+    QCOMPARE(r[1].first, std::size_t(10));
+    QCOMPARE(r[1].count, std::size_t(16));
+    // Closing the smallest gaps within a number of points: here 3 (of gaps 2, 3 and 5).
+    std::vector<ui::DrawRange> g{{0, 1}, {3, 1}, {7, 1}, {13, 1}};
+    ui::merge_ranges(g, 4);
+    QCOMPARE(g.size(), std::size_t(3));
+    QCOMPARE(g[0].first, std::size_t(0));
+    QCOMPARE(g[0].count, std::size_t(4));
+    QCOMPARE(g[1].first, std::size_t(7));
+    QCOMPARE(g[2].first, std::size_t(13));
+    ui::merge_ranges(g, 10);
+    QCOMPARE(g.size(), std::size_t(1));
+    QCOMPARE(g[0].count, std::size_t(14));
   }
 
   void movingFramesDrawABudgetAndRestingFramesMore() {
@@ -103,6 +235,85 @@ class TestViewScale : public QObject {
       QApplication::processEvents();
     }
     QCOMPARE(view.drawnPoints(), n);
+  }
+
+  // At rest each frame adds at most its budget to the image, until the image shows every point:
+  // the same picture as one frame drawing them all (an export).
+  void restingFramesAddToTheImageUntilFullDetail() {
+    ui::VtkCloudView view;
+    view.resize(320, 240);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const std::size_t n = 600000;
+    view.setCloud(line_cloud(n));
+    view.setColors(std::vector<Rgb8>(n, Rgb8{250, 40, 40}));
+    QVERIFY(upload_all(view));
+    // A resting target no frame meets: every frame draws the smallest budget, 50,000 points.
+    view.setFrameTargets(30, 0.001);
+    // A frame at rest starts the image (moving frames draw straight into the scene; the view
+    // may have drawn its own resting frame already once the uploads ended).
+    view.repaint();
+    QApplication::processEvents();
+    const auto about_the_budget = [](std::size_t added) { return added > 45000 && added <= 50000; };
+    QVERIFY2(view.drawnPoints() > 0 && view.drawnPoints() < n,
+             qPrintable(QString::number(view.drawnPoints())));
+    std::size_t before = view.drawnPoints();
+    int frames = 0;
+    for (; frames < 100 && !view.fullDetail(); ++frames) {
+      view.repaint();
+      QApplication::processEvents();
+      QVERIFY2(view.drawnPoints() > before &&
+                   (view.fullDetail() || about_the_budget(view.drawnPoints() - before)),
+               qPrintable(QString("%1 after %2").arg(view.drawnPoints()).arg(before)));
+      before = view.drawnPoints();
+    }
+    QVERIFY(view.fullDetail());
+    QVERIFY2(frames >= 10, qPrintable(QString::number(frames)));
+    QCOMPARE(view.drawnPoints(), n);
+    const QImage shown = view.grabFramebuffer().convertToFormat(QImage::Format_RGB888);
+    const QImage all = view.renderImage(shown.width(), shown.height());
+    QCOMPARE(all.size(), shown.size());
+    int differ = 0, red = 0;
+    for (int y = 0; y < shown.height(); ++y)
+      for (int x = 0; x < shown.width(); ++x) {
+        differ += shown.pixel(x, y) != all.pixel(x, y);
+        red += qRed(shown.pixel(x, y)) > 200 && qGreen(shown.pixel(x, y)) < 60;
+      }
+    QVERIFY2(red > shown.width() * shown.height() / 10, qPrintable(QString::number(red)));
+    QVERIFY2(differ <= shown.width() * shown.height() / 1000, qPrintable(QString::number(differ)));
+    // Moving again starts a new image at the moving budget.
+    QTest::mousePress(&view, Qt::LeftButton, {}, QPoint(160, 120));
+    QTest::mouseMove(&view, QPoint(170, 125));
+    view.repaint();
+    QVERIFY(view.drawnPoints() < n);
+    QTest::mouseRelease(&view, Qt::LeftButton, {}, QPoint(170, 125));
+  }
+
+  // Seen from close by, the points off screen are not drawn, and those on screen all are at rest.
+  void closeViewDrawsOnlyWhatIsOnScreen() {
+    ui::VtkCloudView view;
+    view.resize(320, 240);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const std::size_t n = 600000;
+    view.setCloud(line_cloud(n));
+    QVERIFY(upload_all(view));
+    view.setFrameTargets(30, 1e6);
+    auto camera = view.cameraState();
+    for (int a = 0; a < 3; ++a)
+      camera.position[a] =
+          camera.focal_point[a] + 0.1 * (camera.position[a] - camera.focal_point[a]);
+    view.setCameraState(camera);
+    for (int f = 0; f < 100 && !view.fullDetail(); ++f) {
+      view.repaint();
+      QApplication::processEvents();
+    }
+    QVERIFY(view.fullDetail());
+    QVERIFY2(view.drawnPoints() > 0 && view.drawnPoints() < n / 4,
+             qPrintable(QString::number(view.drawnPoints())));
+    // A pick finds a point that is drawn, at the centre of the view.
+    const auto picked = view.pickAt(QPoint(160, 120));
+    QVERIFY(picked.has_value());
   }
 
   void largeCloudIsPreparedOffTheUiThread() {

@@ -1,16 +1,20 @@
 #include "cloud_prop.h"
 
+#include <vtkMatrix4x4.h>
 #include <vtkObjectFactory.h>
 #include <vtkOpenGLBufferObject.h>
 #include <vtkOpenGLCamera.h>
+#include <vtkOpenGLFramebufferObject.h>
 #include <vtkOpenGLRenderWindow.h>
 #include <vtkOpenGLRenderer.h>
 #include <vtkOpenGLShaderCache.h>
 #include <vtkOpenGLState.h>
 #include <vtkOpenGLVertexArrayObject.h>
 #include <vtkShaderProgram.h>
+#include <vtkTextureObject.h>
 #include <vtk_glew.h>
 
+#include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <malloc.h>
@@ -22,17 +26,14 @@ namespace cumulus::ui {
 
 namespace {
 
-// Non-finite points (holes of organized clouds) are moved outside the clip volume, not drawn.
+// Only finite points are ever drawn (the index puts the others past its drawable range).
 const char* kVertexShader = R"(//VTK::System::Dec
 in vec3 vertexMC;
 in vec4 colourIn;
 uniform mat4 MCDCMatrix;
 out vec4 colourVS;
 void main() {
-  if (any(isnan(vertexMC)) || any(isinf(vertexMC)))
-    gl_Position = vec4(2.0, 2.0, 2.0, 1.0);
-  else
-    gl_Position = MCDCMatrix * vec4(vertexMC, 1.0);
+  gl_Position = MCDCMatrix * vec4(vertexMC, 1.0);
   colourVS = colourIn;
 }
 )";
@@ -45,20 +46,38 @@ void main() {
 }
 )";
 
+// The prop's image over the viewport: one triangle covering it (no vertex buffers), each pixel
+// its texel, with its depth so the rest of the scene hides it and is hidden by it as if drawn in
+// the same pass. Pixels no point reached (alpha 0) are left alone.
+const char* kImageVertexShader = R"(//VTK::System::Dec
+void main() {
+  vec2 corner = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+  gl_Position = vec4(corner * 2.0 - 1.0, 0.0, 1.0);
+}
+)";
+
+const char* kImageFragmentShader = R"(//VTK::System::Dec
+//VTK::Output::Dec
+uniform sampler2D colours;
+uniform sampler2D depths;
+uniform ivec2 origin;
+void main() {
+  ivec2 texel = ivec2(gl_FragCoord.xy) - origin;
+  vec4 colour = texelFetch(colours, texel, 0);
+  if (colour.a == 0.0) discard;
+  gl_FragDepth = texelFetch(depths, texel, 0).r;
+  gl_FragData[0] = colour;
+}
+)";
+
 }  // namespace
 
 std::shared_ptr<CloudDrawData> make_draw_data(std::shared_ptr<const PointCloud> cloud) {
   auto d = std::make_shared<CloudDrawData>();
   d->cloud = std::move(cloud);
-  const std::size_t n = d->size();
-  if (n > 1) {
-    auto s = std::uint64_t(double(n) * 0.6180339887498949);
-    while (std::gcd(s, std::uint64_t(n)) != 1)
-      ++s;
-    d->stride = s;
-  }
-  if (const Bounds b = d->cloud->local_bounds(); b.valid)
-    d->bounds = {b.min.x, b.max.x, b.min.y, b.max.y, b.min.z, b.max.z};
+  const Bounds b = d->cloud->local_bounds();
+  if (b.valid) d->bounds = {b.min.x, b.max.x, b.min.y, b.max.y, b.min.z, b.max.z};
+  d->index = LodIndex::build(*d->cloud, b);
   return d;
 }
 
@@ -86,7 +105,9 @@ void CloudProp::setData(std::shared_ptr<const CloudDrawData> data) {
       list->resize(pages);
     }
   positions_uploaded_ = colours_uploaded_ = 0;
-  drawn_ = 0;
+  drawn_ = shown_total_ = 0;
+  shown_.clear();
+  complete_ = false;
   Modified();
 }
 
@@ -101,7 +122,7 @@ double* CloudProp::GetBounds() {
   return bounds_;
 }
 
-void CloudProp::ReleaseGraphicsResources(vtkWindow*) {
+void CloudProp::ReleaseGraphicsResources(vtkWindow* window) {
   for (auto* pages : {&positions_, &colours_}) {
     for (auto& b : *pages)
       if (b) b->ReleaseGraphicsResources();
@@ -109,6 +130,14 @@ void CloudProp::ReleaseGraphicsResources(vtkWindow*) {
   }
   vao_->ReleaseGraphicsResources();
   positions_uploaded_ = colours_uploaded_ = 0;
+  for (auto* texture : {image_colour_.Get(), image_depth_.Get()})
+    if (texture) texture->ReleaseGraphicsResources(window);
+  if (image_) image_->ReleaseGraphicsResources(window);
+  image_ = nullptr;
+  image_colour_ = image_depth_ = nullptr;
+  warm_frames_ = 0;
+  shown_.clear();
+  shown_total_ = 0;
 }
 
 CloudProp::Staged CloudProp::gather(std::shared_ptr<const CloudDrawData> data,
@@ -182,7 +211,7 @@ void CloudProp::upload() {
   }
   if (staging_busy_ && staging_.isFinished()) {
     staging_busy_ = false;
-    copyIn(staging_.result());
+    copyIn(staging_.future().takeResult());
     staging_.setFuture({});  // the chunk's memory goes now, not with the next one
 #ifdef __GLIBC__
     // The chunks were allocated on worker threads' heaps, which glibc keeps once freed: give
@@ -199,20 +228,159 @@ void CloudProp::upload() {
   }
 }
 
+std::vector<DrawRange> CloudProp::shownRanges() const {
+  std::vector<DrawRange> ranges;
+  if (!data_) return ranges;
+  for (std::size_t c = 0; c < shown_.size(); ++c)
+    if (shown_[c] > 0) data_->index.appendRanges(c, 0, shown_[c], ranges);
+  merge_ranges(ranges);
+  return ranges;
+}
+
+void CloudProp::drawRanges(const std::vector<DrawRange>& ranges, vtkShaderProgram* program) {
+  const GLint xyz = glGetAttribLocation(GLuint(program->GetHandle()), "vertexMC"),
+              rgba = glGetAttribLocation(GLuint(program->GetHandle()), "colourIn");
+  if (xyz < 0 || rgba < 0) return;
+  vao_->Bind();
+  glEnableVertexAttribArray(GLuint(xyz));
+  glEnableVertexAttribArray(GLuint(rgba));
+  // Page by page: the ranges' parts within it, in one call.
+  std::vector<GLint> firsts;
+  std::vector<GLsizei> counts;
+  std::size_t next = 0;
+  for (std::size_t page = 0; next < ranges.size(); ++page) {
+    const std::size_t lo = page * kPage, hi = lo + kPage;
+    firsts.clear();
+    counts.clear();
+    while (next < ranges.size() && ranges[next].first < hi) {
+      const DrawRange& r = ranges[next];
+      const std::size_t from = std::max(r.first, lo), to = std::min(r.first + r.count, hi);
+      firsts.push_back(GLint(from - lo));
+      counts.push_back(GLsizei(to - from));
+      if (r.first + r.count > hi) break;  // its rest is on the next page
+      ++next;
+    }
+    if (firsts.empty()) continue;
+    positions_[page]->Bind();
+    glVertexAttribPointer(GLuint(xyz), 3, GL_FLOAT, GL_FALSE, 12, nullptr);
+    colours_[page]->Bind();
+    glVertexAttribPointer(GLuint(rgba), 4, GL_UNSIGNED_BYTE, GL_TRUE, 4, nullptr);
+    glMultiDrawArrays(GL_POINTS, firsts.data(), counts.data(), GLsizei(firsts.size()));
+  }
+  glDisableVertexAttribArray(GLuint(xyz));
+  glDisableVertexAttribArray(GLuint(rgba));
+  vao_->Release();
+}
+
+bool CloudProp::prepareImage(vtkOpenGLRenderWindow* win, int width, int height) {
+  if (!image_) {
+    image_ = vtkSmartPointer<vtkOpenGLFramebufferObject>::New();
+    image_colour_ = vtkSmartPointer<vtkTextureObject>::New();
+    image_depth_ = vtkSmartPointer<vtkTextureObject>::New();
+    image_->SetContext(win);
+    image_colour_->SetContext(win);
+    image_depth_->SetContext(win);
+    bool made =
+        image_colour_->Allocate2D(unsigned(width), unsigned(height), 4, VTK_UNSIGNED_CHAR) &&
+        image_depth_->AllocateDepth(unsigned(width), unsigned(height), vtkTextureObject::Float32);
+    if (made) {
+      win->GetState()->PushFramebufferBindings();
+      image_->Bind();
+      image_->AddColorAttachment(0, image_colour_);
+      image_->AddDepthAttachment(image_depth_);
+      made = image_->CheckFrameBufferStatus(GL_FRAMEBUFFER) != 0;
+      win->GetState()->PopFramebufferBindings();
+    }
+    if (!made) {  // tried again next frame
+      image_colour_->ReleaseGraphicsResources(win);
+      image_depth_->ReleaseGraphicsResources(win);
+      image_->ReleaseGraphicsResources(win);
+      image_ = nullptr;
+      return false;
+    }
+  } else if (int(image_colour_->GetWidth()) != width || int(image_colour_->GetHeight()) != height) {
+    image_colour_->Resize(unsigned(width), unsigned(height));
+    image_depth_->Resize(unsigned(width), unsigned(height));
+  }
+  return true;
+}
+
+void CloudProp::compositeImage(vtkOpenGLRenderWindow* win, int x, int y) {
+  vtkShaderProgram* program =
+      win->GetShaderCache()->ReadyShaderProgram(kImageVertexShader, kImageFragmentShader, "");
+  if (!program) return;
+  image_colour_->Activate();
+  image_depth_->Activate();
+  program->SetUniformi("colours", image_colour_->GetTextureUnit());
+  program->SetUniformi("depths", image_depth_->GetTextureUnit());
+  const int origin[2] = {x, y};
+  program->SetUniform2i("origin", origin);
+  win->GetState()->vtkglEnable(GL_DEPTH_TEST);
+  vao_->Bind();
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+  vao_->Release();
+  image_depth_->Deactivate();
+  image_colour_->Deactivate();
+}
+
+void CloudProp::drawIntoImage(vtkOpenGLRenderWindow* win, int width, int height, bool clear,
+                              const std::vector<DrawRange>& ranges, vtkShaderProgram* program) {
+  vtkOpenGLState* state = win->GetState();
+  state->PushFramebufferBindings();
+  image_->Bind();
+  image_->ActivateDrawBuffers(1);
+  {
+    vtkOpenGLState::ScopedglViewport keep_viewport(state);
+    vtkOpenGLState::ScopedglScissor keep_scissor(state);
+    state->vtkglViewport(0, 0, width, height);
+    state->vtkglScissor(0, 0, width, height);
+    if (clear) {  // transparent: the composite leaves pixels without points alone
+      vtkOpenGLState::ScopedglClearColor keep_clear(state);
+      vtkOpenGLState::ScopedglDepthMask keep_mask(state);
+      state->vtkglClearColor(0, 0, 0, 0);
+      state->vtkglClearDepth(1);
+      state->vtkglDepthMask(GL_TRUE);
+      state->vtkglClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+    }
+    if (program && !ranges.empty()) drawRanges(ranges, program);
+  }
+  state->PopFramebufferBindings();
+}
+
+void CloudProp::warmImage(vtkOpenGLRenderer* ren, vtkOpenGLRenderWindow* win) {
+  int width = 0, height = 0, x = 0, y = 0;
+  ren->GetTiledSizeAndOrigin(&width, &height, &x, &y);
+  if (width <= 0 || height <= 0 || !prepareImage(win, width, height)) return;
+  drawIntoImage(win, width, height, true, {}, nullptr);
+  compositeImage(win, x, y);  // an empty image: every pixel discarded
+  shown_key_ = ViewKey{};
+}
+
 int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   drawn_ = 0;
   auto* ren = vtkOpenGLRenderer::SafeDownCast(viewport);
   auto* win = ren ? vtkOpenGLRenderWindow::SafeDownCast(ren->GetRenderWindow()) : nullptr;
   auto* cam = ren ? vtkOpenGLCamera::SafeDownCast(ren->GetActiveCamera()) : nullptr;
   if (!win || !cam || !data_ || data_->size() == 0) return 0;
-  // The program first: compiled (once a process) in a frame that has nothing else to do yet,
-  // not in one that also copies and draws points.
+  // A view's first frames do no more than make its programs ready: the points' program, then
+  // the image's program, the image and a composite of it (a software renderer compiles each
+  // pipeline at its first draw: tens of milliseconds), each in a frame that has nothing else to
+  // do yet, not in one that also copies and draws points.
   vtkShaderProgram* program =
       win->GetShaderCache()->ReadyShaderProgram(kVertexShader, kFragmentShader, "");
   if (!program) return 0;
+  if (!upload_all_ && warm_frames_ < 2) {
+    if (warm_frames_ == 1) warmImage(ren, win);
+    ++warm_frames_;
+    if (!staging_busy_)
+      upload();                                  // starts gathering the first points
+    else if (staging_.isFinished() && ready_)    // copied by the next frame, not this one, which
+      QTimer::singleShot(0, &staging_, ready_);  // comes after the events waiting now
+    return 0;
+  }
   upload();
-  const std::size_t count = std::min({positions_uploaded_, colours_uploaded_, draw_limit_});
-  if (count == 0) return 0;
+  const std::size_t uploaded = std::min(positions_uploaded_, colours_uploaded_);
+  if (uploaded == 0) return 0;
   vtkMatrix4x4 *wcvc = nullptr, *vcdc = nullptr, *wcdc = nullptr;
   vtkMatrix3x3* normals = nullptr;
   cam->GetKeyMatrices(ren, wcvc, normals, vcdc, wcdc);
@@ -220,24 +388,73 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   vtkOpenGLState* state = win->GetState();
   state->vtkglEnable(GL_DEPTH_TEST);
   state->vtkglPointSize(point_size_);
-  const GLint xyz = glGetAttribLocation(GLuint(program->GetHandle()), "vertexMC"),
-              rgba = glGetAttribLocation(GLuint(program->GetHandle()), "colourIn");
-  if (xyz < 0 || rgba < 0) return 0;
-  vao_->Bind();
-  glEnableVertexAttribArray(GLuint(xyz));
-  glEnableVertexAttribArray(GLuint(rgba));
-  // The prefix of `count` draw positions, page by page.
-  for (std::size_t page = 0; page * kPage < count; ++page) {
-    positions_[page]->Bind();
-    glVertexAttribPointer(GLuint(xyz), 3, GL_FLOAT, GL_FALSE, 12, nullptr);
-    colours_[page]->Bind();
-    glVertexAttribPointer(GLuint(rgba), 4, GL_UNSIGNED_BYTE, GL_TRUE, 4, nullptr);
-    glDrawArrays(GL_POINTS, 0, GLsizei(std::min(kPage, count - page * kPage)));
+  if (upload_all_) {  // an export: every point, straight into the scene
+    drawRanges({{0, std::min(uploaded, data_->index.drawable())}}, program);
+    drawn_ = shown_total_ = std::min(uploaded, data_->index.drawable());
+    complete_ = true;
+    return 1;
   }
-  glDisableVertexAttribArray(GLuint(xyz));
-  glDisableVertexAttribArray(GLuint(rgba));
-  vao_->Release();
-  drawn_ = count;
+
+  // What each cell may draw (its uploaded ranks) and how large it is on screen.
+  int width = 0, height = 0, x = 0, y = 0;
+  ren->GetTiledSizeAndOrigin(&width, &height, &x, &y);
+  if (width <= 0 || height <= 0) return 0;
+  ViewKey key;
+  const vtkMatrix4x4* clip =
+      cam->GetCompositeProjectionTransformMatrix(ren->GetTiledAspectRatio(), -1, 1);
+  std::copy(&clip->GetData()[0], &clip->GetData()[0] + 16, key.clip.begin());
+  key.width = width, key.height = height, key.point_size = point_size_;
+  key.data = data_.get(), key.colours_version = data_->colours_version;
+  const auto& cells = data_->index.cells();
+  const std::vector<double> sizes = lod_screen_sizes(cells, key.clip.data(), width, height);
+  std::vector<std::uint32_t> available(cells.size());
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    available[c] = data_->index.available(c, uploaded);
+  // At rest, into the image (kept from the frame before if that saw the same); moving, straight
+  // into the scene (no image to clear and composite), and the next frame at rest starts anew.
+  const bool into_image = accumulate_ && prepareImage(win, width, height);
+  const bool fresh = !into_image || !(key == shown_key_) || shown_.size() != cells.size();
+  if (fresh) shown_.assign(cells.size(), 0);
+  shown_key_ = into_image ? key : ViewKey{};
+  // This frame's share: `draw_limit_` more points than the image has, spread by screen size.
+  const std::size_t before = fresh ? 0 : shown_total_;
+  std::vector<std::uint32_t> target;
+  if (uploading() && !into_image) {
+    // While points arrive, the first of the draw order (its first rounds: a uniform sample of
+    // the whole cloud) in one range: a software renderer pays about 10 us a range, and a
+    // frame's share spread over thousands of cells is thousands of ranges on top of the copy.
+    const std::size_t prefix = std::min({uploaded, data_->index.drawable(), draw_limit_});
+    target.resize(cells.size());
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      target[c] = data_->index.available(c, prefix);
+  } else {
+    target = lod_counts(sizes, available, shown_,
+                        draw_limit_ > SIZE_MAX - before ? SIZE_MAX : before + draw_limit_);
+  }
+  std::vector<DrawRange> ranges;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    if (target[c] > shown_[c]) data_->index.appendRanges(c, shown_[c], target[c], ranges);
+  std::size_t new_points = 0;
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    new_points += target[c] - shown_[c];
+  // A quarter more points drawn at most, for fewer ranges (the image counts only its own).
+  merge_ranges(ranges, new_points / 4);
+
+  if (!into_image) {
+    drawRanges(ranges, program);
+  } else {
+    drawIntoImage(win, width, height, fresh, ranges, program);
+    compositeImage(win, x, y);
+  }
+
+  complete_ = true;
+  shown_total_ = 0;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    drawn_ += target[c] - shown_[c];
+    shown_[c] = target[c];
+    shown_total_ += target[c];
+    if (sizes[c] > 0 && target[c] < cells[c].count) complete_ = false;
+  }
   return 1;
 }
 

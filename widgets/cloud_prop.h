@@ -1,10 +1,13 @@
 #pragma once
-// The 3D view's points, drawn by our own VTK prop: one GL buffer of positions and one of RGBA
-// colours, filled straight from the cloud (no VTK points, cells or packed copies), in a shuffled
-// order whose every prefix is a uniform subsample of the cloud. Drawing a prefix is the level of
-// detail: a budget of points while the camera moves, more (all where the frame time allows) when
-// it rests. Buffers fill progressively: a worker gathers the next chunk into the draw order while
-// frames draw what is there, so opening a huge cloud never stalls the UI thread.
+// The 3D view's points, drawn by our own VTK prop: GL buffers of positions and RGBA colours,
+// filled straight from the cloud (no VTK points, cells or packed copies) in the draw order of its
+// spatial index (cloud_lod.h). The level of detail follows the view: a frame draws a budget of
+// points, shared among the index's cells on screen by their size there, and none off screen.
+// While the camera rests, points go into an image of the prop's own (colour and depth) that is
+// composited into the scene, and each frame adds the next budget of points to what is already
+// drawn until every point on screen is: full detail at rest, a budget's time a frame. Buffers fill
+// progressively: a worker gathers the next chunk into the draw order while frames draw what is
+// there, so opening a huge cloud never stalls the UI thread.
 #include <vtkNew.h>
 #include <vtkProp.h>
 #include <vtkSmartPointer.h>
@@ -18,11 +21,17 @@
 #include <optional>
 #include <vector>
 
+#include "cloud_lod.h"
 #include "colormap.h"
 #include "core/point_cloud.h"
 
 class vtkOpenGLBufferObject;
+class vtkOpenGLFramebufferObject;
+class vtkOpenGLRenderWindow;
+class vtkOpenGLRenderer;
 class vtkOpenGLVertexArrayObject;
+class vtkShaderProgram;
+class vtkTextureObject;
 
 namespace cumulus::ui {
 
@@ -41,43 +50,50 @@ struct CloudColouring {
 };
 
 // What every prop drawing one cloud shares (the on-screen view and off-screen exports): the
-// cloud, its colouring and the draw order. Only the UI thread replaces `colouring`; workers get
-// the one they gather from passed to them.
+// cloud, its colouring and its spatial index. Only the UI thread replaces `colouring`; workers
+// get the one they gather from passed to them.
 struct CloudDrawData {
   std::shared_ptr<const PointCloud> cloud;
   std::shared_ptr<const CloudColouring> colouring;
   std::uint64_t colours_version = 0;
-  std::uint64_t stride = 1;  // draw position j shows point (j * stride) mod n
+  LodIndex index;
   std::array<double, 6> bounds{0, -1, 0, -1, 0, -1};  // finite points only; empty when min > max
 
   std::size_t size() const { return cloud ? cloud->size() : 0; }
-  std::size_t pointAt(std::size_t j) const {
-    return std::size_t((std::uint64_t(j) * stride) % std::uint64_t(size()));
-  }
+  // The point at draw position j.
+  std::size_t pointAt(std::size_t j) const { return index.pointAt(j); }
 };
 
-// The draw data for `cloud`: bounds of its finite points and a stride coprime with its size
-// near n / golden ratio (consecutive draw positions then land far apart in the cloud's order, and
-// any prefix covers the whole cloud evenly).
+// The draw data for `cloud`: the bounds of its finite points and its spatial index (a second or
+// two for 100 million points: call it off the UI thread for large clouds).
 std::shared_ptr<CloudDrawData> make_draw_data(std::shared_ptr<const PointCloud> cloud);
 
 class CloudProp : public vtkProp {
  public:
-  static constexpr std::size_t kPage = 1u << 20;  // points a GL buffer (and a gathered chunk)
+  static constexpr std::size_t kPage = 1u << 18;  // points a GL buffer (and a gathered chunk)
   static CloudProp* New();
   void setData(std::shared_ptr<const CloudDrawData> data);
   const std::shared_ptr<const CloudDrawData>& data() const { return data_; }
   void setPointSize(float size) { point_size_ = size; }
-  // At most this many points a frame (a prefix of the draw order); SIZE_MAX for all.
+  // At most this many points drawn a frame; SIZE_MAX for all.
   void setDrawLimit(std::size_t limit) { draw_limit_ = limit; }
+  // On: a frame that sees what the one before saw (same camera, size, points and colours) adds
+  // its points to that frame's image; off: every frame starts a new image.
+  void setAccumulate(bool on) { accumulate_ = on; }
   // Off (the default): points are gathered into the draw order a chunk at a time on a worker
   // thread and each frame copies in what is ready, calling `ready` (on the UI thread) when the
   // next chunk can be copied. On: every point is uploaded in the first frame (exports).
   void setUploadAll(bool on) { upload_all_ = on; }
   void setChunkReady(std::function<void()> ready) { ready_ = std::move(ready); }
 
-  // Points drawn in the last frame, and whether uploads are still going on.
+  // Points drawn by the last frame, and the points its image shows (those of earlier frames it
+  // added to included).
   std::size_t drawnLastFrame() const { return drawn_; }
+  std::size_t shownPoints() const { return shown_total_; }
+  // The image shows every point of the cloud on screen (no more to add at rest).
+  bool complete() const { return complete_; }
+  // The draw positions the image shows, sorted.
+  std::vector<DrawRange> shownRanges() const;
   // Points in the GPU's buffers with their colours (a prefix of the draw order).
   std::size_t uploaded() const { return std::min(positions_uploaded_, colours_uploaded_); }
   bool uploading() const;
@@ -107,6 +123,26 @@ class CloudProp : public vtkProp {
                        std::size_t from, std::size_t count, bool positions);
   void copyIn(const Staged& s);
   void upload();
+  // Draws `ranges` of draw positions with the point program (bound).
+  void drawRanges(const std::vector<DrawRange>& ranges, vtkShaderProgram* program);
+  // The prop's image for a `width` x `height` viewport, made or resized; false if GL refuses.
+  bool prepareImage(vtkOpenGLRenderWindow* win, int width, int height);
+  // Draws `ranges` into the image (bound for this only), cleared first if `clear`.
+  void drawIntoImage(vtkOpenGLRenderWindow* win, int width, int height, bool clear,
+                     const std::vector<DrawRange>& ranges, vtkShaderProgram* program);
+  // Makes the image, clears it and composites it (nothing shows): the pipelines compiled.
+  void warmImage(vtkOpenGLRenderer* ren, vtkOpenGLRenderWindow* win);
+  // Draws the image into the bound framebuffer (its depth too) at the viewport's origin.
+  void compositeImage(vtkOpenGLRenderWindow* win, int x, int y);
+  // What a frame sees: an image is added to only by frames seeing the same.
+  struct ViewKey {
+    std::array<double, 16> clip{};
+    int width = 0, height = 0;
+    float point_size = 0;
+    const CloudDrawData* data = nullptr;
+    std::uint64_t colours_version = 0;
+    bool operator==(const ViewKey&) const = default;
+  };
 
   std::shared_ptr<const CloudDrawData> data_;
   // One pair of GL buffers (positions, colours) a page of kPage draw positions: each page is
@@ -116,8 +152,13 @@ class CloudProp : public vtkProp {
   vtkNew<vtkOpenGLVertexArrayObject> vao_;
   std::size_t positions_uploaded_ = 0, colours_uploaded_ = 0;
   std::uint64_t colours_version_ = 0;
-  std::size_t draw_limit_ = SIZE_MAX, drawn_ = 0;
-  bool upload_all_ = false;
+  std::size_t draw_limit_ = SIZE_MAX, drawn_ = 0, shown_total_ = 0;
+  bool upload_all_ = false, accumulate_ = false, complete_ = false;
+  int warm_frames_ = 0;               // first frames that only made programs ready
+  std::vector<std::uint32_t> shown_;  // ranks of each cell in the image
+  ViewKey shown_key_;
+  vtkSmartPointer<vtkOpenGLFramebufferObject> image_;
+  vtkSmartPointer<vtkTextureObject> image_colour_, image_depth_;
   QFutureWatcher<Staged> staging_;
   bool staging_busy_ = false;
   std::function<void()> ready_;

@@ -259,7 +259,7 @@ const double* VtkCloudView::cloudBounds() const {
 }
 
 std::size_t VtkCloudView::drawnPoints() const {
-  return points_->GetVisibility() ? points_->drawnLastFrame() : 0;
+  return points_->GetVisibility() ? points_->shownPoints() : 0;
 }
 
 void VtkCloudView::setFrameTargets(double moving_ms, double resting_ms) {
@@ -280,6 +280,8 @@ void VtkCloudView::paintGL() {
   const double target = moving ? move_target_ms_ : rest_target_ms_;
   const std::size_t limit = std::size_t(budget);
   points_->setDrawLimit(limit);
+  // At rest each frame adds its budget to the image of the frames before it.
+  points_->setAccumulate(!moving);
   QElapsedTimer clock;
   clock.start();
   VtkGlWidget::paintGL();
@@ -290,7 +292,7 @@ void VtkCloudView::paintGL() {
   // A frame costs a fixed part (clearing, the blit) and a part a point, so the budget moves by
   // a bounded factor a frame towards where the time would meet the target (growing slowly: a
   // frame over its target holds the UI thread longer than one under it saves); a frame
-  // limited by the uploads or the cloud's size says nothing about a larger budget.
+  // limited by the uploads or by what is left on screen says nothing about a larger budget.
   const std::size_t drawn = points_->drawnLastFrame(), n = draw_ ? draw_->size() : 0;
   if (drawn > 0 && last_frame_ms_ > 0 && (drawn >= limit || last_frame_ms_ > target)) {
     budget = std::clamp(budget * std::clamp(target / last_frame_ms_, 0.5, 1.25), 5e4, 1e12);
@@ -299,10 +301,11 @@ void VtkCloudView::paintGL() {
     arrived_ = points_->uploaded();
     emit pointsArriving(arrived_, n);
   }
-  // Draw again when the last page just arrived (a resting frame at the resting budget), or when
-  // resting and a larger share fits now; arriving pages ask for frames themselves.
+  // Draw again when the last page just arrived (a resting frame at the resting budget), or at
+  // rest until the image shows every point on screen; arriving pages ask for frames themselves.
+  // A frame a turn of the event loop: input between them is handled as it comes.
   const bool upload_done = moving && !interacting_ && !points_->uploading();
-  if (upload_done || (!moving && drawn >= limit && drawn < n && budget > 1.2 * double(drawn)))
+  if (upload_done || (!moving && points_->GetVisibility() && !points_->complete()))
     QTimer::singleShot(0, this, qOverload<>(&QWidget::update));
 }
 
@@ -343,9 +346,9 @@ void VtkCloudView::updateAxesScale() {
 std::optional<qint64> VtkCloudView::pickAt(QPoint pos) {
   if (!cloud_ || !draw_ || !points_->GetVisibility() || width() <= 0 || height() <= 0)
     return std::nullopt;
-  // The points on screen (the last frame's prefix of the draw order; every point before the
-  // first frame or when all are drawn) projected to the view: the nearest to the camera among
-  // those within a few pixels of the click. What is picked is what the user sees.
+  // The points on screen (those the view's image shows; every point before the first frame)
+  // projected to the view: the nearest to the camera among those within a few pixels of the
+  // click. What is picked is what the user sees.
   const double aspect = double(width()) / height();
   vtkMatrix4x4* m =
       renderer_->GetActiveCamera()->GetCompositeProjectionTransformMatrix(aspect, -1, 1);
@@ -358,23 +361,25 @@ std::optional<qint64> VtkCloudView::pickAt(QPoint pos) {
   std::optional<qint64> best;
   double best_depth = 2;
   const auto& pts = cloud_->points;
-  const std::size_t n = pts.size(), drawn = points_->drawnLastFrame();
-  const bool subsample = drawn > 0 && drawn < n;
-  for (std::size_t j = 0; j < (subsample ? drawn : n); ++j) {
-    const std::size_t i = subsample ? draw_->pointAt(j) : j;
+  std::vector<DrawRange> shown = points_->shownRanges();
+  if (points_->shownPoints() == 0) shown = {{0, draw_->index.drawable()}};
+  const auto consider = [&](std::size_t i) {
     const double x = pts[i].x, y = pts[i].y, z = pts[i].z;
     const double cw = e[12] * x + e[13] * y + e[14] * z + e[15];
-    if (!(cw > 0)) continue;  // behind the camera, or not finite
+    if (!(cw > 0)) return;  // behind the camera, or not finite
     const double sx = (e[0] * x + e[1] * y + e[2] * z + e[3]) / cw,
                  sy = (e[4] * x + e[5] * y + e[6] * z + e[7]) / cw,
                  sz = (e[8] * x + e[9] * y + e[10] * z + e[11]) / cw;
-    if (sz < -1 || sz > 1) continue;  // clipped
+    if (sz < -1 || sz > 1) return;  // clipped
     const double dx = (sx + 1) * 0.5 * w - px, dy = (1 - sy) * 0.5 * h - py;
     if (dx * dx + dy * dy <= tol * tol && sz < best_depth) {
       best_depth = sz;
       best = qint64(i);
     }
-  }
+  };
+  for (const DrawRange& r : shown)
+    for (std::size_t j = r.first; j < r.first + r.count; ++j)
+      consider(draw_->pointAt(j));
   return best;
 }
 

@@ -103,15 +103,18 @@ class VtkCloudView : public VtkGlWidget {
   // point drawn.
   QImage renderImage(int width, int height);
 
-  // Level of detail: the points drawn in the last frame (a uniform subsample when fewer than the
-  // cloud's), that frame's time, and whether the camera is being moved.
+  // Level of detail: the points the view shows (drawn by the last frame and, at rest, by the
+  // frames before it that it adds to), whether they are every point on screen (full detail), the
+  // last frame's time, and whether the camera is being moved.
   std::size_t drawnPoints() const;
+  bool fullDetail() const { return points_->GetVisibility() && points_->complete(); }
   double lastFrameMs() const { return last_frame_ms_; }
   bool interacting() const { return interacting_; }
   // Points are still being moved into the GPU's buffers (a share each frame).
   bool uploading() const { return points_->GetVisibility() && points_->uploading(); }
-  // Frame-time targets the point budgets follow: moving (default 30 ms) and at rest (60 ms,
-  // leaving room under the 100 ms a UI may stall for a frame over its target).
+  // Frame-time targets the point budgets follow: moving (default 30 ms) and at rest (40 ms: rest
+  // frames follow each other until full detail, and a software renderer's frame times vary by
+  // half, which leaves room under the 100 ms a UI may stall).
   void setFrameTargets(double moving_ms, double resting_ms);
 
  signals:
@@ -139,7 +142,7 @@ class VtkCloudView : public VtkGlWidget {
                                                 ColorMode mode);
   void install(std::shared_ptr<CloudDrawData> data, bool reset_camera);
   void applyMode();
-  static constexpr std::size_t kPreparedInline = 2'000'000;
+  static constexpr std::size_t kPreparedInline = 500'000;
 
   vtkNew<vtkRenderer> renderer_;
   vtkNew<CloudProp> points_;
@@ -151,7 +154,7 @@ class VtkCloudView : public VtkGlWidget {
   // Points a frame, adapted to the frame times; small to start with, as a frame over its time
   // holds the UI thread (a GPU reaches all points within a few dozen frames).
   double move_budget_ = 5e4, rest_budget_ = 5e4;
-  double move_target_ms_ = 30, rest_target_ms_ = 60, last_frame_ms_ = 0;
+  double move_target_ms_ = 30, rest_target_ms_ = 40, last_frame_ms_ = 0;
   bool interacting_ = false;
   QTimer* wheel_rest_ = nullptr;  // the camera rests a moment after the last wheel step
   vtkNew<vtkAxesActor> axes_;

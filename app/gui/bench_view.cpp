@@ -97,6 +97,8 @@ void run_until(Done done, double limit_ms) {
 }  // namespace
 
 int run_view_bench(std::size_t points, int width, int height) {
+  // How long the view may take to show every point on screen at rest (-1 in the output if more).
+  constexpr double rest_limit_ms = 300000;
   const double rss0 = resident_bytes();
   QElapsedTimer clock;
   clock.start();
@@ -160,21 +162,43 @@ int run_view_bench(std::size_t points, int width, int height) {
   const double moving_stall = stall.stop();
   send(QEvent::MouseButtonRelease, centre, Qt::NoButton);
 
-  // At rest: the view refines until its budget stops growing.
+  // At rest: each frame adds points to the image until it shows every point on screen (full
+  // detail), for at most `rest_limit_ms`.
   stall.start();
+  clock.restart();
   run_until([] { return false; }, 3000);
+  const std::size_t resting_drawn_3s = view.drawnPoints();
+  run_until([&] { return view.fullDetail(); }, rest_limit_ms);
+  const double full_detail_ms = view.fullDetail() ? double(clock.nsecsElapsed()) * 1e-6 : -1;
   const double resting_ms = view.lastFrameMs();
   const std::size_t resting_drawn = view.drawnPoints();
   const double resting_stall = stall.stop();
+
+  // Closer, a tenth of the distance to the focal point: what is off screen is not drawn, and
+  // what is on screen comes to full detail in turn.
+  ui::VtkCloudView::CameraState camera = view.cameraState();
+  for (int a = 0; a < 3; ++a)
+    camera.position[a] = camera.focal_point[a] + 0.1 * (camera.position[a] - camera.focal_point[a]);
+  stall.start();
+  clock.restart();
+  view.setCameraState(camera);
+  run_until([] { return false; }, 100);
+  run_until([&] { return view.fullDetail(); }, rest_limit_ms);
+  const double near_full_detail_ms = view.fullDetail() ? double(clock.nsecsElapsed()) * 1e-6 : -1;
+  const std::size_t near_drawn = view.drawnPoints();
+  const double near_stall = stall.stop();
   const double rss_view = resident_bytes();
   std::printf(
       "{\"points\": %zu, \"generate_ms\": %.1f, \"prepare_ms\": %.1f, \"upload_ms\": %.1f, "
       "\"upload_frames\": %d, \"open_ui_stall_max_ms\": %.1f, \"moving_fps\": %.1f, "
       "\"moving_points_min\": %zu, \"moving_points_max\": %zu, \"moving_ui_stall_max_ms\": %.1f, "
-      "\"resting_frame_ms\": %.1f, \"resting_points\": %zu, \"resting_ui_stall_max_ms\": %.1f, "
+      "\"resting_frame_ms\": %.1f, \"resting_points_3s\": %zu, \"resting_points\": %zu, "
+      "\"full_detail_ms\": %.1f, \"resting_ui_stall_max_ms\": %.1f, \"near_points\": %zu, "
+      "\"near_full_detail_ms\": %.1f, \"near_ui_stall_max_ms\": %.1f, "
       "\"cloud_bytes_per_point\": %.1f, \"bytes_per_point\": %.1f}\n",
       points, generate_ms, prepare_ms, upload_ms, upload_frames, open_stall, moving_fps, drawn_min,
-      drawn_max, moving_stall, resting_ms, resting_drawn, resting_stall,
+      drawn_max, moving_stall, resting_ms, resting_drawn_3s, resting_drawn, full_detail_ms,
+      resting_stall, near_drawn, near_full_detail_ms, near_stall,
       (rss_cloud - rss0) / double(points), (rss_view - rss0) / double(points));
   return 0;
 }
