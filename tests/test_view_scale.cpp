@@ -34,6 +34,13 @@ double resident_bytes() {
   return resident * double(sysconf(_SC_PAGESIZE));
 }
 
+// The view on screen at 320 x 240.
+bool show_small(ui::VtkCloudView& view) {
+  view.resize(320, 240);
+  view.show();
+  return QTest::qWaitForWindowExposed(&view);
+}
+
 // Frames until every point is in the GPU's buffers (a worker gathers, each frame copies in).
 bool upload_all(ui::VtkCloudView& view) {
   for (int frame = 0; frame < 100000 && (view.preparing() || view.uploading()); ++frame) {
@@ -210,9 +217,7 @@ class TestViewScale : public QObject {
 
   void movingFramesDrawABudgetAndRestingFramesMore() {
     ui::VtkCloudView view;
-    view.resize(320, 240);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(show_small(view));
     const std::size_t n = 400000;
     view.setCloud(line_cloud(n));
     QVERIFY(upload_all(view));
@@ -241,9 +246,7 @@ class TestViewScale : public QObject {
   // the same picture as one frame drawing them all (an export).
   void restingFramesAddToTheImageUntilFullDetail() {
     ui::VtkCloudView view;
-    view.resize(320, 240);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(show_small(view));
     const std::size_t n = 600000;
     view.setCloud(line_cloud(n));
     view.setColors(std::vector<Rgb8>(n, Rgb8{250, 40, 40}));
@@ -292,9 +295,7 @@ class TestViewScale : public QObject {
   // Seen from close by, the points off screen are not drawn, and those on screen all are at rest.
   void closeViewDrawsOnlyWhatIsOnScreen() {
     ui::VtkCloudView view;
-    view.resize(320, 240);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(show_small(view));
     const std::size_t n = 600000;
     view.setCloud(line_cloud(n));
     QVERIFY(upload_all(view));
@@ -318,9 +319,7 @@ class TestViewScale : public QObject {
 
   void largeCloudIsPreparedOffTheUiThread() {
     ui::VtkCloudView view;
-    view.resize(320, 240);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(show_small(view));
     const std::size_t n = 2500000;
     auto cloud = line_cloud(n);
     cloud->points[1234] = {NAN, 0, 0};  // bounds of the finite points only
@@ -356,9 +355,7 @@ class TestViewScale : public QObject {
     QSKIP("AddressSanitizer's shadow memory and redzones make resident memory no measure here");
 #endif
     ui::VtkCloudView view;
-    view.resize(320, 240);
-    view.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(show_small(view));
     // What any cloud costs once (GL, the point shader) is paid before measuring.
     view.setCloud(line_cloud(1000));
     QVERIFY(upload_all(view));

@@ -6,7 +6,6 @@
 #include <numeric>
 #include <stdexcept>
 #include <thread>
-#include <utility>
 
 namespace cumulus::ui {
 
@@ -21,22 +20,15 @@ constexpr std::array<std::uint32_t, 128> kSpread = [] {
   return t;
 }();
 
-// A stride coprime with n near n / golden ratio, and its inverse modulo n: rank k of a cell is
-// its (k * stride mod n)-th point in the cloud's order, so consecutive ranks land far apart and
-// any first ranks spread over the whole cell.
-std::pair<std::uint64_t, std::uint64_t> golden_stride(std::uint64_t n) {
-  if (n <= 2) return {1, 1};
+// A stride coprime with n near n / golden ratio: rank k of a cell is its (k * stride mod n)-th
+// point in the cloud's order, so consecutive ranks land far apart and any first ranks spread over
+// the whole cell.
+std::uint64_t golden_stride(std::uint64_t n) {
+  if (n <= 2) return 1;
   auto s = std::uint64_t(double(n) * 0.6180339887498949);
   while (std::gcd(s, n) != 1)
     ++s;
-  // The inverse by the extended Euclidean algorithm.
-  std::int64_t t = 0, new_t = 1, r = std::int64_t(n), new_r = std::int64_t(s);
-  while (new_r != 0) {
-    const std::int64_t q = r / new_r;
-    t = std::exchange(new_t, t - q * new_t);
-    r = std::exchange(new_r, r - q * new_r);
-  }
-  return {s, std::uint64_t(t < 0 ? t + std::int64_t(n) : t)};
+  return s;
 }
 
 }  // namespace
@@ -89,7 +81,7 @@ LodIndex LodIndex::build(const PointCloud& cloud, const Bounds& bounds, std::siz
     for (std::size_t i = slice(t).first; i < slice(t).second; ++i)
       ++slice_grid[t][code_of(cloud.points[i])];
   });
-  std::vector<std::uint32_t> grid(codes + 2, 0);
+  std::vector<std::uint32_t> grid(codes + 1, 0);
   for (const auto& g : slice_grid)
     for (std::size_t k = 0; k <= codes; ++k)
       grid[k] += g[k];
@@ -197,7 +189,7 @@ LodIndex LodIndex::build(const PointCloud& cloud, const Bounds& bounds, std::siz
       const std::size_t at_cell = cell_first[c];
       if (at_cell < from || at_cell >= to) continue;
       const std::uint32_t m = ix.cells_[c].count;
-      const std::uint64_t stride = golden_stride(m).first;
+      const std::uint64_t stride = golden_stride(m);
       const std::uint32_t* points = by_cell.data() + at_cell;
       std::uint64_t at = 0;
       for (int r = 0; r < kRounds; ++r) {
