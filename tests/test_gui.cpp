@@ -146,6 +146,24 @@ class TestGui : public QObject {
     QVERIFY(w.recentFiles().contains(QFileInfo(sample("street_scene.pcd")).absoluteFilePath()));
   }
 
+  // A cloud the view cannot prepare (here a preparer that fails, as the index does past 2^32
+  // points or out of memory) stays open as a dataset, and the status bar says why it is not drawn.
+  void aCloudTheViewCannotShowStaysOpenWithItsReason() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    w.cloudView()->setPreparer(
+        [](std::shared_ptr<const PointCloud>, ui::ColorMode) -> std::shared_ptr<ui::CloudDrawData> {
+          throw std::bad_alloc();
+        });
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    QCOMPARE(w.document()->count(), 1);
+    QVERIFY(w.cloudView()->cloud() != nullptr);
+    QTRY_VERIFY2(w.statusBar()->currentMessage().contains("cannot show this cloud: std::bad_alloc"),
+                 qPrintable(w.statusBar()->currentMessage()));
+    QCOMPARE(w.cloudView()->drawnPoints(), std::size_t(0));
+  }
+
   // LAS opens like any cloud, saves back as LAS, and a LAZ or a cut LAS file is refused with
   // its reason while what is open stays.
   void windowOpensAndSavesLas() {

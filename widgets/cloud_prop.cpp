@@ -14,10 +14,12 @@
 #include <vtkTextureObject.h>
 #include <vtk_glew.h>
 
+#include <QThreadPool>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <malloc.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <numeric>
@@ -46,29 +48,35 @@ void main() {
 }
 )";
 
-// The prop's image over the viewport: one triangle covering it (no vertex buffers), each pixel
-// its texel, with its depth so the rest of the scene hides it and is hidden by it as if drawn in
-// the same pass. Pixels no point reached (alpha 0) are left alone.
-const char* kImageVertexShader = R"(//VTK::System::Dec
-void main() {
-  vec2 corner = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
-  gl_Position = vec4(corner * 2.0 - 1.0, 0.0, 1.0);
+// Pages are gathered on a thread of their own that runs only when a core is idle: a software
+// renderer splits each frame among threads on every core and waits for the slowest, and a
+// gather sharing a core with one of them (at 100M points, random reads over the whole cloud)
+// made frames take 50-70 ms and composing the window 30-60 ms more (the longest stall opening
+// 100M points, one run each: 126 ms at normal priority, 105 at nice 19, 89-93 idle; starting
+// each gather only after the frame instead: 99 ms, and a third longer to upload).
+QThreadPool& idle_pool() {
+  static QThreadPool* pool = [] {
+    auto* p = new QThreadPool;
+    p->setMaxThreadCount(1);
+    p->setExpiryTimeout(-1);  // its one thread, once idle, stays so
+    return p;
+  }();
+  return *pool;
 }
-)";
 
-const char* kImageFragmentShader = R"(//VTK::System::Dec
-//VTK::Output::Dec
-uniform sampler2D colours;
-uniform sampler2D depths;
-uniform ivec2 origin;
-void main() {
-  ivec2 texel = ivec2(gl_FragCoord.xy) - origin;
-  vec4 colour = texelFetch(colours, texel, 0);
-  if (colour.a == 0.0) discard;
-  gl_FragDepth = texelFetch(depths, texel, 0).r;
-  gl_FragData[0] = colour;
+void make_this_thread_idle() {
+#ifdef SCHED_IDLE
+  static thread_local const bool idle = [] {
+    const sched_param none{};
+    return sched_setscheduler(0, SCHED_IDLE, &none) == 0;
+  }();
+  (void)idle;
+#endif
 }
-)";
+
+// A gather on the idle thread not done after this long is starved by other work on every core
+// (at 100M points a page takes at most about 130 ms beside the frames).
+constexpr int kStarvedMs = 500;
 
 }  // namespace
 
@@ -90,12 +98,14 @@ CloudProp::CloudProp() {
 }
 
 CloudProp::~CloudProp() {
-  // A gather still running keeps its own reference to the data; only its result is dropped.
+  // A gather still running keeps its own reference to the data; it stops soon, unused.
   staging_.disconnect();
+  abandonGather();
 }
 
 void CloudProp::setData(std::shared_ptr<const CloudDrawData> data) {
   data_ = std::move(data);
+  abandonGather();  // of the cloud before
   // Pages are refilled in place; those past the new cloud's end go.
   const std::size_t pages = (data_ ? data_->size() + kPage - 1 : 0) / kPage;
   for (auto* list : {&positions_, &colours_})
@@ -105,6 +115,7 @@ void CloudProp::setData(std::shared_ptr<const CloudDrawData> data) {
       list->resize(pages);
     }
   positions_uploaded_ = colours_uploaded_ = 0;
+  gather_starved_ = false;
   drawn_ = shown_total_ = 0;
   shown_.clear();
   complete_ = false;
@@ -143,7 +154,7 @@ void CloudProp::ReleaseGraphicsResources(vtkWindow* window) {
 CloudProp::Staged CloudProp::gather(std::shared_ptr<const CloudDrawData> data,
                                     std::shared_ptr<const CloudColouring> colouring,
                                     std::uint64_t version, std::size_t from, std::size_t count,
-                                    bool positions) {
+                                    bool positions, const std::atomic<bool>* abandoned) {
   Staged s;
   s.data = data;
   s.from = from;
@@ -152,6 +163,7 @@ CloudProp::Staged CloudProp::gather(std::shared_ptr<const CloudDrawData> data,
   if (positions) s.xyz.resize(3 * count);
   s.rgba.resize(count);
   for (std::size_t j = 0; j < count; ++j) {
+    if (abandoned && j % 16384 == 0 && abandoned->load(std::memory_order_relaxed)) return {};
     const std::size_t i = data->pointAt(from + j);
     if (positions) {
       const auto& p = data->cloud->points[i];
@@ -188,44 +200,75 @@ void CloudProp::copyIn(const Staged& s) {
   colours_uploaded_ += s.count;
 }
 
+std::pair<std::size_t, std::size_t> CloudProp::nextRange(bool* positions) const {
+  const std::size_t n = data_->size();
+  // Positions with their colours while the positions lag, else colours alone.
+  *positions = colours_uploaded_ >= positions_uploaded_ && positions_uploaded_ < n;
+  const std::size_t from = *positions ? positions_uploaded_ : colours_uploaded_;
+  const std::size_t end = *positions ? n : positions_uploaded_;
+  return {from, std::min(kPage, end - from)};
+}
+
 void CloudProp::upload() {
   if (colours_version_ != data_->colours_version) {
     colours_version_ = data_->colours_version;
     colours_uploaded_ = 0;
   }
-  const std::size_t n = data_->size();
-  // The next range: positions with their colours while the positions lag, else colours alone.
-  const auto next = [&](bool* positions) {
-    *positions = colours_uploaded_ >= positions_uploaded_ && positions_uploaded_ < n;
-    const std::size_t from = *positions ? positions_uploaded_ : colours_uploaded_;
-    const std::size_t end = *positions ? n : positions_uploaded_;
-    return std::pair{from, std::min(kPage, end - from)};
-  };
   if (upload_all_) {
-    while (positions_uploaded_ < n || colours_uploaded_ < n) {
+    while (uploading()) {
       bool positions = false;
-      const auto [from, count] = next(&positions);
+      const auto [from, count] = nextRange(&positions);
       copyIn(gather(data_, data_->colouring, data_->colours_version, from, count, positions));
     }
     return;
   }
   if (staging_busy_ && staging_.isFinished()) {
     staging_busy_ = false;
-    copyIn(staging_.future().takeResult());
-    staging_.setFuture({});  // the chunk's memory goes now, not with the next one
+    {
+      const Staged page = staging_.future().takeResult();
+      staging_.setFuture({});
+      copyIn(page);
+    }  // the page's memory goes now, not with the next one
 #ifdef __GLIBC__
     // The chunks were allocated on worker threads' heaps, which glibc keeps once freed: give
     // them back when the last one is in, so a cloud's memory is its own and the GL buffers'.
-    if (positions_uploaded_ == data_->size() && colours_uploaded_ == data_->size()) malloc_trim(0);
+    if (!uploading()) malloc_trim(0);
 #endif
   }
-  if (!staging_busy_ && (positions_uploaded_ < n || colours_uploaded_ < n)) {
-    bool positions = false;
-    const auto [from, count] = next(&positions);
-    staging_busy_ = true;
-    staging_.setFuture(QtConcurrent::run(&CloudProp::gather, data_, data_->colouring,
-                                         data_->colours_version, from, count, positions));
-  }
+  startGather();
+}
+
+void CloudProp::startGather() {
+  if (staging_busy_ || !uploading()) return;
+  bool positions = false;
+  const auto [from, count] = nextRange(&positions);
+  const bool idle = !gather_starved_;
+  auto abandoned = std::make_shared<std::atomic<bool>>(false);
+  gather_abandoned_ = abandoned;
+  staging_busy_ = true;
+  staging_.setFuture(QtConcurrent::run(
+      idle ? &idle_pool() : QThreadPool::globalInstance(),
+      [data = data_, colouring = data_->colouring, version = data_->colours_version, from, count,
+       positions, idle, abandoned] {
+        if (idle) make_this_thread_idle();
+        return gather(data, colouring, version, from, count, positions, abandoned.get());
+      }));
+  if (!idle) return;
+  const std::uint64_t serial = ++gathers_started_;
+  QTimer::singleShot(kStarvedMs, &staging_, [this, serial] {
+    if (serial != gathers_started_ || !staging_busy_ || staging_.isFinished()) return;
+    abandonGather();
+    gather_starved_ = true;
+    startGather();
+  });
+}
+
+void CloudProp::abandonGather() {
+  if (!staging_busy_) return;
+  gather_abandoned_->store(true);
+  staging_busy_ = false;
+  ++gathers_started_;
+  staging_.setFuture({});
 }
 
 std::vector<DrawRange> CloudProp::shownRanges() const {
@@ -270,90 +313,6 @@ void CloudProp::drawRanges(const std::vector<DrawRange>& ranges, vtkShaderProgra
   glDisableVertexAttribArray(GLuint(xyz));
   glDisableVertexAttribArray(GLuint(rgba));
   vao_->Release();
-}
-
-bool CloudProp::prepareImage(vtkOpenGLRenderWindow* win, int width, int height) {
-  if (!image_) {
-    image_ = vtkSmartPointer<vtkOpenGLFramebufferObject>::New();
-    image_colour_ = vtkSmartPointer<vtkTextureObject>::New();
-    image_depth_ = vtkSmartPointer<vtkTextureObject>::New();
-    image_->SetContext(win);
-    image_colour_->SetContext(win);
-    image_depth_->SetContext(win);
-    bool made =
-        image_colour_->Allocate2D(unsigned(width), unsigned(height), 4, VTK_UNSIGNED_CHAR) &&
-        image_depth_->AllocateDepth(unsigned(width), unsigned(height), vtkTextureObject::Float32);
-    if (made) {
-      win->GetState()->PushFramebufferBindings();
-      image_->Bind();
-      image_->AddColorAttachment(0, image_colour_);
-      image_->AddDepthAttachment(image_depth_);
-      made = image_->CheckFrameBufferStatus(GL_FRAMEBUFFER) != 0;
-      win->GetState()->PopFramebufferBindings();
-    }
-    if (!made) {  // tried again next frame
-      image_colour_->ReleaseGraphicsResources(win);
-      image_depth_->ReleaseGraphicsResources(win);
-      image_->ReleaseGraphicsResources(win);
-      image_ = nullptr;
-      return false;
-    }
-  } else if (int(image_colour_->GetWidth()) != width || int(image_colour_->GetHeight()) != height) {
-    image_colour_->Resize(unsigned(width), unsigned(height));
-    image_depth_->Resize(unsigned(width), unsigned(height));
-  }
-  return true;
-}
-
-void CloudProp::compositeImage(vtkOpenGLRenderWindow* win, int x, int y) {
-  vtkShaderProgram* program =
-      win->GetShaderCache()->ReadyShaderProgram(kImageVertexShader, kImageFragmentShader, "");
-  if (!program) return;
-  image_colour_->Activate();
-  image_depth_->Activate();
-  program->SetUniformi("colours", image_colour_->GetTextureUnit());
-  program->SetUniformi("depths", image_depth_->GetTextureUnit());
-  const int origin[2] = {x, y};
-  program->SetUniform2i("origin", origin);
-  win->GetState()->vtkglEnable(GL_DEPTH_TEST);
-  vao_->Bind();
-  glDrawArrays(GL_TRIANGLES, 0, 3);
-  vao_->Release();
-  image_depth_->Deactivate();
-  image_colour_->Deactivate();
-}
-
-void CloudProp::drawIntoImage(vtkOpenGLRenderWindow* win, int width, int height, bool clear,
-                              const std::vector<DrawRange>& ranges, vtkShaderProgram* program) {
-  vtkOpenGLState* state = win->GetState();
-  state->PushFramebufferBindings();
-  image_->Bind();
-  image_->ActivateDrawBuffers(1);
-  {
-    vtkOpenGLState::ScopedglViewport keep_viewport(state);
-    vtkOpenGLState::ScopedglScissor keep_scissor(state);
-    state->vtkglViewport(0, 0, width, height);
-    state->vtkglScissor(0, 0, width, height);
-    if (clear) {  // transparent: the composite leaves pixels without points alone
-      vtkOpenGLState::ScopedglClearColor keep_clear(state);
-      vtkOpenGLState::ScopedglDepthMask keep_mask(state);
-      state->vtkglClearColor(0, 0, 0, 0);
-      state->vtkglClearDepth(1);
-      state->vtkglDepthMask(GL_TRUE);
-      state->vtkglClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
-    }
-    if (program && !ranges.empty()) drawRanges(ranges, program);
-  }
-  state->PopFramebufferBindings();
-}
-
-void CloudProp::warmImage(vtkOpenGLRenderer* ren, vtkOpenGLRenderWindow* win) {
-  int width = 0, height = 0, x = 0, y = 0;
-  ren->GetTiledSizeAndOrigin(&width, &height, &x, &y);
-  if (width <= 0 || height <= 0 || !prepareImage(win, width, height)) return;
-  drawIntoImage(win, width, height, true, {}, nullptr);
-  compositeImage(win, x, y);  // an empty image: every pixel discarded
-  shown_key_ = ViewKey{};
 }
 
 int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {

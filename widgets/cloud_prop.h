@@ -15,6 +15,7 @@
 #include <QFutureWatcher>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -97,6 +98,8 @@ class CloudProp : public vtkProp {
   // Points in the GPU's buffers with their colours (a prefix of the draw order).
   std::size_t uploaded() const { return std::min(positions_uploaded_, colours_uploaded_); }
   bool uploading() const;
+  // Whether this cloud's pages had to be gathered at normal priority (every core was busy).
+  bool gathersStarved() const { return gather_starved_; }
 
   double* GetBounds() override;
   int RenderOpaqueGeometry(vtkViewport* viewport) override;
@@ -118,10 +121,16 @@ class CloudProp : public vtkProp {
     std::vector<float> xyz;
     std::vector<std::uint32_t> rgba;
   };
+  // Stops early, with a result that is not used, once *abandoned (if given) is set.
   static Staged gather(std::shared_ptr<const CloudDrawData> data,
                        std::shared_ptr<const CloudColouring> colouring, std::uint64_t version,
-                       std::size_t from, std::size_t count, bool positions);
+                       std::size_t from, std::size_t count, bool positions,
+                       const std::atomic<bool>* abandoned = nullptr);
   void copyIn(const Staged& s);
+  void startGather();
+  void abandonGather();
+  // The next range of the draw order to gather: its first point and count.
+  std::pair<std::size_t, std::size_t> nextRange(bool* positions) const;
   void upload();
   // Draws `ranges` of draw positions with the point program (bound).
   void drawRanges(const std::vector<DrawRange>& ranges, vtkShaderProgram* program);
@@ -161,6 +170,12 @@ class CloudProp : public vtkProp {
   vtkSmartPointer<vtkTextureObject> image_colour_, image_depth_;
   QFutureWatcher<Staged> staging_;
   bool staging_busy_ = false;
+  // Gathers run on a thread that yields to every other (the frames' drawing first). One kept
+  // waiting so long that the cores must be busy with other work is abandoned and started again
+  // at normal priority, as are the rest of the cloud's.
+  bool gather_starved_ = false;
+  std::uint64_t gathers_started_ = 0;
+  std::shared_ptr<std::atomic<bool>> gather_abandoned_;
   std::function<void()> ready_;
   float point_size_ = 2;
   double bounds_[6] = {0, 0, 0, 0, 0, 0};

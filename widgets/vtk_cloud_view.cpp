@@ -3,6 +3,7 @@
 #include "object_boxes.h"
 
 #include <QElapsedTimer>
+#include <QException>
 #include <QFutureWatcher>
 #include <QMouseEvent>
 #include <QOpenGLContext>
@@ -146,8 +147,15 @@ void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_
     clearCloud();
     return;
   }
+  const Preparer prepare_data = preparer_ ? preparer_ : &VtkCloudView::prepare;
   if (cloud_->size() <= kPreparedInline) {
-    install(prepare(cloud_, mode_), reset_camera);
+    std::shared_ptr<CloudDrawData> data;
+    try {
+      data = prepare_data(cloud_, mode_);
+    } catch (const std::exception& e) {
+      return failed(e.what());
+    }
+    install(std::move(data), reset_camera);
     return;
   }
   // A large cloud's bounds and colours take a while: worked out off the UI thread, the view
@@ -162,9 +170,20 @@ void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_
     watcher->deleteLater();
     if (generation != generation_) return;
     preparing_ = false;
-    install(watcher->result(), reset_camera);
+    std::shared_ptr<CloudDrawData> data;
+    try {
+      try {
+        data = watcher->result();
+      } catch (const QUnhandledException& wrapped) {  // how Qt passes on a std::exception
+        if (wrapped.exception()) std::rethrow_exception(wrapped.exception());
+        throw;
+      }
+    } catch (const std::exception& e) {
+      return failed(e.what());
+    }
+    install(std::move(data), reset_camera);
   });
-  watcher->setFuture(QtConcurrent::run(&VtkCloudView::prepare, cloud_, mode_));
+  watcher->setFuture(QtConcurrent::run(prepare_data, cloud_, mode_));
   update();
 }
 
@@ -206,6 +225,18 @@ void VtkCloudView::install(std::shared_ptr<CloudDrawData> data, bool reset_camer
   if (reset_camera) resetCamera();
   emit cloudShown();
   update();
+}
+
+void VtkCloudView::failed(const char* reason) {
+  draw_.reset();
+  points_->setData(nullptr);
+  points_->VisibilityOff();
+  update();
+  emit cloudFailed(QString::fromUtf8(reason));
+}
+
+void VtkCloudView::setPreparer(Preparer preparer) {
+  preparer_ = std::move(preparer);
 }
 
 void VtkCloudView::clearCloud() {
@@ -343,46 +374,6 @@ void VtkCloudView::updateAxesScale() {
   axes_->SetTotalLength(len, len, len);
 }
 
-std::optional<qint64> VtkCloudView::pickAt(QPoint pos) {
-  if (!cloud_ || !draw_ || !points_->GetVisibility() || width() <= 0 || height() <= 0)
-    return std::nullopt;
-  // The points on screen (those the view's image shows; every point before the first frame)
-  // projected to the view: the nearest to the camera among those within a few pixels of the
-  // click. What is picked is what the user sees.
-  const double aspect = double(width()) / height();
-  vtkMatrix4x4* m =
-      renderer_->GetActiveCamera()->GetCompositeProjectionTransformMatrix(aspect, -1, 1);
-  double e[16];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c)
-      e[4 * r + c] = m->GetElement(r, c);
-  const double tol = std::max(4.0, 0.005 * std::hypot(width(), height()));
-  const double px = pos.x(), py = pos.y(), w = width(), h = height();
-  std::optional<qint64> best;
-  double best_depth = 2;
-  const auto& pts = cloud_->points;
-  std::vector<DrawRange> shown = points_->shownRanges();
-  if (points_->shownPoints() == 0) shown = {{0, draw_->index.drawable()}};
-  const auto consider = [&](std::size_t i) {
-    const double x = pts[i].x, y = pts[i].y, z = pts[i].z;
-    const double cw = e[12] * x + e[13] * y + e[14] * z + e[15];
-    if (!(cw > 0)) return;  // behind the camera, or not finite
-    const double sx = (e[0] * x + e[1] * y + e[2] * z + e[3]) / cw,
-                 sy = (e[4] * x + e[5] * y + e[6] * z + e[7]) / cw,
-                 sz = (e[8] * x + e[9] * y + e[10] * z + e[11]) / cw;
-    if (sz < -1 || sz > 1) return;  // clipped
-    const double dx = (sx + 1) * 0.5 * w - px, dy = (1 - sy) * 0.5 * h - py;
-    if (dx * dx + dy * dy <= tol * tol && sz < best_depth) {
-      best_depth = sz;
-      best = qint64(i);
-    }
-  };
-  for (const DrawRange& r : shown)
-    for (std::size_t j = r.first; j < r.first + r.count; ++j)
-      consider(draw_->pointAt(j));
-  return best;
-}
-
 void VtkCloudView::setPickedPoint(qint64 index) {
   picked_ = index;
   if (!cloud_ || index < 0 || index >= qint64(cloud_->size())) {
@@ -399,57 +390,6 @@ void VtkCloudView::setPickedPoint(qint64 index) {
   pick_poly_->SetVerts(vertex_cells(1));
   pick_actor_->VisibilityOn();
   update();
-}
-
-void VtkCloudView::setBox(const double* bounds) {
-  if (!bounds) {
-    box_actor_->VisibilityOff();
-  } else {
-    box_source_->SetBounds(bounds[0], bounds[1], bounds[2], bounds[3], bounds[4], bounds[5]);
-    box_actor_->VisibilityOn();
-  }
-  update();
-}
-
-bool VtkCloudView::boxVisible() const {
-  return box_actor_->GetVisibility() != 0;
-}
-
-void VtkCloudView::setObjectBoxes(const std::vector<BoxCorners>& boxes, int highlighted) {
-  fill_box_lines(boxes_poly_, boxes, highlighted);
-  boxes_actor_->SetVisibility(!boxes.empty());
-  update();
-}
-
-void VtkCloudView::setPath(const std::vector<std::array<double, 3>>& points, int marked) {
-  fill_path_lines(path_poly_, points, marked);
-  path_actor_->SetVisibility(points.size() >= 2);
-  update();
-}
-
-void VtkCloudView::setSegments(const std::vector<LineSegment>& segments) {
-  std::vector<std::array<double, 3>> from, to;
-  std::vector<std::array<unsigned char, 3>> colours;
-  for (const auto& s : segments) {
-    from.push_back(s.from);
-    to.push_back(s.to);
-    colours.push_back({s.colour.r, s.colour.g, s.colour.b});
-  }
-  fill_segment_lines(segments_poly_, from, to, colours);
-  segments_actor_->SetVisibility(!segments.empty());
-  update();
-}
-
-std::size_t VtkCloudView::segmentCount() const {
-  return segments_actor_->GetVisibility() ? std::size_t(segments_poly_->GetNumberOfLines()) : 0;
-}
-
-std::size_t VtkCloudView::pathPointCount() const {
-  return path_actor_->GetVisibility() ? std::size_t(path_poly_->GetNumberOfPoints()) : 0;
-}
-
-std::size_t VtkCloudView::objectBoxCount() const {
-  return boxes_actor_->GetVisibility() ? std::size_t(boxes_poly_->GetNumberOfLines() / 12) : 0;
 }
 
 void VtkCloudView::mousePressEvent(QMouseEvent* e) {

@@ -3,6 +3,7 @@
 #include <QPoint>
 
 #include <array>
+#include <functional>
 
 #include <memory>
 #include <optional>
@@ -39,8 +40,10 @@ class VtkCloudView : public VtkGlWidget {
   explicit VtkCloudView(QWidget* parent = nullptr);
   ~VtkCloudView() override;
 
-  // Shows `cloud`. Up to a few million points at once; a larger cloud's bounds and colours are
-  // prepared off the UI thread and it appears when they are ready (cloudShown(), preparing()).
+  // Shows `cloud`. Up to half a million points at once; a larger cloud's bounds, colours and
+  // spatial index are prepared off the UI thread and it appears when they are ready
+  // (cloudShown(), preparing()). A cloud that cannot be prepared (too large for the index, out
+  // of memory) is not shown and cloudFailed() says why; the cloud itself is left as it was.
   void setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_camera = true);
   bool preparing() const { return preparing_; }
   void clearCloud();
@@ -112,15 +115,24 @@ class VtkCloudView : public VtkGlWidget {
   bool interacting() const { return interacting_; }
   // Points are still being moved into the GPU's buffers (a share each frame).
   bool uploading() const { return points_->GetVisibility() && points_->uploading(); }
+  // The pages were gathered beside the frames at idle priority until every core was found busy
+  // with other work; then at normal priority.
+  bool uploadStarved() const { return points_->gathersStarved(); }
   // Frame-time targets the point budgets follow: moving (default 30 ms) and at rest (40 ms: rest
   // frames follow each other until full detail, and a software renderer's frame times vary by
   // half, which leaves room under the 100 ms a UI may stall).
   void setFrameTargets(double moving_ms, double resting_ms);
+  // What prepares a cloud's draw data (default: the spatial index and colours); tests give one
+  // that fails.
+  using Preparer =
+      std::function<std::shared_ptr<CloudDrawData>(std::shared_ptr<const PointCloud>, ColorMode)>;
+  void setPreparer(Preparer preparer);
 
  signals:
   void pointPicked(qint64 index);
   void cameraMoved();
   void cloudShown();
+  void cloudFailed(const QString& reason);
   // While a cloud's points move into the GPU's buffers: how many are there, of how many.
   void pointsArriving(qulonglong arrived, qulonglong total);
 
@@ -140,6 +152,7 @@ class VtkCloudView : public VtkGlWidget {
   // The draw data of `cloud` coloured by `mode` (any thread).
   static std::shared_ptr<CloudDrawData> prepare(std::shared_ptr<const PointCloud> cloud,
                                                 ColorMode mode);
+  void failed(const char* reason);
   void install(std::shared_ptr<CloudDrawData> data, bool reset_camera);
   void applyMode();
   static constexpr std::size_t kPreparedInline = 500'000;
@@ -148,7 +161,8 @@ class VtkCloudView : public VtkGlWidget {
   vtkNew<CloudProp> points_;
   std::shared_ptr<CloudDrawData> draw_;
   std::vector<Rgb8> pending_colours_;  // colours given while a large cloud is being prepared
-  std::uint64_t generation_ = 0;       // which setCloud a preparation belongs to
+  Preparer preparer_;
+  std::uint64_t generation_ = 0;  // which setCloud a preparation belongs to
   bool preparing_ = false;
   std::size_t arrived_ = 0;  // points in the GPU's buffers at the last pointsArriving
   // Points a frame, adapted to the frame times; small to start with, as a frame over its time

@@ -127,6 +127,7 @@ int run_view_bench(std::size_t points, int width, int height) {
   const double upload_ms = double(clock.nsecsElapsed()) * 1e-6;
   const int upload_frames = frames;
   const double open_stall = stall.stop();
+  const bool upload_starved = view.uploadStarved();
 
   // A drag across the view: a mouse move every 16 ms (a 60 Hz pointer) for three seconds, the
   // view drawing as fast as it can in between.
@@ -190,15 +191,16 @@ int run_view_bench(std::size_t points, int width, int height) {
   const double rss_view = resident_bytes();
   std::printf(
       "{\"points\": %zu, \"generate_ms\": %.1f, \"prepare_ms\": %.1f, \"upload_ms\": %.1f, "
-      "\"upload_frames\": %d, \"open_ui_stall_max_ms\": %.1f, \"moving_fps\": %.1f, "
+      "\"upload_frames\": %d, \"upload_starved\": %s, \"open_ui_stall_max_ms\": %.1f, "
+      "\"moving_fps\": %.1f, "
       "\"moving_points_min\": %zu, \"moving_points_max\": %zu, \"moving_ui_stall_max_ms\": %.1f, "
       "\"resting_frame_ms\": %.1f, \"resting_points_3s\": %zu, \"resting_points\": %zu, "
       "\"full_detail_ms\": %.1f, \"resting_ui_stall_max_ms\": %.1f, \"near_points\": %zu, "
       "\"near_full_detail_ms\": %.1f, \"near_ui_stall_max_ms\": %.1f, "
       "\"cloud_bytes_per_point\": %.1f, \"bytes_per_point\": %.1f}\n",
-      points, generate_ms, prepare_ms, upload_ms, upload_frames, open_stall, moving_fps, drawn_min,
-      drawn_max, moving_stall, resting_ms, resting_drawn_3s, resting_drawn, full_detail_ms,
-      resting_stall, near_drawn, near_full_detail_ms, near_stall,
+      points, generate_ms, prepare_ms, upload_ms, upload_frames, upload_starved ? "true" : "false",
+      open_stall, moving_fps, drawn_min, drawn_max, moving_stall, resting_ms, resting_drawn_3s,
+      resting_drawn, full_detail_ms, resting_stall, near_drawn, near_full_detail_ms, near_stall,
       (rss_cloud - rss0) / double(points), (rss_view - rss0) / double(points));
   return 0;
 }

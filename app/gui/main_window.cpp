@@ -10,15 +10,12 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
-#include <QDragEnterEvent>
-#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
 #include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QMimeData>
 #include <QProgressBar>
 #include <QSettings>
 #include <QStackedWidget>
@@ -134,6 +131,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
               statusBar()->showMessage(tr("%L1 of %L2 points in the view").arg(got).arg(n),
                                        got < n ? 0 : 4000);
           });
+  // The dataset stays open and its algorithms keep working on it; only the view cannot show it.
+  // Queued: a small cloud fails while it is being opened, before the "Opened" message.
+  connect(
+      cloud_view_, &ui::VtkCloudView::cloudFailed, this,
+      [this](const QString& reason) {
+        statusBar()->showMessage(tr("The 3D view cannot show this cloud: %1").arg(reason), 0);
+      },
+      Qt::QueuedConnection);
   connect(depth_view_, &ui::DepthView::hovered, this, [this](int col, int row, float d) {
     if (col < 0) return statusBar()->clearMessage();
     statusBar()->showMessage(DepthImage::is_valid(d)
@@ -480,18 +485,6 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   cancelLoading();
   saveSettings();
   e->accept();
-}
-
-void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
-  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
-}
-
-void MainWindow::dropEvent(QDropEvent* e) {
-  QStringList paths;
-  for (const auto& url : e->mimeData()->urls())
-    if (url.isLocalFile()) paths << url.toLocalFile();
-  if (!paths.isEmpty()) openFiles(paths);
-  e->acceptProposedAction();
 }
 
 }  // namespace cumulus::app

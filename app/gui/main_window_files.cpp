@@ -5,10 +5,13 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QImage>
 #include <QMenu>
+#include <QMimeData>
 #include <QSettings>
 #include <QStackedWidget>
 #include <QStatusBar>
@@ -76,6 +79,19 @@ void MainWindow::openFiles(const QStringList& given, double depth_scale) {
   if (fresh.isEmpty()) return;
   statusBar()->showMessage(tr("Loading %1…").arg(QFileInfo(fresh.back()).fileName()));
   loader_->open(fresh, depth_scale);
+}
+
+// Files dropped on the window open as if chosen in the dialog.
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  QStringList paths;
+  for (const auto& url : e->mimeData()->urls())
+    if (url.isLocalFile()) paths << url.toLocalFile();
+  if (!paths.isEmpty()) openFiles(paths);
+  e->acceptProposedAction();
 }
 
 QStringList MainWindow::openFilesNow(const QStringList& paths, double depth_scale) {
