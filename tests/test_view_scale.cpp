@@ -354,6 +354,21 @@ class TestViewScale : public QObject {
     QVERIFY(picked && *picked >= 0 && std::size_t(*picked) < n && *picked != 1234);
   }
 
+  void aSmallCloudSupersedesALargeOneBeingPrepared() {
+    ui::VtkCloudView view;
+    QVERIFY(show_small(view));
+    QSignalSpy shown(&view, &ui::VtkCloudView::cloudShown);
+    view.setCloud(line_cloud(600000));
+    QVERIFY(view.preparing());
+    auto small = line_cloud(1000);
+    view.setCloud(small);
+    QVERIFY(!view.preparing());  // colour changes and colours now go to the small cloud
+    QCOMPARE(shown.count(), 1);
+    QTest::qWait(1500);  // the large cloud's preparation ends meanwhile and is dropped
+    QCOMPARE(shown.count(), 1);
+    QCOMPARE(view.cloud(), std::shared_ptr<const PointCloud>(small));
+  }
+
   void aCloudThatCannotBePreparedIsReportedNotShown() {
     ui::VtkCloudView view;
     QVERIFY(show_small(view));

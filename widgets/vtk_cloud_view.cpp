@@ -149,6 +149,7 @@ void VtkCloudView::setCloud(std::shared_ptr<const PointCloud> cloud, bool reset_
   }
   const Preparer prepare_data = preparer_ ? preparer_ : &VtkCloudView::prepare;
   if (cloud_->size() <= kPreparedInline) {
+    preparing_ = false;  // a large cloud still being prepared is superseded
     std::shared_ptr<CloudDrawData> data;
     try {
       data = prepare_data(cloud_, mode_);
