@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <QHash>
 
+#include <atomic>
 #include <cmath>
 #include <map>
 
@@ -12,6 +13,7 @@
 #include "cluster/cluster_export.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/timing_stats.h"
 #include "generate/generate.h"
 #include "io/io.h"
@@ -350,6 +352,10 @@ class TestCluster : public QObject {
     QTest::newRow("blobs with NaNs, 8 slabs") << "blobs-with-nans" << 0.5f << 8;
     QTest::newRow("street scene, 12 slabs") << "sample:street_scene.pcd" << 0.5f << 12;
     QTest::newRow("far points, 4 slabs") << "far-points" << 0.5f << 4;
+    // Large enough for the slab passes to split among threads, with more components in a slab
+    // than the merge counts per thread (1024).
+    QTest::newRow("8192 clusters, 3 slabs") << "generated:131072,8192,16,4" << 1.0f << 3;
+    QTest::newRow("kitti 000000, 6 slabs") << "kitti/000000.bin" << 0.5f << 6;
   }
 
   // Slabs with halos, merged by union-find, give the labels of the whole cloud in one piece
@@ -358,6 +364,8 @@ class TestCluster : public QObject {
     QFETCH(QString, name);
     QFETCH(float, tolerance);
     QFETCH(int, slabs);
+    if (!name.contains(':') && name.contains('/') && test::sharedDataFile(name).isEmpty())
+      QSKIP(qPrintable("real data " + name + " not found (expected under ../shared/data)"));
     const PointCloud c = load_case(name);
     const ClusterParams p{tolerance, 3, 100000};
     const ClusterResult& whole = pcl_reference(name, c, p);
@@ -371,6 +379,57 @@ class TestCluster : public QObject {
     QCOMPARE(tiled.sizes, whole.sizes);
     QCOMPARE(tiled.non_finite, whole.non_finite);
     QCOMPARE(tiled.dropped_clusters, whole.dropped_clusters);
+  }
+
+  // The host passes of the slabs (core/parallel.h): every item in exactly one part, parts in
+  // order, whatever the number of threads.
+  void parallelPartsCoverEveryItemOnce() {
+    for (std::size_t n : {std::size_t(0), std::size_t(5), std::size_t(1000003)}) {
+      for (std::size_t parts : {std::size_t(1), std::size_t(3), host_threads() + 5}) {
+        std::vector<int> seen(n, 0);
+        std::vector<std::pair<std::size_t, std::size_t>> ranges(parts);
+        parallel_parts(n, parts, [&](std::size_t b, std::size_t e, std::size_t p) {
+          ranges[p] = {b, e};
+          for (std::size_t i = b; i < e; ++i)
+            ++seen[i];
+        });
+        QVERIFY(std::all_of(seen.begin(), seen.end(), [](int v) { return v == 1; }));
+        for (std::size_t p = 0; p + 1 < parts; ++p)
+          QCOMPARE(ranges[p].second, ranges[p + 1].first);
+      }
+    }
+  }
+
+  void parallelPartsRethrowWhatAPartThrows() {
+    std::atomic<int> ran{0};
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             parallel_parts(1000, 8, [&](std::size_t, std::size_t, std::size_t p) {
+                               ++ran;
+                               if (p == 5) throw InvalidArgument("part 5");
+                             }));
+    QCOMPARE(ran.load(), 8);  // the other parts still ran to their end
+    // The threads are free again afterwards.
+    std::atomic<std::size_t> sum{0};
+    parallel_parts(100, 4, [&](std::size_t b, std::size_t e, std::size_t) { sum += e - b; });
+    QCOMPARE(sum.load(), std::size_t(100));
+  }
+
+  // Two callers at once (the GUI's job and a Python thread): the second starts threads of its
+  // own instead of waiting for the first.
+  void parallelPartsFromTwoCallersAtOnce() {
+    std::atomic<bool> inner_done{false};
+    std::atomic<std::size_t> outer{0};
+    parallel_parts(4, 4, [&](std::size_t b, std::size_t e, std::size_t p) {
+      if (p == 0) {
+        std::atomic<std::size_t> inner{0};
+        parallel_parts(1000, 4,
+                       [&](std::size_t ib, std::size_t ie, std::size_t) { inner += ie - ib; });
+        inner_done = inner.load() == 1000;
+      }
+      outer += e - b;
+    });
+    QVERIFY(inner_done.load());
+    QCOMPARE(outer.load(), std::size_t(4));
   }
 
   void tiledRunStopsWhenCancelled() {
@@ -461,6 +520,24 @@ class TestCluster : public QObject {
     QCOMPARE(tiled.labels, whole.labels);
     QCOMPARE(tiled.sizes, whole.sizes);
     QCOMPARE(tiled.labels, pcl_reference(name, c, p).labels);
+  }
+
+  // Slabs of millions of points go up in several page-locked chunks each (two in turn, one
+  // gathered while the other uploads); the labels stay one call's.
+  void gpuSlabsOfManyChunksEqualOneCall() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    const PointCloud c = load_case("generated:12000000,6000,16,4");
+    const ClusterParams p{1.0f, 1, 1u << 30};
+    const ClusterResult whole = euclidean_cluster(c, p, ClusterMethod::Gpu);
+    QVERIFY(whole.stages.front().first.find("slabs") == std::string::npos);
+    for (std::size_t cap : {std::size_t(5'000'000), std::size_t(9'000'000)}) {
+      const ClusterResult tiled =
+          euclidean_cluster_tiled(c.points.data(), c.size(), p, ClusterMethod::Gpu, cap);
+      QVERIFY2(tiled.stages.front().first.find("slabs") != std::string::npos,
+               tiled.stages.front().first.c_str());
+      QCOMPARE(tiled.labels, whole.labels);
+      QCOMPARE(tiled.sizes, whole.sizes);
+    }
   }
 
   void gpuBoundaryPairsDecideLikePcl() {

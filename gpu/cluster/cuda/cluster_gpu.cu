@@ -12,11 +12,15 @@
 namespace cumulus {
 namespace cluster_cuda {
 
-void upload_points(Workspace& ws, const Point3f* points, std::size_t n, cudaMemcpyKind kind) {
+void prepare_points(Workspace& ws, std::size_t n) {
   ws.points.reserve(n);
   ws.component.reserve(n);
   ws.counters.reserve(kCounters);
   CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, kCounters * sizeof(int), ws.stream.get()));
+}
+
+void upload_points(Workspace& ws, const Point3f* points, std::size_t n, cudaMemcpyKind kind) {
+  prepare_points(ws, n);
   if (n)
     CU_CHECK(cudaMemcpyAsync(ws.points.get(), points, n * sizeof(float3), kind, ws.stream.get()));
 }
@@ -180,6 +184,33 @@ void download_result(Workspace& ws, std::size_t n, ClusterResult& out) {
 
 namespace {
 
+// Page-locked chunks for gathered calls, kept beside the workspace: two for points (one is
+// filled while the other is on its way to the device) and two for labels (one is taken while
+// the other comes down).
+struct GatherStaging {
+  static constexpr std::size_t kChunkPoints = std::size_t(1) << 21;  // 24 MB of points
+  cuda::PinnedBuffer<float3> points[2];
+  cuda::PinnedBuffer<int> labels[2];
+  std::unique_ptr<cuda::Event> sent[2], arrived[2];
+  void reserve() {
+    for (int b = 0; b < 2; ++b) {
+      points[b].reserve(kChunkPoints);
+      labels[b].reserve(kChunkPoints);
+      if (!sent[b]) sent[b] = std::make_unique<cuda::Event>();
+      if (!arrived[b]) arrived[b] = std::make_unique<cuda::Event>();
+    }
+  }
+};
+
+void run_method(cluster_cuda::Workspace& ws, std::size_t n, const ClusterParams& params,
+                ClusterMethod method, cluster_cuda::StageClock& clock) {
+  if (n == 0) return;
+  if (method == ClusterMethod::Gpu)
+    cluster_cuda::run_fast(ws, n, params, clock);
+  else
+    cluster_cuda::run_paper(ws, n, params, method, clock);
+}
+
 void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
                     const ClusterParams& params, ClusterMethod method, ClusterResult& out,
                     int* device_labels = nullptr) {
@@ -189,12 +220,7 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
   StageClock clock(ws.stream.get());
   upload_points(ws, points, n, kind);
   clock.mark(kind == cudaMemcpyDeviceToDevice ? "copy" : "upload");
-  if (n > 0) {
-    if (method == ClusterMethod::Gpu)
-      run_fast(ws, n, params, clock);
-    else
-      run_paper(ws, n, params, method, clock);
-  }
+  run_method(ws, n, params, method, clock);
   if (device_labels && n)  // for the caller's next kernels: no trip through the host
     CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToDevice, ws.stream.get()));
@@ -205,6 +231,56 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
 }
 
 }  // namespace
+
+std::size_t gpu_cluster_gathered(std::size_t n, const GatheredIo& io, const ClusterParams& params,
+                                 ClusterMethod method, StageTimes& stages) {
+  cuda::require_device(method_name(method));
+  using namespace cluster_cuda;
+  auto [lock, ws] = cuda::acquire_workspace<Workspace>();
+  auto& staging = cuda::buffers_beside<GatherStaging, Workspace>();
+  staging.reserve();
+  cudaStream_t s = ws.stream.get();
+  StageClock clock(s);
+  prepare_points(ws, n);
+  const std::size_t chunk = GatherStaging::kChunkPoints, chunks = (n + chunk - 1) / chunk;
+  WallTimer host;
+  double gather_ms = 0, take_ms = 0;
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t begin = c * chunk, end = std::min(n, begin + chunk), b = c & 1;
+    if (c >= 2) staging.sent[b]->wait();  // the buffer's last chunk has left it
+    host.reset();
+    io.gather(begin, end, reinterpret_cast<Point3f*>(staging.points[b].get()));
+    gather_ms += host.ms();
+    CU_CHECK(cudaMemcpyAsync(ws.points.get() + begin, staging.points[b].get(),
+                             (end - begin) * sizeof(float3), cudaMemcpyHostToDevice, s));
+    staging.sent[b]->record(s);
+  }
+  clock.mark("gather and upload");
+  run_method(ws, n, params, method, clock);
+  const std::size_t clusters = n ? std::size_t(ws.host_counters.get()[kKept]) : 0;
+  auto download = [&](std::size_t c) {
+    const std::size_t begin = c * chunk, end = std::min(n, begin + chunk), b = c & 1;
+    CU_CHECK(cudaMemcpyAsync(staging.labels[b].get(), ws.labels.get() + begin,
+                             (end - begin) * sizeof(int), cudaMemcpyDeviceToHost, s));
+    staging.arrived[b]->record(s);
+  };
+  for (std::size_t c = 0; c < std::min<std::size_t>(chunks, 2); ++c)
+    download(c);
+  for (std::size_t c = 0; c < chunks; ++c) {
+    const std::size_t begin = c * chunk, end = std::min(n, begin + chunk), b = c & 1;
+    staging.arrived[b]->wait();
+    host.reset();
+    io.take_labels(begin, end, staging.labels[b].get(), clusters);
+    take_ms += host.ms();
+    if (c + 2 < chunks) download(c + 2);
+  }
+  clock.mark("download and take labels");
+  ws.stream.sync();
+  stages.emplace_back("gather (host)", gather_ms);
+  clock.collect(stages);
+  stages.emplace_back("take labels (host)", take_ms);
+  return clusters;
+}
 
 void gpu_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                  ClusterMethod method, ClusterResult& out) {

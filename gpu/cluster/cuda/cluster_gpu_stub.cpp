@@ -10,4 +10,9 @@ void gpu_cluster(const Point3f*, std::size_t, const ClusterParams&, ClusterMetho
   throw_no_cuda(method_name(method));
 }
 
+std::size_t gpu_cluster_gathered(std::size_t, const GatheredIo&, const ClusterParams&,
+                                 ClusterMethod method, StageTimes&) {
+  throw_no_cuda(method_name(method));
+}
+
 }  // namespace cumulus
