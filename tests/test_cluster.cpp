@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "cluster/cluster.h"
@@ -430,6 +431,25 @@ class TestCluster : public QObject {
     });
     QVERIFY(inner_done.load());
     QCOMPARE(outer.load(), std::size_t(4));
+  }
+
+  // The slab boundaries come from the first finite point of every window of n / 1M points; a
+  // cloud whose points at the windows' starts are all NaN still gets its sample.
+  void tiledSamplesPastNonFinitePoints() {
+    PointCloud c = load_case("generated:2400000,600,2,64");
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (std::size_t i = 0; i < c.size(); i += 2)
+      c.points[i] = {nan, nan, nan};
+    const ClusterParams p{1.0f, 1, 1u << 30};
+    const ClusterResult whole =
+        euclidean_cluster_call(c.points.data(), c.size(), p, ClusterMethod::Cpu);
+    const ClusterResult tiled =
+        euclidean_cluster_tiled(c.points.data(), c.size(), p, ClusterMethod::Cpu, c.size() / 4);
+    QVERIFY2(tiled.stages.front().first.find("slabs") != std::string::npos,
+             tiled.stages.front().first.c_str());
+    QCOMPARE(tiled.non_finite, c.size() / 2);
+    QCOMPARE(tiled.labels, whole.labels);
+    QCOMPARE(tiled.sizes, whole.sizes);
   }
 
   void tiledRunStopsWhenCancelled() {

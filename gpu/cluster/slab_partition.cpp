@@ -19,15 +19,24 @@ float coordinate(const Point3f& p, int axis) {
 struct Extent {
   double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
   std::size_t finite = 0;
+  // The first finite point of every window of `step` points: about a million, none missing
+  // where any window has a finite point, the same on every machine.
+  std::vector<Point3f> sample;
 };
 
-// The finite points' bounding box, and each part's finite count (for the sample's ranks).
-Extent finite_extent(const Point3f* points, std::size_t n, std::size_t parts,
-                     std::vector<std::size_t>& part_finite) {
+// The finite points' bounding box and, in the same pass, a sample for the slab boundaries.
+Extent finite_extent(const Point3f* points, std::size_t n, std::size_t parts) {
+  const std::size_t step = std::max<std::size_t>(1, n / 1'000'000);
   std::vector<Extent> part(parts);
   parallel_parts(n, parts, [&](std::size_t b, std::size_t e, std::size_t p) {
     Extent x;
     for (std::size_t i = b; i < e; ++i) {
+      if (i % step == 0)  // a window may reach into the next part: only read there
+        for (std::size_t k = i; k < std::min(n, i + step); ++k)
+          if (is_finite(points[k])) {
+            x.sample.push_back(points[k]);
+            break;
+          }
       if (!is_finite(points[i])) continue;
       ++x.finite;
       for (int a = 0; a < 3; ++a) {
@@ -35,12 +44,11 @@ Extent finite_extent(const Point3f* points, std::size_t n, std::size_t parts,
         x.hi[a] = std::max(x.hi[a], double(coordinate(points[i], a)));
       }
     }
-    part[p] = x;
+    part[p] = std::move(x);
   });
   Extent all;
-  part_finite.resize(parts);
   for (std::size_t p = 0; p < parts; ++p) {
-    part_finite[p] = part[p].finite;
+    all.sample.insert(all.sample.end(), part[p].sample.begin(), part[p].sample.end());
     all.finite += part[p].finite;
     for (int a = 0; a < 3; ++a) {
       all.lo[a] = std::min(all.lo[a], part[p].lo[a]);
@@ -48,26 +56,6 @@ Extent finite_extent(const Point3f* points, std::size_t n, std::size_t parts,
     }
   }
   return all;
-}
-
-// Every step-th finite point's coordinate along `axis`: where slab boundaries go.
-std::vector<float> axis_sample(const Point3f* points, std::size_t n, std::size_t parts,
-                               const std::vector<std::size_t>& part_finite, std::size_t finite,
-                               int axis) {
-  const std::size_t step = std::max<std::size_t>(1, finite / 1'000'000);
-  std::vector<float> sample((finite + step - 1) / step);
-  std::vector<std::size_t> rank0(parts, 0);
-  for (std::size_t p = 1; p < parts; ++p)
-    rank0[p] = rank0[p - 1] + part_finite[p - 1];
-  parallel_parts(n, parts, [&](std::size_t b, std::size_t e, std::size_t p) {
-    std::size_t rank = rank0[p];
-    for (std::size_t i = b; i < e; ++i) {
-      if (!is_finite(points[i])) continue;
-      if (rank % step == 0) sample[rank / step] = coordinate(points[i], axis);
-      ++rank;
-    }
-  });
-  return sample;
 }
 
 // Puts the elements at the sorted positions [q, q_end) of data in place, as a sort would, in
@@ -188,8 +176,7 @@ Slabs partition_into_slabs(const Point3f* points, std::size_t n, float tolerance
                            StageTimes& stages) {
   WallTimer t;
   const std::size_t parts = parts_for(n, kSlabGrain);
-  std::vector<std::size_t> part_finite;
-  const Extent extent = finite_extent(points, n, parts, part_finite);
+  const Extent extent = finite_extent(points, n, parts);
   const std::size_t finite = extent.finite;
   int axis = 0;
   for (int a = 1; a < 3; ++a)
@@ -198,7 +185,10 @@ Slabs partition_into_slabs(const Point3f* points, std::size_t n, float tolerance
   // Every neighbour of a slab's point lies within the tolerance along the axis; the margin
   // covers the float rounding of the distance test.
   const double halo = double(tolerance) * (1.0 + 1e-4);
-  std::vector<float> sample = axis_sample(points, n, parts, part_finite, finite, axis);
+  std::vector<float> sample;
+  sample.reserve(extent.sample.size());
+  for (const Point3f& p : extent.sample)
+    sample.push_back(coordinate(p, axis));
   stages.emplace_back("bounds and sample", t.ms());
   t.reset();
   // A fifth of each slab left for its halos to begin with.
