@@ -3,10 +3,32 @@
 #include <numeric>
 
 #include "cluster/cluster.h"
+#include "cluster/cluster_impl.h"
 #include "core/error.h"
 #include "core/union_find.h"
 
 namespace cumulus {
+
+void rank_components(std::vector<std::int32_t>& ids, const std::vector<std::int32_t>& size,
+                     const std::vector<std::int32_t>& first, const ClusterParams& params,
+                     std::vector<std::int32_t>& rank, ClusterResult& r) {
+  std::sort(ids.begin(), ids.end(), [&](std::int32_t a, std::int32_t b) {
+    if (size[std::size_t(a)] != size[std::size_t(b)])
+      return size[std::size_t(a)] > size[std::size_t(b)];
+    return first[std::size_t(a)] < first[std::size_t(b)];
+  });
+  r.sizes.clear();
+  r.dropped_clusters = 0;
+  for (std::int32_t c : ids) {
+    const auto s = std::size_t(size[std::size_t(c)]);
+    if (s < params.min_size || s > params.max_size) {
+      ++r.dropped_clusters;
+      continue;
+    }
+    rank[std::size_t(c)] = std::int32_t(r.sizes.size());
+    r.sizes.push_back(s);
+  }
+}
 
 void canonicalize(const std::vector<std::int32_t>& component, const ClusterParams& params,
                   ClusterResult& r) {
@@ -21,23 +43,8 @@ void canonicalize(const std::vector<std::int32_t>& component, const ClusterParam
     if (first[std::size_t(c)] < 0) first[std::size_t(c)] = std::int32_t(i), ids.push_back(c);
     ++size[std::size_t(c)];
   }
-  std::sort(ids.begin(), ids.end(), [&](std::int32_t a, std::int32_t b) {
-    if (size[std::size_t(a)] != size[std::size_t(b)])
-      return size[std::size_t(a)] > size[std::size_t(b)];
-    return first[std::size_t(a)] < first[std::size_t(b)];
-  });
   std::vector<std::int32_t> rank(n, -1);
-  r.sizes.clear();
-  r.dropped_clusters = 0;
-  for (std::int32_t c : ids) {
-    const auto s = std::size_t(size[std::size_t(c)]);
-    if (s < params.min_size || s > params.max_size) {
-      ++r.dropped_clusters;
-      continue;
-    }
-    rank[std::size_t(c)] = std::int32_t(r.sizes.size());
-    r.sizes.push_back(s);
-  }
+  rank_components(ids, size, first, params, rank, r);
   r.labels.assign(n, -1);
   for (std::size_t i = 0; i < n; ++i)
     if (component[i] >= 0) r.labels[i] = rank[std::size_t(component[i])];

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "cluster/cluster.h"
+#include "cluster/cluster_impl.h"
 #include "cluster/cuda/cluster_gpu.h"
 #include "cluster/slab_partition.h"
 #include "core/capacity.h"
@@ -68,10 +69,9 @@ struct SlabMerge {
   }
 
  private:
-  // Points of a component come in runs (a cluster's points lie together in a scan or a file):
-  // one count per run, in a thread's own array for the largest components (the first labels),
-  // atomically for the rest.
-  // Members [begin, end), labels[k] the label of member begin + k.
+  // Members [begin, end), labels[k] the label of member begin + k. Points of a component come in
+  // runs (a cluster's points lie together in a scan or a file): one count per run, in a
+  // thread's own array for the largest components (the first labels), atomically for the rest.
   void take_core(std::size_t begin, std::size_t end, const std::int32_t* labels,
                  std::size_t clusters) {
     std::int32_t local_size[kLocalLabels] = {}, local_first[kLocalLabels] = {};
@@ -235,20 +235,8 @@ ClusterResult euclidean_cluster_tiled(const Point3f* points, std::size_t n,
   std::vector<std::int32_t> clusters;
   for (std::size_t c = 0; c < K; ++c)
     if (root[c] == std::int32_t(c) && comps.size[c] > 0) clusters.push_back(std::int32_t(c));
-  std::sort(clusters.begin(), clusters.end(), [&](std::int32_t a, std::int32_t b) {
-    const auto sa = comps.size[std::size_t(a)], sb = comps.size[std::size_t(b)];
-    return sa != sb ? sa > sb : comps.first[std::size_t(a)] < comps.first[std::size_t(b)];
-  });
   std::vector<std::int32_t> rank(K, -1);
-  for (std::int32_t c : clusters) {
-    const auto size = std::size_t(comps.size[std::size_t(c)]);
-    if (size < params.min_size || size > params.max_size) {
-      ++r.dropped_clusters;
-      continue;
-    }
-    rank[std::size_t(c)] = std::int32_t(r.sizes.size());
-    r.sizes.push_back(size);
-  }
+  rank_components(clusters, comps.size, comps.first, params, rank, r);
   for (std::size_t c = 0; c < K; ++c)
     rank[c] = rank[std::size_t(root[c])];
   parallel_parts(n, parts_for(n, kSlabGrain), [&](std::size_t b, std::size_t e, std::size_t) {
