@@ -4,6 +4,8 @@
 #include <QFileInfo>
 #include <QHash>
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -14,6 +16,7 @@
 #include "cluster/cluster_export.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/host_pages.h"
 #include "core/parallel.h"
 #include "core/timing_stats.h"
 #include "generate/generate.h"
@@ -431,6 +434,30 @@ class TestCluster : public QObject {
     });
     QVERIFY(inner_done.load());
     QCOMPARE(outer.load(), std::size_t(4));
+  }
+
+  // Mapping a large allocation's pages in ahead of use changes nothing in it: written pages keep
+  // their values and fresh ones read zero (the features' histograms rely on both).
+  void prefaultedPagesKeepWhatTheyHold() {
+    std::vector<float> written(std::size_t(3) << 20);
+    for (std::size_t i = 0; i < written.size(); ++i)
+      written[i] = float(i % 1000);
+    prefault_pages(written.data(), written.size() * sizeof(float));
+    prefault_pages(written.data() + 1, 100);  // inside one page: nothing to map
+    std::size_t changed = 0;
+    for (std::size_t i = 0; i < written.size(); ++i)
+      changed += written[i] != float(i % 1000);
+    QCOMPARE(changed, std::size_t(0));
+    const std::size_t bytes = std::size_t(64) << 20;
+    void* fresh = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    QVERIFY(fresh != MAP_FAILED);
+    prefault_pages(fresh, bytes);
+    const auto* words = static_cast<const std::uint64_t*>(fresh);
+    std::size_t nonzero = 0;
+    for (std::size_t i = 0; i < bytes / 8; ++i)
+      nonzero += words[i] != 0;
+    munmap(fresh, bytes);
+    QCOMPARE(nonzero, std::size_t(0));
   }
 
   // The slab boundaries come from the first finite point of every window of n / 1M points; a

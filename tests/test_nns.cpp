@@ -363,7 +363,7 @@ class TestNns : public QObject {
   void gpu_knn_equals_flann_data() {
     test::add_columns<QString, int>({"name", "k"});
     for (const auto& c : kCases)
-      for (int k : {1, 8, 100})
+      for (int k : {1, 8, 16, 33, 64, 100, 256})  // 16 on: a warp a query on the grid
         QTest::newRow(qPrintable(QString("%1 k=%2").arg(c).arg(k))) << c << k;
   }
   void gpu_knn_equals_flann() {

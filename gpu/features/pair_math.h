@@ -2,10 +2,10 @@
 // PCL's pair features and binning, operation for operation, shared by the host and the device.
 // PCL computes in float with Eigen's SSE 4-vectors: a dot product of (x, y, z, 0) vectors sums
 // as (x + z) + y, and nothing is fused. The device file is compiled with -fmad=false so the GPU
-// rounds exactly as the CPU. The angle functions cannot be matched that way: the GPU's are
-// correctly rounded through double, glibc's float acos/atan2 (PCL's) are off by an ulp now and
-// then. So the device marks a pair `unsure` when an ulp either way could change its bins, and the
-// host decides those few pairs with glibc (features_gpu.cu), which makes every bin PCL's.
+// rounds exactly as the CPU. The angle functions cannot be matched that way: glibc's float acos
+// and atan2 (PCL's) are off by an ulp now and then, the GPU's atan2f by a few. So the device
+// marks a pair `unsure` when a few ulps either way could change its bins, and the host decides
+// those few pairs with glibc (features_gpu.cu), which makes every bin PCL's.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -53,6 +53,22 @@ CUMULUS_HD inline int ulps_apart(float a, float b) {
   return x > y ? x - y : y - x;
 }
 
+// PCL's choice of the pair's source point: the second when acos|angle1| > acos|angle2| in float.
+// On the device (unsure given), where those two acos would cost more than the rest of the pair
+// features together, the order of |angle1| and |angle2| decides instead wherever they lie more
+// than 1e-6 apart: acos falls at least as fast as its argument, so the two angles are then more
+// than 8.8e-7 (over 4 ulps, below pi/2) apart after rounding and come in the opposite order, as
+// the acos below would give. Closer pairs, and arguments above 1 (acos NaN), take the acos.
+CUMULUS_HD inline bool source_is_second(float angle1, float angle2, bool* unsure) {
+  const float a1 = fabsf(angle1), a2 = fabsf(angle2);
+#if defined(__CUDA_ARCH__)
+  if (unsure && a1 <= 1.0f && a2 <= 1.0f && fabsf(a1 - a2) > 1e-6f) return a1 < a2;
+#endif
+  const float c1 = acos_f(a1), c2 = acos_f(a2);
+  if (unsure && a1 != a2 && ulps_apart(c1, c2) <= 4) *unsure = true;
+  return c1 > c2;
+}
+
 // pcl::computePairFeatures(p1, n1, p2, n2): f1 = atan2 angle of n2 in the Darboux frame, f2 =
 // v . n2, f3 = cosine of the source normal with the line. The point whose normal makes the
 // smaller angle with the line is the source. Zero distance or a normal along the line: all 0.
@@ -68,9 +84,7 @@ CUMULUS_HD inline void pair_features(V3 p1, V3 n1, V3 p2, V3 n2, float& f1, floa
   const float angle1 = dot(n1, d) / f4;
   const float angle2 = dot(n2, d) / f4;
   V3 u = n1, t = n2;
-  const float c1 = acos_f(fabsf(angle1)), c2 = acos_f(fabsf(angle2));
-  if (unsure && fabsf(angle1) != fabsf(angle2) && ulps_apart(c1, c2) <= 4) *unsure = true;
-  if (c1 > c2) {
+  if (source_is_second(angle1, angle2, unsure)) {
     u = n2;
     t = n1;
     d = {-d.x, -d.y, -d.z};
@@ -87,7 +101,13 @@ CUMULUS_HD inline void pair_features(V3 p1, V3 n1, V3 p2, V3 n2, float& f1, floa
   v = {v.x / v_norm, v.y / v_norm, v.z / v_norm};
   const V3 w = cross(u, v);
   f2 = dot(v, t);
+#if defined(__CUDA_ARCH__)
+  // Only its bin matters, and pfh_bin / spfh_bins defer a pair whose bin a few ulps could
+  // change (angle_bin_unsure allows for this function's error beside glibc's), so float will do.
+  f1 = atan2f(dot(w, t), dot(u, t));
+#else
   f1 = atan2_f(dot(w, t), dot(u, t));
+#endif
 }
 
 // PCL's binning, in double as PCL promotes it: floor(bins * ((f + pi) * (1 / 2pi as float)))
@@ -100,22 +120,22 @@ CUMULUS_HD inline int clamp_bin(double x, int bins) {
 }
 constexpr double kPi = 3.14159265358979323846;
 constexpr float kInvTwoPi = 1.0f / (2.0f * float(kPi));
+CUMULUS_HD inline int angle_bin_at(double f, int bins) {
+  return clamp_bin(double(bins) * ((f + kPi) * double(kInvTwoPi)), bins);
+}
 CUMULUS_HD inline int angle_bin(float f, int bins) {
-  return clamp_bin(double(bins) * ((double(f) + kPi) * double(kInvTwoPi)), bins);
+  return angle_bin_at(double(f), bins);
 }
 CUMULUS_HD inline int cosine_bin(float f, int bins) {
   return clamp_bin(double(bins) * ((double(f) + 1.0) * 0.5), bins);
 }
 
-// True when an angle within 2 ulps of f (glibc's atan2 against the GPU's) falls in another bin.
+// True when an angle within 16 ulps of f falls in another bin: glibc's float atan2 (PCL's) and
+// the GPU's atan2f are each within a few ulps of the exact angle. The bin only grows with the
+// angle, so the two ends of the interval decide.
 CUMULUS_HD inline bool angle_bin_unsure(float f, int bins) {
-  const int b = angle_bin(f, bins);
-  float lo = f, hi = f;
-  for (int i = 0; i < 2; ++i) {
-    lo = nextafterf(lo, -INFINITY);
-    hi = nextafterf(hi, INFINITY);
-  }
-  return angle_bin(lo, bins) != b || angle_bin(hi, bins) != b;
+  const double margin = double(fabsf(f)) * 0x1p-19 + 0x1p-140;  // 16 ulps of f, and a denormal's
+  return angle_bin_at(double(f) - margin, bins) != angle_bin_at(double(f) + margin, bins);
 }
 
 // PFH: index f1 + 5 f2 + 25 f3.

@@ -1,11 +1,14 @@
 // Normals and point feature histograms on the GPU. Compiled with -fmad=false: the pair features
 // must round exactly as PCL's float code does, or pairs near a bin edge change bins.
 #include <cmath>
+#include <future>
 #include <limits>
 #include <vector>
 
 #include "core/cuda/stage_clock.cuh"
+#include "core/cuda/staged_download.cuh"
 #include "core/cuda/workspace.cuh"
+#include "core/host_pages.h"
 #include "features/cuda/features_gpu.h"
 #include "features/cuda/histogram_kernels.cuh"
 #include "features/cuda/normal_kernels.cuh"
@@ -38,6 +41,7 @@ struct Workspace {
   cuda::DeviceBuffer<Deferred> deferred;
   cuda::DeviceBuffer<unsigned> deferred_count;
   cuda::DeviceBuffer<Patch> patches;
+  cuda::StagedDownload histograms_down;
 };
 
 // What the host needs to decide deferred pairs: the same points and normals as the device, and
@@ -75,56 +79,133 @@ std::vector<Patch> decide_on_host(const std::vector<Deferred>& d, Descriptor des
   return patches;
 }
 
-// The histograms of every point: the pair kernel, the host's decisions on deferred pairs, and
-// for FPFH the weighting. G = 64 with one group per block is the paper's mapping (its float
-// histogram in shared memory), G = 32 with several warps per block is ours (counts).
-template <int G, int Groups>
-void run_descriptors(Workspace& ws, Descriptor desc, int n, const Rows& rows,
-                     const HostSide& host) {
-  cudaStream_t s = ws.stream.get();
-  constexpr bool kPaper = G == 64;
-  const int blocks = (n + Groups - 1) / Groups;
-  const float3* pts = ws.index.targets.get();
-  const float3* nrm = ws.normals.get();
-  float* hist = desc == Descriptor::Pfh ? ws.out.get() : ws.spfh.get();
+// The result's histograms sized (and so zero-filled, which for PFH's 125 bins costs as much as
+// the GPU's work) on a thread of their own while the GPU computes them, their pages mapped in on
+// all cores first (core/host_pages.h). ready() waits for them: after the kernels are queued, so
+// that the GPU works meanwhile.
+class HostRows {
+ public:
+  HostRows(std::vector<float>& rows, std::size_t values)
+      : rows_(rows), sized_(std::async(std::launch::async, [&rows, values] {
+          rows.reserve(values);
+          prefault_pages(rows.data(), values * sizeof(float));
+          rows.resize(values);
+        })) {}
+  std::vector<float>& ready() {
+    WallTimer waited;
+    if (sized_.valid()) sized_.get();
+    wait_ms_ += waited.ms();
+    return rows_;
+  }
+  double wait_ms() const { return wait_ms_; }
+
+ private:
+  std::vector<float>& rows_;
+  std::future<void> sized_;
+  double wait_ms_ = 0;
+};
+
+// Room for the pairs the kernels defer, and the count reset.
+DeferList reset_deferred(Workspace& ws, std::size_t at_least) {
   ws.deferred_count.reserve(1);
-  ws.deferred.reserve(std::max<std::size_t>(std::size_t(n) * 4, 1u << 16));
+  ws.deferred.reserve(std::max<std::size_t>(at_least, 1u << 16));
+  CU_CHECK(cudaMemsetAsync(ws.deferred_count.get(), 0, sizeof(unsigned), ws.stream.get()));
+  return {ws.deferred.get(), ws.deferred_count.get(), unsigned(ws.deferred.capacity())};
+}
+
+// How many pairs the kernels so far deferred (they listed the first `capacity`). Synchronises.
+unsigned deferred_count(Workspace& ws) {
+  unsigned count = 0;
+  CU_CHECK(cudaMemcpyAsync(&count, ws.deferred_count.get(), sizeof(unsigned),
+                           cudaMemcpyDeviceToHost, ws.stream.get()));
+  ws.stream.sync();
+  return count;
+}
+
+// The deferred pairs down, decided on the host with PCL's libm.
+std::vector<Patch> decided_patches(Workspace& ws, unsigned count, Descriptor desc,
+                                   const HostSide& host) {
+  std::vector<Deferred> d(count);
+  if (count)
+    CU_CHECK(cudaMemcpyAsync(d.data(), ws.deferred.get(), count * sizeof(Deferred),
+                             cudaMemcpyDeviceToHost, ws.stream.get()));
+  ws.stream.sync();
+  return decide_on_host(d, desc, host);
+}
+
+// PFH's pair kernel over every point.
+template <int G, int Groups>
+void launch_pfh(Workspace& ws, int n, const Rows& rows, const DeferList& list) {
+  const int blocks = (n + Groups - 1) / Groups;
+  k_pfh<G, Groups, G == 64><<<blocks, G * Groups, 0, ws.stream.get()>>>(
+      ws.index.targets.get(), ws.normals.get(), n, rows, list, ws.out.get());
+  CU_CHECK_LAUNCH("k_pfh");
+}
+
+// PFH into `out` (sized n * 125): the pair kernel, the rows down, and the pairs it deferred
+// decided on the host and added to the host's rows (each adds its bin's one increment, so the
+// order of the additions does not matter). (The kernel cut into slices whose rows came down while
+// the next slice ran was no faster on the bunny and half again as slow on KITTI's radius rows,
+// where a slice waits for its heaviest neighbourhoods.)
+template <int G, int Groups>
+void pfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, HostRows& result) {
+  DeferList list = reset_deferred(ws, std::size_t(n) * 4);
+  launch_pfh<G, Groups>(ws, n, rows, list);
+  unsigned deferred = deferred_count(ws);
+  if (deferred > list.capacity) {  // rare: once more, with room for every deferred pair
+    list = reset_deferred(ws, deferred);
+    launch_pfh<G, Groups>(ws, n, rows, list);
+    deferred = deferred_count(ws);
+  }
+  std::vector<float>& out = result.ready();
+  ws.histograms_down.copy(out.data(), ws.out.get(), out.size() * sizeof(float), ws.stream.get());
+  if (deferred)
+    for (const Patch& p : decided_patches(ws, deferred, Descriptor::Pfh, host))
+      out[p.index] += p.incr;
+}
+
+// FPFH into `out` (sized n * 33): each point's SPFH, the host's decisions on its deferred pairs
+// (patched on the device, where the weighting reads them), the weighting, the rows down.
+template <int G, int Groups>
+void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, HostRows& result) {
+  cudaStream_t s = ws.stream.get();
+  const int blocks = (n + Groups - 1) / Groups;
   unsigned deferred = 0;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    CU_CHECK(cudaMemsetAsync(ws.deferred_count.get(), 0, sizeof(unsigned), s));
-    const DeferList list{ws.deferred.get(), ws.deferred_count.get(),
-                         unsigned(ws.deferred.capacity())};
-    if (desc == Descriptor::Pfh) {
-      k_pfh<G, Groups, kPaper><<<blocks, G * Groups, 0, s>>>(pts, nrm, n, rows, list, hist);
-      CU_CHECK_LAUNCH("k_pfh");
-    } else {
-      k_spfh<G, Groups><<<blocks, G * Groups, 0, s>>>(pts, nrm, n, rows, list, hist);
-      CU_CHECK_LAUNCH("k_spfh");
-    }
-    CU_CHECK(cudaMemcpyAsync(&deferred, ws.deferred_count.get(), sizeof(unsigned),
-                             cudaMemcpyDeviceToHost, s));
-    ws.stream.sync();
-    if (deferred <= ws.deferred.capacity()) break;
-    ws.deferred.reserve(deferred);  // rare: once more with room for every deferred pair
+  for (std::size_t room = std::size_t(n) * 4;;) {
+    const DeferList list = reset_deferred(ws, room);
+    k_spfh<G, Groups><<<blocks, G * Groups, 0, s>>>(ws.index.targets.get(), ws.normals.get(), n,
+                                                    rows, list, ws.spfh.get());
+    CU_CHECK_LAUNCH("k_spfh");
+    deferred = deferred_count(ws);
+    if (deferred <= list.capacity) break;
+    room = deferred;  // rare: once more with room for every deferred pair
   }
   if (deferred) {
-    std::vector<Deferred> d(deferred);
-    CU_CHECK(cudaMemcpyAsync(d.data(), ws.deferred.get(), deferred * sizeof(Deferred),
-                             cudaMemcpyDeviceToHost, s));
-    ws.stream.sync();
-    const std::vector<Patch> patches = decide_on_host(d, desc, host);
+    const std::vector<Patch> patches = decided_patches(ws, deferred, Descriptor::Fpfh, host);
     ws.patches.reserve(patches.size());
     CU_CHECK(cudaMemcpyAsync(ws.patches.get(), patches.data(), patches.size() * sizeof(Patch),
                              cudaMemcpyHostToDevice, s));
-    k_patch<<<cuda::blocks_for(patches.size(), 256), 256, 0, s>>>(ws.patches.get(),
-                                                                  unsigned(patches.size()), hist);
+    k_patch<<<cuda::blocks_for(patches.size(), 256), 256, 0, s>>>(
+        ws.patches.get(), unsigned(patches.size()), ws.spfh.get());
     CU_CHECK_LAUNCH("k_patch");
     ws.stream.sync();  // the host vector of patches ends here
   }
-  if (desc == Descriptor::Fpfh) {
-    k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
-    CU_CHECK_LAUNCH("k_fpfh_weight");
-  }
+  k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
+  CU_CHECK_LAUNCH("k_fpfh_weight");
+  std::vector<float>& out = result.ready();
+  ws.histograms_down.copy(out.data(), ws.out.get(), out.size() * sizeof(float), s);
+}
+
+// The histograms of every point into `out`. G = 64 with one group per block is the paper's
+// mapping (its float histogram in shared memory), G = 32 with several warps per block is ours
+// (counts).
+template <int G, int Groups>
+void descriptors_down(Workspace& ws, Descriptor desc, int n, const Rows& rows, const HostSide& host,
+                      HostRows& result) {
+  if (desc == Descriptor::Pfh)
+    pfh_down<G, Groups>(ws, n, rows, host, result);
+  else
+    fpfh_down<G, Groups>(ws, n, rows, host, result);
 }
 
 // The neighbourhoods of every point among the points, on the device.
@@ -235,6 +316,7 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   cuda::StageClock clock(s);
   const std::size_t n = points.size();
   const int bins = descriptor_bins(params.descriptor);
+  HostRows result(out.histograms, n * std::size_t(bins));
   ws.index.build(NnsMethod::Gpu, points.data(), n, s);
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   if (given && n)
@@ -259,12 +341,12 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   const Neighbourhood& nb = params.neighbourhood;
   const HostSide host{points, given ? *given : out.normals, nb.k > 0 ? std::min(nb.k, int(n)) : 0,
                       &ws.feature_rows.host_offsets};
-  run_descriptors<32, 4>(ws, params.descriptor, int(n), ws.feature_rows.view, host);
-  clock.mark("descriptors");
-  download(out.histograms, ws.out.get(), n * std::size_t(bins), s);
-  clock.mark("download");
+  if (n) descriptors_down<32, 4>(ws, params.descriptor, int(n), ws.feature_rows.view, host, result);
+  result.ready();
+  clock.mark("descriptors and download");
   ws.stream.sync();
   clock.collect(out.stages);
+  out.stages.emplace_back("waiting for the result's memory (host)", result.wait_ms());
 }
 
 void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector<Point3f>& normals,
@@ -275,6 +357,7 @@ void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector
   cuda::StageClock clock(s);
   const std::size_t n = points.size(), m = nb.indices.size();
   const int bins = descriptor_bins(descriptor);
+  HostRows result(out.histograms, n * std::size_t(bins));
   ws.index.build(NnsMethod::GpuBruteForce, points.data(), n, s);  // upload only: no structure
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   ws.offsets.reserve(n + 1);
@@ -298,12 +381,11 @@ void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector
   ws.spfh.reserve(descriptor == Descriptor::Fpfh ? std::max<std::size_t>(n * 33, 1) : 1);
   if (n) {
     const HostSide host{points, normals, 0, &nb.offsets};
-    run_descriptors<64, 1>(ws, descriptor, int(n),
-                           Rows{ws.offsets.get(), 0, r.index.get(), r.d2.get()}, host);
+    descriptors_down<64, 1>(ws, descriptor, int(n),
+                            Rows{ws.offsets.get(), 0, r.index.get(), r.d2.get()}, host, result);
   }
-  clock.mark("descriptors");
-  download(out.histograms, ws.out.get(), n * std::size_t(bins), s);
-  clock.mark("download");
+  result.ready();
+  clock.mark("descriptors and download");
   ws.stream.sync();
   clock.collect(out.stages);
 }

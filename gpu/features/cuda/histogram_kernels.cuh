@@ -4,6 +4,8 @@
 // -fmad=false so that the pair features round as PCL's float code does.
 #include <cuda_runtime.h>
 
+#include <climits>
+
 #include "features/cuda/rows.cuh"
 #include "features/pair_math.h"
 
@@ -186,39 +188,95 @@ __global__ void k_spfh(const float3* pts, const float3* nrm, int n, Rows rows, D
     spfh[std::size_t(q) * 33 + h] = fm::repeated_sum(incr, s_count[group][h]);
 }
 
+// The exponent of a float's last place (-149 for denormals): every float of magnitude at least
+// as large is a whole multiple of 2 to this power.
+__device__ inline int ulp_exponent(float v) {
+  return max(int((__float_as_uint(v) >> 23) & 0xffu), 1) - 150;
+}
+
 // FPFH, second half: the neighbours' SPFHs weighted by 1 / squared distance (the point itself
 // and duplicates, at distance 0, are skipped, as PCL does), each feature scaled to sum to 100.
-// Bin sums run in neighbour order in float and the normalising sums in double, as PCL's loops.
+// Bin sums run in neighbour order in float, as PCL's loop. PCL's normalising sums add the same
+// products one by one in double; here each lane sums its bins' products and the bins' sums are
+// added, which is the same double wherever no addition rounds: when every product is a multiple
+// of the smallest one's last place q and the total stays below 2^52 q (so every partial sum is
+// exact in any order). A feature for which that does not hold is summed in PCL's order by one
+// lane, as before (one lane's chain of 704 dependent loads and adds per point was most of this
+// kernel's time).
 template <int G, int Groups>
 __global__ void k_fpfh_weight(int n, Rows rows, const float* spfh, float* out) {
+  constexpr int kBinsPerLane = (33 + G - 1) / G;
+  __shared__ int s_index[Groups][G];
+  __shared__ float s_weight[Groups][G];
+  __shared__ double s_sum[Groups][33];
+  __shared__ int s_ulp[Groups][33];
   __shared__ double s_factor[Groups][3];
   const int group = threadIdx.x / G, lane = threadIdx.x % G;
   const int q = blockIdx.x * Groups + group;
   const bool live = q < n;
   const unsigned b = live ? rows.begin(q) : 0u, e = live ? rows.end(q) : 0u;
-  if (lane < 3 && live) {
-    double sum = 0.0;
-    for (unsigned j = b; j < e; ++j) {
-      const float d2 = rows.d2[j];
-      if (d2 == 0.0f) continue;
-      const float wgt = 1.0f / d2;
-      const float* h = spfh + std::size_t(rows.index[j]) * 33 + lane * 11;
-      for (int t = 0; t < 11; ++t)
-        sum += double(h[t] * wgt);
+  float acc[kBinsPerLane] = {};
+  double sum[kBinsPerLane] = {};
+  int ulp[kBinsPerLane];
+  for (int r = 0; r < kBinsPerLane; ++r)
+    ulp[r] = INT_MAX;
+  for (unsigned c = b; c < e; c += G) {
+    // G neighbours' indices and weights at a time, each weight divided once.
+    if (c + unsigned(lane) < e) {
+      const float d2 = rows.d2[c + unsigned(lane)];
+      s_index[group][lane] = d2 == 0.0f ? -1 : rows.index[c + unsigned(lane)];
+      s_weight[group][lane] = d2 == 0.0f ? 0.0f : 1.0f / d2;
     }
-    s_factor[group][lane] = sum != 0.0 ? 100.0 / sum : 0.0;
+    group_sync<G, Groups>();
+    const int m = int(min(e - c, unsigned(G)));
+    for (int t = 0; t < m; ++t) {
+      const int g = s_index[group][t];
+      if (g < 0) continue;
+      const float w = s_weight[group][t];
+      for (int r = 0; r < kBinsPerLane; ++r) {
+        const int h = lane + r * G;
+        if (h >= 33) break;
+        const float v = spfh[std::size_t(g) * 33 + h] * w;
+        acc[r] += v;
+        sum[r] += double(v);
+        if (v != 0.0f) ulp[r] = min(ulp[r], ulp_exponent(v));
+      }
+    }
+    group_sync<G, Groups>();
+  }
+  for (int r = 0; r < kBinsPerLane; ++r) {
+    const int h = lane + r * G;
+    if (h < 33) {
+      s_sum[group][h] = sum[r];
+      s_ulp[group][h] = ulp[r];
+    }
+  }
+  group_sync<G, Groups>();
+  if (lane < 3 && live) {
+    double total = 0.0;
+    int smallest = INT_MAX;
+    for (int t = 0; t < 11; ++t) {
+      total += s_sum[group][lane * 11 + t];
+      smallest = min(smallest, s_ulp[group][lane * 11 + t]);
+    }
+    if (smallest != INT_MAX && !(total < ldexp(1.0, 52 + smallest))) {
+      total = 0.0;  // some addition may round: PCL's order
+      for (unsigned j = b; j < e; ++j) {
+        const float d2 = rows.d2[j];
+        if (d2 == 0.0f) continue;
+        const float wgt = 1.0f / d2;
+        const float* h = spfh + std::size_t(rows.index[j]) * 33 + lane * 11;
+        for (int t = 0; t < 11; ++t)
+          total += double(h[t] * wgt);
+      }
+    }
+    s_factor[group][lane] = total != 0.0 ? 100.0 / total : 0.0;
   }
   group_sync<G, Groups>();
   if (!live) return;
-  for (int h = lane; h < 33; h += G) {
-    float acc = 0.0f;
-    for (unsigned j = b; j < e; ++j) {
-      const float d2 = rows.d2[j];
-      if (d2 == 0.0f) continue;
-      const float wgt = 1.0f / d2;
-      acc += spfh[std::size_t(rows.index[j]) * 33 + h] * wgt;
-    }
-    out[std::size_t(q) * 33 + h] = float(double(acc) * s_factor[group][h / 11]);
+  for (int r = 0; r < kBinsPerLane; ++r) {
+    const int h = lane + r * G;
+    if (h < 33) out[std::size_t(q) * 33 + h] = float(double(acc[r]) * s_factor[group][h / 11]);
   }
 }
 

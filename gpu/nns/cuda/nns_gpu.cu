@@ -236,6 +236,28 @@ __global__ void k_knn(Search search, const float3* queries, int nq, int k, float
   }
 }
 
+// The grid's k nearest with a warp per query (WarpKnnVisitor), for the larger k.
+template <int MaxK>
+__global__ void k_knn_warp(GridSearch search, const float3* queries, int nq, int k, float max_d2,
+                           int* out_index, float* out_d2) {
+  const int q = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  const int lane = int(threadIdx.x & 31);
+  if (q >= nq) return;  // the whole warp
+  const float3 p = queries[q];
+  const bool active = cuda::finite3(p);
+  WarpKnnVisitor<MaxK> v(k, max_d2);
+  search.group<32>(p, active, v, lane);
+  const std::size_t row = std::size_t(q) * std::size_t(k);
+#pragma unroll
+  for (int r = 0; r < WarpKnnVisitor<MaxK>::kPer; ++r) {
+    const int e = lane * WarpKnnVisitor<MaxK>::kPer + r;
+    if (e >= k) break;
+    const bool have = e < v.size;
+    out_index[row + e] = have ? v.i[r] : -1;
+    out_d2[row + e] = have ? v.d[r] : INFINITY;
+  }
+}
+
 template <class Search>
 __global__ void k_radius_count(Search search, const float3* queries, int nq, float r2,
                                unsigned* count) {
@@ -266,6 +288,11 @@ __global__ void k_split_keys(const unsigned long long* keys, std::size_t m, int*
 
 constexpr int kSearchThreads = 128;
 
+// From this k on, the grid's k-NN runs a warp per query (k_knn_warp) instead of a thread: on an
+// H100 at k = 8 it took 1.20 against 2.75 ms for 40,256 bunny queries, 2.08 against 3.38 ms for
+// KITTI's 41,556 (end to end, download included).
+constexpr int kWarpKnnMinK = 8;
+
 }  // namespace
 
 void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, float max_d2,
@@ -277,6 +304,17 @@ void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, 
           search, queries, nq, max_d2, out_index, out_d2);
       CU_CHECK_LAUNCH("k_nearest");
       return;
+    }
+    if constexpr (std::is_same_v<decltype(search), GridSearch>) {
+      if (k >= kWarpKnnMinK) {
+        with_max_k(k, [&](auto max_k) {
+          k_knn_warp<std::max(32, decltype(max_k)::value)>
+              <<<cuda::blocks_for(std::size_t(nq) * 32, kSearchThreads), kSearchThreads, 0, s>>>(
+                  search, queries, nq, k, max_d2, out_index, out_d2);
+          CU_CHECK_LAUNCH("k_knn_warp");
+        });
+        return;
+      }
     }
     with_max_k(k, [&](auto max_k) {
       k_knn<decltype(search), decltype(max_k)::value>

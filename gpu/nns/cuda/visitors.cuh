@@ -76,6 +76,84 @@ struct GroupNearestVisitor {
   }
 };
 
+// The k nearest so far, kept by a whole warp for one query, with KnnVisitor's order (distance,
+// then index) and so its result. Lane l holds entries l * kPer to l * kPer + kPer - 1 of the
+// sorted list in registers: a list of 64 or 256 stays there, where a thread's own list of that
+// length spills to local memory and pays a shift of up to k entries per insertion. visit_all()
+// takes one candidate from every lane at once; each that still beats the k-th is inserted by one
+// shift of the list, in which every lane needs only the last entry of the lane before (one
+// shuffle; entries spread over the lanes instead, e at lane e % 32, needed a ballot and four
+// shuffles a row of 32). limit() is the same in every lane. Every lane of the warp must call
+// visit_all(), converged (warp_visit_packed does).
+template <int MaxK>
+struct WarpKnnVisitor {
+  static constexpr int kPer = (MaxK + 31) / 32;
+  float d[kPer];
+  int i[kPer];
+  int k, size = 0;
+  float max_d2;
+  float kth_d = 0;  // the k-th entry once the list is full
+  int kth_i = 0;
+
+  __device__ WarpKnnVisitor(int k_, float max_d2_) : k(k_), max_d2(max_d2_) {}
+
+  __device__ float limit() const { return size < k ? max_d2 : kth_d; }
+
+  __device__ bool wants(float d2, int idx) const {
+    if (size < k) return d2 <= max_d2;  // also drops NaN
+    return d2 < kth_d || (d2 == kth_d && idx < kth_i);
+  }
+
+  __device__ void visit_all(float d2, int idx, bool active) {
+    for (unsigned todo = __ballot_sync(0xffffffffu, active && wants(d2, idx)); todo;
+         todo &= todo - 1) {
+      const int from = __ffs(int(todo)) - 1;
+      const float cd = __shfl_sync(0xffffffffu, d2, from);
+      const int ci = __shfl_sync(0xffffffffu, idx, from);
+      if (wants(cd, ci)) insert(cd, ci);  // an earlier insertion may have raised the bar
+    }
+  }
+
+  __device__ void merge() {}  // the list is the warp's already
+
+  // Entries before the candidate stay; the candidate takes the first place after them; the rest
+  // move one place on (the last one, beyond k, drops out).
+  __device__ void insert(float cd, int ci) {
+    const int lane = int(threadIdx.x & 31u);
+    const auto stays = [&](int e, float ed, int ei) {
+      return e < size && (ed < cd || (ed == cd && ei < ci));
+    };
+    float prev_d = __shfl_up_sync(0xffffffffu, d[kPer - 1], 1);
+    int prev_i = __shfl_up_sync(0xffffffffu, i[kPer - 1], 1);
+    bool prev_stays = lane > 0 && stays(lane * kPer - 1, prev_d, prev_i);
+#pragma unroll
+    for (int r = 0; r < kPer; ++r) {
+      const int e = lane * kPer + r;
+      const float od = d[r];
+      const int oi = i[r];
+      const bool s = stays(e, od, oi);
+      if (!s) {
+        const bool here = e == 0 || prev_stays;
+        d[r] = here ? cd : prev_d;
+        i[r] = here ? ci : prev_i;
+      }
+      prev_stays = s;
+      prev_d = od;
+      prev_i = oi;
+    }
+    if (size < k) ++size;
+    if (size == k) {
+      const int last = k - 1;
+#pragma unroll
+      for (int r = 0; r < kPer; ++r)
+        if (r == last % kPer) {
+          kth_d = __shfl_sync(0xffffffffu, d[r], last / kPer);
+          kth_i = __shfl_sync(0xffffffffu, i[r], last / kPer);
+        }
+    }
+  }
+};
+
 // Counts the targets strictly inside the radius (FLANN's radius rule).
 struct RadiusCountVisitor {
   float r2;
