@@ -6,6 +6,15 @@
 // where the GL buffers live in the process too).
 #include <QSignalSpy>
 
+#include <vtkActor.h>
+#include <vtkCamera.h>
+#include <vtkCubeSource.h>
+#include <vtkImageData.h>
+#include <vtkPolyDataMapper.h>
+#include <vtkRenderWindow.h>
+#include <vtkRenderer.h>
+#include <vtkWindowToImageFilter.h>
+
 #include <unistd.h>
 #include <atomic>
 #include <fstream>
@@ -52,6 +61,69 @@ bool upload_all(ui::VtkCloudView& view) {
     QApplication::processEvents(QEventLoop::AllEvents, 5);
   }
   return !view.preparing() && !view.uploading();
+}
+
+// The points of `data` (with a box in front of part of them, drawn before or after them) in an
+// off-screen window of 320 x 240, rendered until the prop says it is done: at rest, each frame
+// adding `budget` points to its image, else every point at once. The pixels of the last frame as
+// drawn (a grab that renders again would start a new image), and whether it copied its image
+// into the scene.
+struct RestResult {
+  std::vector<unsigned char> rgb;
+  int frames = 0;
+  bool complete = false, copied = false;
+};
+RestResult render_at_rest(std::shared_ptr<const ui::CloudDrawData> data, bool box_first,
+                          std::size_t budget) {
+  vtkNew<vtkRenderer> ren;
+  ren->SetBackground(0.1, 0.1, 0.12);
+  vtkNew<ui::CloudProp> points;
+  points->setData(data);
+  vtkNew<vtkCubeSource> cube;
+  cube->SetBounds(4, 6, 1, 2, 0, 1);
+  vtkNew<vtkPolyDataMapper> mapper;
+  mapper->SetInputConnection(cube->GetOutputPort());
+  vtkNew<vtkActor> box;
+  box->SetMapper(mapper);
+  if (box_first) ren->AddActor(box);
+  ren->AddViewProp(points);
+  if (!box_first) ren->AddActor(box);
+  vtkNew<vtkRenderWindow> win;
+  win->SetOffScreenRendering(1);
+  win->SetMultiSamples(0);
+  win->AddRenderer(ren);
+  win->SetSize(320, 240);
+  ren->ResetCamera(points->GetBounds());
+  ren->GetActiveCamera()->Elevation(-30);  // the box's sides hide points too
+  ren->ResetCameraClippingRange(points->GetBounds());
+  RestResult out;
+  // Uploads first (a worker gathers each page, a frame copies it in), every point drawn.
+  for (int f = 0; f < 10000 && (f < 3 || points->uploading()); ++f) {
+    win->Render();
+    QApplication::processEvents(QEventLoop::AllEvents, 5);
+  }
+  if (budget > 0) {
+    points->setAccumulate(true);
+    points->setDrawLimit(budget);
+    do {
+      win->Render();
+      ++out.frames;
+    } while (!points->complete() && out.frames < 1000);
+  } else {
+    win->Render();
+  }
+  out.complete = points->complete() && points->uploaded() == data->size();
+  out.copied = points->imageCopied();
+  vtkNew<vtkWindowToImageFilter> grab;
+  grab->SetInput(win);
+  grab->SetInputBufferTypeToRGB();
+  grab->ReadFrontBufferOff();
+  grab->ShouldRerenderOff();  // the last frame as it was drawn
+  grab->Update();
+  const auto* px = static_cast<const unsigned char*>(grab->GetOutput()->GetScalarPointer());
+  out.rgb.assign(px, px + 320 * 240 * 3);
+  win->Finalize();
+  return out;
 }
 
 }  // namespace
@@ -294,6 +366,86 @@ class TestViewScale : public QObject {
     view.repaint();
     QVERIFY(view.drawnPoints() < n);
     QTest::mouseRelease(&view, Qt::LeftButton, {}, QPoint(170, 125));
+  }
+
+  // At rest the image goes into the scene as a copy of its pixels when the points draw first
+  // (the scene is then only its background), and is drawn with its depth otherwise; either way
+  // the finished image is the frame that draws every point at once, a box in front included.
+  void restingImageEqualsEveryPointDrawnWhetherCopiedOrDrawn() {
+    auto cloud = line_cloud(300000);
+    const auto data = ui::make_draw_data(cloud);
+    for (const bool box_first : {false, true}) {
+      const RestResult all = render_at_rest(data, box_first, 0);
+      const RestResult rest = render_at_rest(data, box_first, 20000);
+      QVERIFY(all.complete && rest.complete);
+      QVERIFY2(rest.frames >= 10, qPrintable(QString::number(rest.frames)));
+      QCOMPARE(rest.copied, !box_first);
+      std::size_t differ = 0, lit = 0;
+      for (std::size_t k = 0; k < all.rgb.size(); k += 3) {
+        differ += !std::equal(&all.rgb[k], &all.rgb[k] + 3, &rest.rgb[k]);
+        lit += all.rgb[k] > 100;  // points (white) rather than the background
+      }
+      qInfo("box %s: %zu of %zu lit pixels differ", box_first ? "first" : "last", differ, lit);
+      QVERIFY2(lit > 320 * 240 / 10, qPrintable(QString::number(lit)));
+      QVERIFY2(
+          differ == 0,
+          qPrintable(QString("%1 with the box %2").arg(differ).arg(box_first ? "first" : "last")));
+    }
+  }
+
+  // Frames adding to the image take the draw order's next positions in the cells on screen,
+  // each cell's shown ranks staying a prefix: with every cell on screen that is one range.
+  void restingFramesExtendTheDrawOrderInFewRanges() {
+    auto cloud = line_cloud(400000);
+    const auto data = ui::make_draw_data(cloud);
+    const auto& index = data->index;
+    const std::size_t cells = index.cells().size();
+    QVERIFY2(cells > 8, qPrintable(QString::number(cells)));
+    std::vector<std::uint32_t> available(cells), none(cells, 0);
+    for (std::size_t c = 0; c < cells; ++c)
+      available[c] = index.cells()[c].count;
+    std::vector<double> all_on(cells, 1.0), some_on(cells, 1.0);
+    for (std::size_t c = 0; c < cells; c += 3)
+      some_on[c] = 0;  // off screen
+    const auto ranges_between = [&](const std::vector<std::uint32_t>& from,
+                                    const std::vector<std::uint32_t>& to) {
+      std::vector<ui::DrawRange> r;
+      for (std::size_t c = 0; c < cells; ++c)
+        if (to[c] > from[c]) index.appendRanges(c, from[c], to[c], r);
+      ui::merge_ranges(r);
+      return r;
+    };
+    const auto first = index.extendInOrder(all_on, available, none, 30000);
+    const auto r = ranges_between(none, first);
+    QCOMPARE(r.size(), std::size_t(1));
+    QCOMPARE(r[0].first, std::size_t(0));
+    QCOMPARE(r[0].count, std::size_t(30000));
+    // From a frame drawn by screen size (uneven prefixes), to full detail of the cells on screen.
+    std::vector<std::uint32_t> shown =
+        ui::lod_counts(some_on, available, std::vector<std::uint32_t>{}, 25000);
+    const auto start = shown;
+    int frames = 0;
+    for (; frames < 1000; ++frames) {
+      const auto next = index.extendInOrder(some_on, available, shown, 20000);
+      std::size_t added = 0;
+      for (std::size_t c = 0; c < cells; ++c) {
+        QVERIFY(next[c] >= shown[c]);
+        if (some_on[c] == 0) QCOMPARE(next[c], start[c]);
+        added += next[c] - shown[c];
+      }
+      if (added == 0) break;
+      QVERIFY2(added <= 20000, qPrintable(QString::number(added)));
+      shown = next;
+    }
+    QVERIFY2(frames > 5 && frames < 1000, qPrintable(QString::number(frames)));
+    for (std::size_t c = 0; c < cells; ++c)
+      QCOMPARE(shown[c], some_on[c] > 0 ? available[c] : start[c]);
+    // Ranks not yet uploaded are not drawn, and nothing past them either.
+    std::vector<std::uint32_t> partial(cells);
+    for (std::size_t c = 0; c < cells; ++c)
+      partial[c] = index.available(c, 100000);
+    const auto capped = index.extendInOrder(all_on, partial, none, 1000000);
+    QCOMPARE(capped, partial);
   }
 
   // Seen from close by, the points off screen are not drawn, and those on screen all are at rest.

