@@ -141,11 +141,7 @@ void CloudProp::ReleaseGraphicsResources(vtkWindow* window) {
   }
   vao_->ReleaseGraphicsResources();
   positions_uploaded_ = colours_uploaded_ = 0;
-  for (auto* texture : {image_colour_.Get(), image_depth_.Get()})
-    if (texture) texture->ReleaseGraphicsResources(window);
-  if (image_) image_->ReleaseGraphicsResources(window);
-  image_ = nullptr;
-  image_colour_ = image_depth_ = nullptr;
+  releaseImage(window);
   blit_checked_fb_ = 0;
   blit_depth_format_ = image_depth_format_ = -1;
   warm_frames_ = 0;

@@ -138,6 +138,8 @@ class CloudProp : public vtkProp {
   void upload();
   // Draws `ranges` of draw positions with the point program (bound).
   void drawRanges(const std::vector<DrawRange>& ranges, vtkShaderProgram* program);
+  // The image's GL objects given back, the image gone (made again when next needed).
+  void releaseImage(vtkWindow* win);
   // The prop's image for a `width` x `height` viewport, made or resized; false if GL refuses.
   bool prepareImage(vtkOpenGLRenderWindow* win, int width, int height);
   // How a frame's image starts: as the frame before left it, as the scene under the viewport at

@@ -44,14 +44,18 @@ void main() {
 
 }  // namespace
 
+void CloudProp::releaseImage(vtkWindow* win) {
+  for (auto* texture : {image_colour_.Get(), image_depth_.Get()})
+    if (texture) texture->ReleaseGraphicsResources(win);
+  if (image_) image_->ReleaseGraphicsResources(win);
+  image_ = nullptr;
+  image_colour_ = image_depth_ = nullptr;
+}
+
 bool CloudProp::prepareImage(vtkOpenGLRenderWindow* win, int width, int height) {
   const int depth_format = blit_depth_format_ >= 0 ? blit_depth_format_ : vtkTextureObject::Float32;
-  if (image_ && depth_format != image_depth_format_) {  // made before the scene was looked at
-    image_colour_->ReleaseGraphicsResources(win);
-    image_depth_->ReleaseGraphicsResources(win);
-    image_->ReleaseGraphicsResources(win);
-    image_ = nullptr;
-  }
+  if (image_ && depth_format != image_depth_format_)  // made before the scene was looked at
+    releaseImage(win);
   if (!image_) {
     shown_key_ = ViewKey{};  // a new image holds nothing yet: its first frame starts it
     image_ = vtkSmartPointer<vtkOpenGLFramebufferObject>::New();
@@ -73,10 +77,7 @@ bool CloudProp::prepareImage(vtkOpenGLRenderWindow* win, int width, int height) 
       win->GetState()->PopFramebufferBindings();
     }
     if (!made) {  // tried again next frame
-      image_colour_->ReleaseGraphicsResources(win);
-      image_depth_->ReleaseGraphicsResources(win);
-      image_->ReleaseGraphicsResources(win);
-      image_ = nullptr;
+      releaseImage(win);
       return false;
     }
   } else if (int(image_colour_->GetWidth()) != width || int(image_colour_->GetHeight()) != height) {
