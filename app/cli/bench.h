@@ -49,6 +49,12 @@ auto timed_runs(int warmup, int reps, BenchRow& row, Run&& run) {
   return last;
 }
 
+// The middle value (the upper one of an even count); 0 for none.
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
 // The values of one field over the rows, in order of first appearance.
 inline std::vector<std::string> distinct(const std::vector<BenchRow>& rows,
                                          std::string BenchRow::*field) {

@@ -76,11 +76,6 @@ std::vector<Case> real_cases(const std::string& data_dir, const std::string& sam
   return cases;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 std::string compare(const ClusterResult& ref, const ClusterResult& r) {
   if (r.labels == ref.labels) return "identical";
   std::size_t diff = 0;

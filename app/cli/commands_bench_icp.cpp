@@ -136,11 +136,6 @@ std::vector<IcpCase> icp_cases(const std::string& data) {
   return cases;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // The bar for "the same result as PCL".
 std::string compare_icp(const IcpResult& ref, const IcpResult& r) {
   const double dt = (r.transform - ref.transform).cwiseAbs().maxCoeff();

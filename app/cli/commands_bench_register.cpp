@@ -38,7 +38,7 @@ Eigen::Matrix4d random_motion(Random& rng, double max_deg, double shift, bool ya
   return m;
 }
 
-struct Case {
+struct RegisterCase {
   std::string label;
   PointCloud source, target;
   Eigen::Matrix4d truth;  // source -> target
@@ -58,7 +58,7 @@ int run_bench_register(const Args& a, std::ostream& out, const std::string& comm
   const int pcl_iterations = int(a.get_int("pcl-iterations", 10000));
   if (starts < 1 || cpu_starts < 1 || pcl_iterations < 1)
     throw UsageError("--starts, --cpu-starts and --pcl-iterations take 1 or more");
-  std::vector<Case> cases;
+  std::vector<RegisterCase> cases;
   const auto have = [&](const char* rel) { return fs::exists(data + "/" + rel); };
   if (have("bunny/bun000.ply") && have("bunny/bun045.ply") && have("bunny/bun.conf")) {
     if (const auto truth = relative_scan_pose(data + "/bunny/bun.conf", "bun045.ply", "bun000.ply"))
@@ -76,16 +76,16 @@ int run_bench_register(const Args& a, std::ostream& out, const std::string& comm
   if (have("kitti/000000.bin") && have("kitti/000001.bin")) {
     // No pose file: the truth is what the refinement's ICP finds from the identity (the frames
     // are 0.1 s apart), so success means landing where a good guess would have led.
-    Case c{"kitti 1 -> 0",
-           load_cloud(data + "/kitti/000001.bin"),
-           load_cloud(data + "/kitti/000000.bin"),
-           Eigen::Matrix4d::Identity(),
-           180,
-           2,
-           true,
-           0.1,
-           0.01,
-           lidar};
+    RegisterCase c{"kitti 1 -> 0",
+                   load_cloud(data + "/kitti/000001.bin"),
+                   load_cloud(data + "/kitti/000000.bin"),
+                   Eigen::Matrix4d::Identity(),
+                   180,
+                   2,
+                   true,
+                   0.1,
+                   0.01,
+                   lidar};
     IcpParams ip = lidar.refinement;
     ip.max_correspondence_distance = lidar.inlier_distance * global_voxel(lidar, c.target);
     c.truth = icp(c.source, c.target, ip, IcpMethod::Cpu).transform;
@@ -98,7 +98,7 @@ int run_bench_register(const Args& a, std::ostream& out, const std::string& comm
   const std::string dir = a.get("out", "bench-register");
   fs::create_directories(dir);
   std::vector<BenchRow> rows;
-  for (const Case& c : cases) {
+  for (const RegisterCase& c : cases) {
     for (const char* method : {"gpu", "cpu-mutual", "cpu", "open3d"}) {
       const std::string m = method;
       if ((m == "gpu" && !gpu) || (m == "open3d" && !open3d)) continue;

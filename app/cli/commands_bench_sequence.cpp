@@ -69,10 +69,6 @@ BenchRow from_disk(const std::string& frames, const std::string& task, const cha
         stage(it.key().toStdString()).push_back(it.value().toDouble());
     }
   }
-  const auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
-  };
   const double fps = summary["frames_per_s"].toDouble();
   row.median_ms = row.min_ms = row.max_ms = fps > 0 ? 1000.0 / fps : 0;
   row.clusters = std::size_t(summary["processed"].toDouble());

@@ -20,6 +20,7 @@
 #include "io/atomic_file.h"
 #include "io/io.h"
 #include "io/projection.h"
+#include "json.h"
 #include "write_cloud.h"
 
 namespace cumulus::cli {
@@ -36,10 +37,6 @@ const char* format_name(const std::string& path) {
 
 QJsonArray vec3(double x, double y, double z) {
   return QJsonArray{x, y, z};
-}
-
-void print_json(std::ostream& out, const QJsonObject& obj) {
-  out << QJsonDocument(obj).toJson(QJsonDocument::Indented).toStdString();
 }
 
 RangeImageModel range_model_from(const Args& a) {

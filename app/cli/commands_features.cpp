@@ -42,11 +42,6 @@ std::array<double, 3> parse_viewpoint(const std::string& v) {
   return p;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 // Rows (points) with a bin more than 1e-3 away from the reference's, and the largest difference.
 std::string agreement(const FeatureResult& ref, const FeatureResult& r) {
   const HistogramDiff d = compare_histograms(ref, r);

@@ -77,9 +77,9 @@ using PclGicp = pcl::GeneralizedIterativeClosestPoint<pcl::PointXYZ, pcl::PointX
 
 // PCL's GICP with its transforms in view and, with a robust kernel, each pair's Mahalanobis
 // matrix scaled by its weight before the BFGS (PCL computes the matrices just before).
-class Recording : public PclGicp {
+class RecordingGicp : public PclGicp {
  public:
-  Recording(int kernel, double scale) {
+  RecordingGicp(int kernel, double scale) {
     auto solve = rigid_transformation_estimation_;
     rigid_transformation_estimation_ = [this, solve, kernel, scale](
                                            const Cloud& src, const pcl::Indices& isrc,
@@ -126,7 +126,7 @@ void pcl_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
               const IcpParams& params, IcpResult& out) {
   WallTimer stage;
   auto src = to_cloud(source), tgt = to_cloud(target);
-  Recording g(int(params.kernel), params.kernel_scale);
+  RecordingGicp g(int(params.kernel), params.kernel_scale);
   set_parameters(g, params);
   // PCL sets the covariances' epsilon only through its constructor's default; ours must agree.
   if (params.gicp.epsilon != GicpParams{}.epsilon)
