@@ -1,10 +1,11 @@
 // RDP segmentation on the GPU, after Cebrian and Moure: one kernel for all columns (of all
 // images in a batch), a block per column and threads per pixel, the recursion replaced by
 // iterations that evaluate every segment of the current level at once. Segments are found
-// from cut flags with two block scans (previous and next cut of every row); the farthest point
-// of each segment comes from a shared-memory atomicMax on (distance, -row), so ties go to the
-// lowest row; a block-wide vote ends the loop. Unlike the paper's kernel (one pixel a thread,
-// at most 1024 rows) each thread holds several rows, up to kMaxRows.
+// from cut flags with two scans (previous and next cut of every row); the farthest point of
+// each segment comes from a shared-memory atomicMax on (distance, -row), so ties go to the
+// lowest row; a vote ends the loop. Unlike the paper's kernel (one pixel a thread, at most 1024
+// rows) each thread holds several rows, up to kMaxRows, and columns of up to 384 rows go a warp
+// each, several to a block (rdp_columns.cuh).
 // The cut rows leave the device as the result's own arrays (per-column offsets by a scan of the
 // counts, rows written straight into page-locked host memory), so the host only copies them.
 #include <cub/device/device_scan.cuh>
@@ -17,6 +18,7 @@
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/workspace.cuh"
 #include "core/device.h"
+#include "core/parallel.h"
 #include "segment/cuda/rdp_columns.cuh"
 #include "segment/cuda/segment_gpu.h"
 
@@ -203,17 +205,23 @@ std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, 
                           cudaMemcpyDeviceToHost));
       rows = spilled.data();
     }
-    for (std::size_t k = first; k < first + count; ++k) {
-      SegmentResult& r = out[k];
-      r.width = w;
-      r.height = h;
-      const unsigned* off = offsets + (k - first) * std::size_t(width);
-      r.offsets.resize(std::size_t(width) + 1);
-      for (std::size_t col = 0; col <= std::size_t(width); ++col)
-        r.offsets[col] = off[col] - off[0];
-      r.rows.assign(rows + off[0], rows + off[width]);
-      r.levels.assign(ws.host_levels.get() + k * width, ws.host_levels.get() + (k + 1) * width);
-    }
+    // The images of a chunk side by side: the last chunk's copies come after all the device's
+    // work, so they are the call's tail.
+    parallel_parts(count, std::min(count, host_threads()),
+                   [&](std::size_t begin, std::size_t end, std::size_t) {
+                     for (std::size_t k = first + begin; k < first + end; ++k) {
+                       SegmentResult& r = out[k];
+                       r.width = w;
+                       r.height = h;
+                       const unsigned* off = offsets + (k - first) * std::size_t(width);
+                       r.offsets.resize(std::size_t(width) + 1);
+                       for (std::size_t col = 0; col <= std::size_t(width); ++col)
+                         r.offsets[col] = off[col] - off[0];
+                       r.rows.assign(rows + off[0], rows + off[width]);
+                       r.levels.assign(ws.host_levels.get() + k * width,
+                                       ws.host_levels.get() + (k + 1) * width);
+                     }
+                   });
   }
   if (largest > slice) ws.row_slice = largest + largest / 4;
   CU_CHECK(cudaEventSynchronize(finished.get()));
