@@ -351,8 +351,8 @@ void launch_rdp_columns(int columns, cudaStream_t s, Pixels images, int width, i
   // column of 512 rows measured 1.5x slower than two (H200); block sizes from 128 to 256 threads
   // measured alike there. With 12 rows a thread, a launch of fewer columns than the SMs hold
   // (40 each) waits on its slowest column rather than on the SMs' issue, and two warps a column
-  // finish it sooner (one 1242 x 375 image end to end, H200: 0.146 ms a warp a column, 0.133-0.137
-  // two).
+  // finish it sooner (one 1242 x 375 image end to end, H200: 0.145-0.147 ms a warp a column,
+  // 0.132-0.133 two).
   const bool fills_the_sms = [&] {
     int device = 0, sms = 0;
     CU_CHECK(cudaGetDevice(&device));
