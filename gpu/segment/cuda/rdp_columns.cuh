@@ -297,16 +297,17 @@ __global__ void __launch_bounds__(kThreads)
                      cut_bits, cut_counts, levels);
 }
 
-// A warp a column, kWarps columns a block, 32 threads of kItems rows each. Ten blocks of four
-// warps an SM hold the registers to 48 (the 12-row kernel then spills 16 bytes): 40 columns an
-// SM, measured a little faster than 56 registers and 36 (H200, 1242 x 375 batches).
-template <int kWarps, int kItems, class Pixels>
-__global__ void __launch_bounds__(32 * kWarps, 10)
+// A warp a column, kWarpColumns columns a block, 32 threads of kItems rows each. Ten blocks of
+// four warps an SM hold the registers to 48 (the 12-row kernel then spills 16 bytes): 40 columns
+// an SM, measured a little faster than 56 registers and 36 (H200, 1242 x 375 batches).
+constexpr int kWarpColumns = 4, kWarpBlocksPerSm = 10;
+template <int kItems, class Pixels>
+__global__ void __launch_bounds__(32 * kWarpColumns, kWarpBlocksPerSm)
     k_rdp_warp_columns(Pixels images, int columns, int width, int height, float epsilon,
                        bool perpendicular, float pitch, int median, unsigned* cut_bits,
                        unsigned* cut_counts, unsigned char* levels) {
   extern __shared__ unsigned long long smem[];
-  const int warp = int(threadIdx.x / 32), column = int(blockIdx.x) * kWarps + warp;
+  const int warp = int(threadIdx.x / 32), column = int(blockIdx.x) * kWarpColumns + warp;
   if (column >= columns) return;  // whole warps leave together
   rdp_column<kItems>(
       WarpOfThreads{}, reinterpret_cast<unsigned char*>(smem) + warp * column_bytes(height), column,
@@ -329,11 +330,10 @@ void launch_blocks(int columns, cudaStream_t s, Pixels images, int width, int he
 template <int kItems, class Pixels>
 void launch_warps(int columns, cudaStream_t s, Pixels images, int width, int height,
                   const SegmentParams& p, unsigned* bits, unsigned* counts, unsigned char* levels) {
-  constexpr int kWarps = 4;
-  auto* fn = &k_rdp_warp_columns<kWarps, kItems, Pixels>;
-  const std::size_t smem = kWarps * column_bytes(height);
+  auto* fn = &k_rdp_warp_columns<kItems, Pixels>;
+  const std::size_t smem = kWarpColumns * column_bytes(height);
   CU_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  fn<<<(columns + kWarps - 1) / kWarps, 32 * kWarps, smem, s>>>(
+  fn<<<(columns + kWarpColumns - 1) / kWarpColumns, 32 * kWarpColumns, smem, s>>>(
       images, columns, width, height, p.epsilon, p.distance == SegmentDistance::Perpendicular,
       p.row_pitch, p.median, bits, counts, levels);
   CU_CHECK_LAUNCH("k_rdp_warp_columns");
@@ -353,19 +353,19 @@ void launch_rdp_columns(int columns, cudaStream_t s, Pixels images, int width, i
   // (40 each) waits on its slowest column rather than on the SMs' issue, and two warps a column
   // finish it sooner (one 1242 x 375 image end to end, H200: 0.145-0.147 ms a warp a column,
   // 0.132-0.133 two).
-  const bool fills_the_sms = [&] {
+  const auto fills_the_sms = [&] {  // asked only where it decides
     int device = 0, sms = 0;
     CU_CHECK(cudaGetDevice(&device));
     CU_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return columns >= 40 * sms;
-  }();
+    return columns >= kWarpColumns * kWarpBlocksPerSm * sms;
+  };
   if (height <= 64)
     launch_warps<2>(columns, s, images, width, height, p, bits, counts, levels);
   else if (height <= 128)
     launch_warps<4>(columns, s, images, width, height, p, bits, counts, levels);
   else if (height <= 256)
     launch_warps<8>(columns, s, images, width, height, p, bits, counts, levels);
-  else if (height <= 384 && fills_the_sms)
+  else if (height <= 384 && fills_the_sms())
     launch_warps<12>(columns, s, images, width, height, p, bits, counts, levels);
   else if (height <= 512)
     launch_blocks<64, 8>(columns, s, images, width, height, p, bits, counts, levels);

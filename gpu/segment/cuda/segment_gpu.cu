@@ -207,7 +207,7 @@ std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, 
     }
     // The images of a chunk side by side: the last chunk's copies come after all the device's
     // work, so they are the call's tail.
-    parallel_parts(count, std::min(count, host_threads()),
+    parallel_parts(count, parts_for(count, 1),
                    [&](std::size_t begin, std::size_t end, std::size_t) {
                      for (std::size_t k = first + begin; k < first + end; ++k) {
                        SegmentResult& r = out[k];
