@@ -234,6 +234,58 @@ class TestCli : public QObject {
     QCOMPARE(older[0].floor_ms, 0.0);
   }
 
+  // Two runs side by side: rows timed in both get both medians and the speed-up; rows of one run
+  // only, and rows skipped in either, are counted, not listed.
+  void benchCompareListsTheRowsOfBothRuns() {
+    using cumulus::cli::BenchRow;
+    const auto row = [](const char* label, const char* method, double ms) {
+      BenchRow r{"real", label, 1, 1000, 0.5, method};
+      r.median_ms = ms;
+      r.agreement = "identical | all";
+      return r;
+    };
+    QTemporaryDir before, after;
+    const auto csv = [](const QTemporaryDir& d, const char* name) {
+      return (d.path() + "/" + name).toStdString();
+    };
+    cumulus::cli::write_bench_csv(csv(before, "cluster.csv"),
+                                  {row("kitti", "gpu", 0.5), row("kitti", "cpu", 40),
+                                   row("gone", "gpu", 1), row("skipped", "gpu", 2)});
+    cumulus::cli::write_bench_csv(csv(after, "cluster.csv"),
+                                  {row("kitti", "gpu", 0.25), row("kitti", "cpu", 40),
+                                   row("new", "gpu", 1), row("skipped", "gpu", 0)});
+    cumulus::cli::write_bench_csv(csv(before, "segment.csv"), {row("rows 375", "gpu", 0.03)});
+    cumulus::cli::write_bench_csv(csv(after, "segment.csv"), {row("rows 375", "gpu", 0.024)});
+    cumulus::cli::write_bench_csv(csv(after, "icp.csv"), {row("bunny", "gpu", 1)});  // after only
+    const std::string out = (after.path() + "/compare.md").toStdString();
+    const Run r = cli({"bench", "compare", "--before", before.path().toStdString(), "--after",
+                       after.path().toStdString(), "--out", out});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.find("| cluster | real | kitti | gpu | 0.5000 | 0.2500 | 2.00x | identical / "
+                        "all |") != std::string::npos,
+             r.out.c_str());
+    QVERIFY(r.out.find("| cluster | real | kitti | cpu | 40.0 | 40.0 | 1.00x |") !=
+            std::string::npos);
+    QVERIFY(r.out.find("| segment | real | rows 375 | gpu | 0.0300 | 0.0240 | 1.25x |") !=
+            std::string::npos);
+    QVERIFY(r.out.find("gone") == std::string::npos && r.out.find("bunny") == std::string::npos);
+    QVERIFY2(r.out.find("3 rows timed in both runs; 1 skipped in one of them; 1 only before; 1 "
+                        "only after.") != std::string::npos,
+             r.out.c_str());
+    QCOMPARE(cumulus::test::readAll(QString::fromStdString(out)).toStdString(), r.out);
+    // Nothing in common, a missing directory, a missing option: clear errors.
+    QTemporaryDir empty;
+    QCOMPARE(cli({"bench", "compare", "--before", empty.path().toStdString(), "--after",
+                  after.path().toStdString()})
+                 .code,
+             1);
+    const Run missing = cli({"bench", "compare", "--before", "/nonexistent-dir", "--after",
+                             after.path().toStdString()});
+    QCOMPARE(missing.code, 1);
+    QVERIFY(missing.err.find("/nonexistent-dir") != std::string::npos);
+    QCOMPARE(cli({"bench", "compare", "--after", after.path().toStdString()}).code, 2);
+  }
+
   void benchLimitsMeasuresOrSaysWhyNot() {
     QTemporaryDir dir;
     const Run r = cli({"bench", "limits", "--out", dir.path().toStdString(), "--json"});

@@ -214,6 +214,43 @@ class TestSegment : public QObject {
       QVERIFY(same(from_raw[k], batch[k]));
   }
 
+  // One results vector through batches of other sizes and contents, as a sequence reuses it: each
+  // call leaves exactly its own images' results, nothing of the call before (a longer batch's
+  // results, a noisy image's many more cuts, an empty image's missing ones).
+  void gpuResultsIntoReusedVectorsEqualFreshOnes() {
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    std::vector<DepthImage> imgs;
+    for (int k = 0; k < 12; ++k)
+      imgs.push_back(generate_depth_columns(1242, 375, 300 + k, 0.03, 0.02));
+    const DepthImage noisy = generate_depth_columns(1242, 375, 400, 1.0, 0.02);
+    const SegmentParams p{0.1f};
+    std::vector<SegmentResult> out;
+    auto run = [&](const std::vector<const DepthImage*>& batch, const char* what) {
+      std::vector<const float*> data;
+      for (auto* im : batch)
+        data.push_back(im->depth.data());
+      segment_buffers_gpu(data, batch[0]->width, batch[0]->height, p, out);
+      QCOMPARE(out.size(), batch.size());
+      for (std::size_t k = 0; k < batch.size(); ++k)
+        QVERIFY2(same(out[k], segment_columns(*batch[k], p, SegmentMethod::Cpu)),
+                 qPrintable(QString("%1, image %2").arg(what).arg(k)));
+    };
+    std::vector<const DepthImage*> twelve;
+    for (auto& i : imgs)
+      twelve.push_back(&i);
+    run(twelve, "twelve images");
+    run({&noisy, &imgs[5], &noisy}, "three, two of them noisy");
+    run({&imgs[7]}, "one image");
+    run(twelve, "twelve again");
+    DepthImage empty;  // no columns: every result keeps nothing of the twelve
+    empty.height = 375;
+    std::vector<const float*> none(4, empty.depth.data());
+    segment_buffers_gpu(none, 0, 375, p, out);
+    QCOMPARE(out.size(), std::size_t(4));
+    for (const auto& r : out)
+      QVERIFY(r.width == 0 && r.rows.empty() && r.levels.empty() && r.offsets.size() == 1);
+  }
+
   // A batch runs in chunks of three images here, each with its own slice of the page-locked
   // rows; the zigzag chunk cuts every pixel, more than any slice this process has grown to, so
   // its rows come through the device copy while its neighbours' do not.

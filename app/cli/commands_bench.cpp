@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include <pcl/pcl_config.h>
@@ -254,6 +256,10 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
 }
 
 // Every algorithm's benchmark into one folder, and report.md with the host description.
+// The benchmarks `bench all` runs, in its order; each writes NAME.csv and NAME.md into --out.
+constexpr const char* kAllParts[] = {"cluster", "segment", "icp",      "register", "features",
+                                     "filter",  "ground",  "pipeline", "sequence"};
+
 int run_bench_all(const Args& a, std::ostream& out, const std::string& command_line) {
   const std::string dir = a.get("out", "bench-all");
   fs::create_directories(dir);
@@ -269,9 +275,8 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
     rc = std::max(rc, run_bench_sequence(a, out, command_line));
   }
   std::stringstream body;
-  for (const char* part : {"/cluster.md", "/segment.md", "/icp.md", "/register.md", "/features.md",
-                           "/filter.md", "/ground.md", "/pipeline.md", "/sequence.md"}) {
-    std::ifstream f(dir + part);
+  for (const char* part : kAllParts) {
+    std::ifstream f(dir + "/" + part + ".md");
     // A part not run (icp without --data) must not put the stream into a failed state.
     if (f && f.peek() != std::ifstream::traits_type::eof()) body << f.rdbuf() << "\n";
   }
@@ -298,6 +303,69 @@ int run_bench_all(const Args& a, std::ostream& out, const std::string& command_l
   report.commit();
   out << "wrote " << dir << "/report.md\n";
   return rc;
+}
+
+// Two runs of the benchmarks side by side (two `bench all` directories, or two of one
+// benchmark): every row timed in both (benchmark, sweep, case, method, sweep value and
+// tolerance alike), its two medians and their ratio, and the later run's agreement.
+int run_bench_compare(const Args& a, std::ostream& out) {
+  if (!a.has("before") || !a.has("after"))
+    throw UsageError("bench compare needs --before DIR and --after DIR");
+  const fs::path before = a.get("before"), after = a.get("after");
+  for (const auto& d : {before, after})
+    if (!fs::is_directory(d)) throw IoError(d.string(), "not a directory of benchmark results");
+  const auto num = [](double v) {
+    std::ostringstream s;
+    s << std::fixed << std::setprecision(v < 10 ? 4 : 1) << v;
+    return s.str();
+  };
+  using Key = std::tuple<std::string, std::string, std::string, double, double>;
+  std::ostringstream md;
+  md << "| benchmark | sweep | case | method | before (ms) | after (ms) | speed-up | agreement "
+        "(after) |\n|---|---|---|---|---:|---:|---:|---|\n";
+  std::size_t both = 0, only_before = 0, only_after = 0, untimed = 0;
+  for (const char* part : kAllParts) {
+    const fs::path b = before / (std::string(part) + ".csv"),
+                   f = after / (std::string(part) + ".csv");
+    if (!fs::exists(b) || !fs::exists(f)) continue;
+    const auto old_rows = read_bench_csv(b.string());
+    std::map<Key, const BenchRow*> earlier;
+    for (const auto& r : old_rows)
+      earlier[{r.sweep, r.label, r.method, r.x, r.tolerance}] = &r;
+    for (const auto& r : read_bench_csv(f.string())) {
+      const auto it = earlier.find({r.sweep, r.label, r.method, r.x, r.tolerance});
+      if (it == earlier.end()) {
+        ++only_after;
+        continue;
+      }
+      const BenchRow& o = *it->second;
+      earlier.erase(it);
+      if (!(o.median_ms > 0 && r.median_ms > 0)) {  // skipped in either run
+        ++untimed;
+        continue;
+      }
+      ++both;
+      std::string agreement = r.agreement.substr(0, 60);
+      std::replace(agreement.begin(), agreement.end(), '|', '/');
+      md << "| " << part << " | " << r.sweep << " | " << r.label << " | " << r.method << " | "
+         << num(o.median_ms) << " | " << num(r.median_ms) << " | " << std::setprecision(2)
+         << std::fixed << o.median_ms / r.median_ms << "x | " << agreement << " |\n";
+    }
+    only_before += earlier.size();
+  }
+  if (both == 0)
+    throw Error("bench compare: no row was timed in both " + before.string() + " and " +
+                after.string());
+  md << "\n"
+     << both << " rows timed in both runs; " << untimed << " skipped in one of them; "
+     << only_before << " only before; " << only_after << " only after.\n";
+  out << md.str();
+  if (a.has("out")) {
+    AtomicOstream f(a.get("out"));
+    f << md.str();
+    f.commit();
+  }
+  return 0;
 }
 
 // Clustering beyond one call: a generated cloud of --points points clustered in one piece
@@ -379,12 +447,14 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
                 "scratch",
                 "starts",
                 "cpu-starts",
-                "pcl-iterations"});
+                "pcl-iterations",
+                "before",
+                "after"});
   a.expect_positionals(
       1, 1,
       "cumulus-cli bench "
       "cluster|segment|icp|register|features|filter|ground|pipeline|sequence|tiled|io|limits|all|"
-      "plot "
+      "compare|plot "
       "[options]");
   std::string command_line = "cumulus-cli bench";
   for (const auto& s : argv)
@@ -392,6 +462,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   const std::string what = a.positionals()[0];
   if (what == "cluster") return run_bench_cluster(a, out, command_line);
   if (what == "all") return run_bench_all(a, out, command_line);
+  if (what == "compare") return run_bench_compare(a, out);
   if (what == "segment") return run_bench_segment(a, out, command_line);
   if (what == "icp") return run_bench_icp(a, out, command_line);
   if (what == "register") return run_bench_register(a, out, command_line);
@@ -418,7 +489,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
   }
   throw UsageError("bench: unknown benchmark '" + what +
                    "' (cluster, segment, icp, register, features, filter, ground, pipeline, "
-                   "sequence, tiled, io, all, plot)");
+                   "sequence, tiled, io, limits, all, compare, plot)");
 }
 
 }  // namespace cumulus::cli

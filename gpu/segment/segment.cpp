@@ -146,41 +146,62 @@ SegmentResult segment_cpu(const DepthImage& img, const SegmentParams& p, int thr
 namespace {
 
 // A batch's method name and its wall time shared out over its images.
-std::vector<SegmentResult> per_image(std::vector<SegmentResult> out, const char* method,
-                                     const WallTimer& total) {
+void per_image(std::vector<SegmentResult>& out, const char* method, const WallTimer& total) {
   const double ms = total.ms() / double(std::max<std::size_t>(out.size(), 1));
   for (auto& r : out)
     r.method = method, r.total_ms = ms;
-  return out;
+}
+
+void check_scale(double metres_per_unit) {
+  if (!(std::isfinite(metres_per_unit) && metres_per_unit > 0))
+    throw InvalidArgument("the depth scale must be a positive number of metres a unit");
 }
 
 }  // namespace
 
+void segment_buffers_gpu(const std::vector<const float*>& images, std::uint32_t width,
+                         std::uint32_t height, const SegmentParams& params,
+                         std::vector<SegmentResult>& results) {
+  validate(params);
+  WallTimer total;
+  segment_gpu_buffers(images, width, height, params, results);
+  per_image(results, "gpu", total);
+}
+
+void segment_raw_buffers_gpu(const std::vector<const std::uint16_t*>& images, std::uint32_t width,
+                             std::uint32_t height, double metres_per_unit,
+                             const SegmentParams& params, std::vector<SegmentResult>& results) {
+  validate(params);
+  check_scale(metres_per_unit);
+  WallTimer total;
+  segment_gpu_raw_buffers(images, width, height, metres_per_unit, params, results);
+  per_image(results, "gpu", total);
+}
+
 std::vector<SegmentResult> segment_buffers_gpu(const std::vector<const float*>& images,
                                                std::uint32_t width, std::uint32_t height,
                                                const SegmentParams& params) {
-  validate(params);
-  WallTimer total;
-  return per_image(segment_gpu_buffers(images, width, height, params), "gpu", total);
+  std::vector<SegmentResult> out;
+  segment_buffers_gpu(images, width, height, params, out);
+  return out;
 }
 
 std::vector<SegmentResult> segment_raw_buffers_gpu(const std::vector<const std::uint16_t*>& images,
                                                    std::uint32_t width, std::uint32_t height,
                                                    double metres_per_unit,
                                                    const SegmentParams& params) {
-  validate(params);
-  if (!(std::isfinite(metres_per_unit) && metres_per_unit > 0))
-    throw InvalidArgument("the depth scale must be a positive number of metres a unit");
-  WallTimer total;
-  return per_image(segment_gpu_raw_buffers(images, width, height, metres_per_unit, params), "gpu",
-                   total);
+  std::vector<SegmentResult> out;
+  segment_raw_buffers_gpu(images, width, height, metres_per_unit, params, out);
+  return out;
 }
 
 std::vector<SegmentResult> segment_columns_batch(const std::vector<const DepthImage*>& images,
                                                  const SegmentParams& params) {
   validate(params);
   WallTimer total;
-  return per_image(segment_gpu(images, params), "gpu-batch", total);
+  auto out = segment_gpu(images, params);
+  per_image(out, "gpu-batch", total);
+  return out;
 }
 
 std::vector<Segment> list_segments(const DepthImage& img, const SegmentResult& r) {

@@ -62,6 +62,16 @@ std::vector<SegmentResult> segment_raw_buffers_gpu(const std::vector<const std::
                                                    double metres_per_unit,
                                                    const SegmentParams& params);
 
+// The same two into `results` (one an image, resized to fit): its vectors' memory is reused, so
+// a sequence segmented batch after batch into one vector allocates nothing once its cuts fit.
+// After an exception its contents are unspecified.
+void segment_buffers_gpu(const std::vector<const float*>& images, std::uint32_t width,
+                         std::uint32_t height, const SegmentParams& params,
+                         std::vector<SegmentResult>& results);
+void segment_raw_buffers_gpu(const std::vector<const std::uint16_t*>& images, std::uint32_t width,
+                             std::uint32_t height, double metres_per_unit,
+                             const SegmentParams& params, std::vector<SegmentResult>& results);
+
 // A sequence of same-size images in one GPU launch (throws GpuError without a GPU).
 std::vector<SegmentResult> segment_columns_batch(const std::vector<const DepthImage*>& images,
                                                  const SegmentParams& params);

@@ -236,16 +236,19 @@ __global__ void k_knn(Search search, const float3* queries, int nq, int k, float
   }
 }
 
+constexpr int kSearchThreads = 128;
+
 // The grid's k nearest with a warp per query (WarpKnnVisitor), for the larger k.
 template <int MaxK>
 __global__ void k_knn_warp(GridSearch search, const float3* queries, int nq, int k, float max_d2,
                            int* out_index, float* out_d2) {
+  __shared__ unsigned long long stage[kSearchThreads / 32][MaxK];  // each warp's merges
   const int q = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   const int lane = int(threadIdx.x & 31);
   if (q >= nq) return;  // the whole warp
   const float3 p = queries[q];
   const bool active = cuda::finite3(p);
-  WarpKnnVisitor<MaxK> v(k, max_d2);
+  WarpKnnVisitor<MaxK> v(k, max_d2, stage[threadIdx.x / 32]);
   search.group<32>(p, active, v, lane);
   const std::size_t row = std::size_t(q) * std::size_t(k);
 #pragma unroll
@@ -285,8 +288,6 @@ __global__ void k_split_keys(const unsigned long long* keys, std::size_t m, int*
   index[j] = int(unsigned(keys[j] & 0xffffffffu));
   d2[j] = __uint_as_float(unsigned(keys[j] >> 32));
 }
-
-constexpr int kSearchThreads = 128;
 
 // From this k on, the grid's k-NN runs a warp per query (k_knn_warp) instead of a thread: on an
 // H100 at k = 8 it took 1.20 against 2.75 ms for 40,256 bunny queries, 2.08 against 3.38 ms for

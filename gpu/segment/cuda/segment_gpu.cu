@@ -62,8 +62,15 @@ __global__ void __launch_bounds__(32 * kWriteWarps)
   }
 }
 
+// A batch runs in at most this many chunks (see segment_batch).
+constexpr std::size_t kMaxChunks = 8;
+
 struct SegmentWorkspace {
-  cuda::Stream streams[3];                   // uploads, then two for the chunks' work
+  cuda::Stream streams[3];  // uploads, then two for the chunks' work
+  // Events live as long as the workspace: twenty-odd created and destroyed a call were part of
+  // a batch's host time.
+  cuda::Event start, segmented, joined[2], finished, chunk_uploaded[kMaxChunks],
+      chunk_done[kMaxChunks];
   cuda::DeviceBuffer<unsigned char> images;  // the batch as uploaded: floats or raw units
   cuda::DeviceBuffer<unsigned> bits, counts, offsets, rows;
   cuda::DeviceBuffer<unsigned char> levels, scan_temp[2];
@@ -83,18 +90,23 @@ std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>& ima
       throw InvalidArgument("a batch of depth images must share one size");
     data.push_back(im->depth.data());
   }
-  return segment_gpu_buffers(data, images[0]->width, images[0]->height, p);
+  std::vector<SegmentResult> out;
+  segment_gpu_buffers(data, images[0]->width, images[0]->height, p, out);
+  return out;
 }
 
 namespace {
 
 // Pixel is float (metres) or std::uint16_t (raw units, scaled on the device).
+// Results go into `out`, whose vectors keep their memory: a sequence's batches allocate nothing
+// once its images' cuts fit.
 template <class Pixel>
-std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, std::uint32_t w,
-                                         std::uint32_t h, double metres_per_unit,
-                                         const SegmentParams& p) {
+void segment_batch(const std::vector<const Pixel*>& data, std::uint32_t w, std::uint32_t h,
+                   double metres_per_unit, const SegmentParams& p,
+                   std::vector<SegmentResult>& out) {
   cuda::require_device("gpu segmentation");
-  if (data.empty()) return {};
+  out.resize(data.size());
+  if (data.empty()) return;
   const int width = int(w), height = int(h);
   if (height > kMaxRows)
     throw InvalidArgument("gpu segmentation takes columns of at most 4096 rows");
@@ -102,12 +114,11 @@ std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, 
   const std::size_t n = data.size(), pixels = std::size_t(width) * height,
                     columns = std::size_t(width) * n;
   const int words = (height + 31) / 32;
-  std::vector<SegmentResult> out(n);
   if (pixels == 0) {
     for (auto& r : out)
-      r.width = w, r.height = h, r.offsets.assign(std::size_t(width) + 1, 0),
-      r.levels.assign(std::size_t(width), 0);
-    return out;
+      r.width = w, r.height = h, r.offsets.assign(std::size_t(width) + 1, 0), r.rows.clear(),
+      r.levels.assign(std::size_t(width), 0), r.stages.clear();
+    return;
   }
   // A batch runs in chunks. The uploads follow each other on a stream of their own (with
   // page-locked sources they are asynchronous DMA, and the copy engine, the batch's bottleneck,
@@ -115,7 +126,7 @@ std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, 
   // and its results are complete on their own (own offsets, own slice of the host rows), so
   // the host copies a chunk into the result vectors while the device works on the next ones.
   const std::size_t chunk = n == 1 ? 1 : std::max<std::size_t>(1, (n + 7) / 8);
-  const std::size_t chunks = (n + chunk - 1) / chunk;
+  const std::size_t chunks = (n + chunk - 1) / chunk;  // at most kMaxChunks
   const std::size_t chunk_columns = chunk * std::size_t(width), stride = chunk_columns + 1;
   ws.images.reserve(pixels * n * sizeof(Pixel));
   Pixel* images = reinterpret_cast<Pixel*>(ws.images.get());
@@ -136,8 +147,8 @@ std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, 
                                          int(chunk_columns)));
   ws.scan_temp[0].reserve(scan_bytes);
   ws.scan_temp[1].reserve(scan_bytes);
-  cuda::Event start, segmented, joined[2], finished;
-  std::vector<cuda::Event> chunk_uploaded(chunks), chunk_done(chunks);
+  cuda::Event &start = ws.start, &segmented = ws.segmented, &finished = ws.finished;
+  cuda::Event *joined = ws.joined, *chunk_uploaded = ws.chunk_uploaded, *chunk_done = ws.chunk_done;
   cudaStream_t up = ws.streams[0].get();
   // One chunk (one image) runs on the upload stream alone; more use the other two as well.
   const bool spread = chunks > 1;
@@ -235,21 +246,19 @@ std::vector<SegmentResult> segment_batch(const std::vector<const Pixel*>& data, 
   }
   for (auto& r : out)
     r.stages = stages;
-  return out;
 }
 
 }  // namespace
 
-std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>& data,
-                                               std::uint32_t w, std::uint32_t h,
-                                               const SegmentParams& p) {
-  return segment_batch(data, w, h, 1.0, p);
+void segment_gpu_buffers(const std::vector<const float*>& data, std::uint32_t w, std::uint32_t h,
+                         const SegmentParams& p, std::vector<SegmentResult>& out) {
+  segment_batch(data, w, h, 1.0, p, out);
 }
 
-std::vector<SegmentResult> segment_gpu_raw_buffers(const std::vector<const std::uint16_t*>& data,
-                                                   std::uint32_t w, std::uint32_t h,
-                                                   double metres_per_unit, const SegmentParams& p) {
-  return segment_batch(data, w, h, metres_per_unit, p);
+void segment_gpu_raw_buffers(const std::vector<const std::uint16_t*>& data, std::uint32_t w,
+                             std::uint32_t h, double metres_per_unit, const SegmentParams& p,
+                             std::vector<SegmentResult>& out) {
+  segment_batch(data, w, h, metres_per_unit, p, out);
 }
 
 }  // namespace cumulus

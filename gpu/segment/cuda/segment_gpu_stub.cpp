@@ -9,14 +9,13 @@ std::vector<SegmentResult> segment_gpu(const std::vector<const DepthImage*>&,
   throw_no_cuda("gpu segmentation");
 }
 
-std::vector<SegmentResult> segment_gpu_buffers(const std::vector<const float*>&, std::uint32_t,
-                                               std::uint32_t, const SegmentParams&) {
+void segment_gpu_buffers(const std::vector<const float*>&, std::uint32_t, std::uint32_t,
+                         const SegmentParams&, std::vector<SegmentResult>&) {
   throw_no_cuda("gpu segmentation");
 }
 
-std::vector<SegmentResult> segment_gpu_raw_buffers(const std::vector<const std::uint16_t*>&,
-                                                   std::uint32_t, std::uint32_t, double,
-                                                   const SegmentParams&) {
+void segment_gpu_raw_buffers(const std::vector<const std::uint16_t*>&, std::uint32_t, std::uint32_t,
+                             double, const SegmentParams&, std::vector<SegmentResult>&) {
   throw_no_cuda("gpu segmentation");
 }
 
