@@ -255,11 +255,11 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
                             command_line, out);
 }
 
-// Every algorithm's benchmark into one folder, and report.md with the host description.
 // The benchmarks `bench all` runs, in its order; each writes NAME.csv and NAME.md into --out.
 constexpr const char* kAllParts[] = {"cluster", "segment", "icp",      "register", "features",
                                      "filter",  "ground",  "pipeline", "sequence"};
 
+// Every algorithm's benchmark into one folder, and report.md with the host description.
 int run_bench_all(const Args& a, std::ostream& out, const std::string& command_line) {
   const std::string dir = a.get("out", "bench-all");
   fs::create_directories(dir);
