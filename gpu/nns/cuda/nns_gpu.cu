@@ -285,8 +285,8 @@ __global__ void k_radius_fill(Search search, const float3* queries, int nq, floa
 __global__ void k_split_keys(const unsigned long long* keys, std::size_t m, int* index, float* d2) {
   const std::size_t j = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= m) return;
-  index[j] = int(unsigned(keys[j] & 0xffffffffu));
-  d2[j] = __uint_as_float(unsigned(keys[j] >> 32));
+  index[j] = key_index(keys[j]);
+  d2[j] = key_distance(keys[j]);
 }
 
 // From this k on, the grid's k-NN runs a warp per query (k_knn_warp) instead of a thread: on an

@@ -9,6 +9,19 @@
 
 namespace cumulus::nns {
 
+// A target as one number: its squared distance's bits above its index. Distances are never
+// negative (nor -0: sums of squares), and such floats order like their bit patterns, so keys
+// order as (distance, index), ties to the lowest index: the visitors' order.
+__device__ __forceinline__ unsigned long long distance_key(float d2, int idx) {
+  return static_cast<unsigned long long>(__float_as_uint(d2)) << 32 | unsigned(idx);
+}
+__device__ __forceinline__ float key_distance(unsigned long long key) {
+  return __uint_as_float(unsigned(key >> 32));
+}
+__device__ __forceinline__ int key_index(unsigned long long key) {
+  return int(unsigned(key & 0xffffffffu));
+}
+
 // The k nearest so far, sorted by (distance, index) so ties resolve to the lowest index and
 // every traversal order gives the same list. MaxK is a compile-time bound (k <= MaxK).
 template <int MaxK>
@@ -137,23 +150,17 @@ struct WarpKnnVisitor {
 
   __device__ void merge() {}  // the list is the warp's already
 
-  // (distance, index) as one number: distances are never negative (nor -0, a sum of squares),
-  // and such floats order like their bit patterns.
-  __device__ static unsigned long long key(float dd, int ii) {
-    return static_cast<unsigned long long>(__float_as_uint(dd)) << 32 | unsigned(ii);
-  }
-
   // The list and the wanted candidates of this round (lanes `todo`; all distinct, as every target
   // is visited once) in one: each goes to its rank among both, those below k stay. A candidate
   // that an earlier one of the round pushes out drops out as an insertion would have skipped it.
   __device__ void merge_round(float d2, int idx, bool want, unsigned todo) {
     const int lane = int(threadIdx.x & 31u);
-    const unsigned long long mine = key(d2, idx);
+    const unsigned long long mine = distance_key(d2, idx);
     unsigned long long held[kPer];
     int before_held[kPer];  // wanted candidates before entry r
 #pragma unroll
     for (int r = 0; r < kPer; ++r) {
-      held[r] = key(d[r], i[r]);
+      held[r] = distance_key(d[r], i[r]);
       before_held[r] = 0;
     }
     int before_mine = 0;  // wanted candidates before this lane's
@@ -194,15 +201,13 @@ struct WarpKnnVisitor {
     for (int r = 0; r < kPer; ++r) {
       const int e = lane * kPer + r;
       if (e < size) {
-        const unsigned long long v = stage[e];
-        d[r] = __uint_as_float(unsigned(v >> 32));
-        i[r] = int(unsigned(v & 0xffffffffu));
+        d[r] = key_distance(stage[e]);
+        i[r] = key_index(stage[e]);
       }
     }
     if (size == k) {
-      const unsigned long long v = stage[k - 1];
-      kth_d = __uint_as_float(unsigned(v >> 32));
-      kth_i = int(unsigned(v & 0xffffffffu));
+      kth_d = key_distance(stage[k - 1]);
+      kth_i = key_index(stage[k - 1]);
     }
     __syncwarp();  // every lane has read the stage before a later merge writes it
   }
@@ -254,8 +259,7 @@ struct RadiusCountVisitor {
   __device__ void visit(float d2, int) { count += d2 < r2 ? 1u : 0u; }
 };
 
-// Writes the targets strictly inside the radius to this query's slice, as 64-bit keys
-// (distance bits above index: non-negative floats order like their bit patterns), so a
+// Writes the targets strictly inside the radius to this query's slice as distance_keys, so a
 // segmented sort of the keys gives PCL's order with ties by index.
 struct RadiusFillVisitor {
   float r2;
@@ -264,8 +268,7 @@ struct RadiusFillVisitor {
   __device__ RadiusFillVisitor(float r2_, unsigned long long* out_) : r2(r2_), out(out_) {}
   __device__ float limit() const { return r2; }
   __device__ void visit(float d2, int idx) {
-    if (d2 < r2)
-      out[count++] = (static_cast<unsigned long long>(__float_as_uint(d2)) << 32) | unsigned(idx);
+    if (d2 < r2) out[count++] = distance_key(d2, idx);
   }
 };
 
