@@ -14,6 +14,7 @@
 #include <vtkTextureObject.h>
 #include <vtk_glew.h>
 
+#include <QElapsedTimer>
 #include <QThreadPool>
 #include <QTimer>
 #include <QtConcurrent/QtConcurrentRun>
@@ -378,42 +379,73 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   const bool fresh = !into_image || !(key == shown_key_) || shown_.size() != cells.size();
   if (fresh) shown_.assign(cells.size(), 0);
   shown_key_ = into_image ? key : ViewKey{};
-  // This frame's share: `draw_limit_` more points than the image has, spread by screen size.
+  // This frame's share: `draw_limit_` more points than the image has, spread by screen size,
+  // in slices while the time limit allows. Each slice's target is where the whole share would
+  // have reached had it been `drawn + slice`, so slices drawn to the end equal one draw.
   const std::size_t before = fresh ? 0 : shown_total_;
-  std::vector<std::uint32_t> target;
-  if (uploading() && !into_image) {
-    // While points arrive, the first of the draw order (its first rounds: a uniform sample of
-    // the whole cloud) in one range: a software renderer pays about 10 us a range, and a
-    // frame's share spread over thousands of cells is thousands of ranges on top of the copy.
-    const std::size_t prefix = std::min({uploaded, data_->index.drawable(), draw_limit_});
-    target.resize(cells.size());
-    for (std::size_t c = 0; c < cells.size(); ++c)
-      target[c] = data_->index.available(c, prefix);
-  } else if (fresh) {
-    target = lod_counts(sizes, available, shown_,
-                        draw_limit_ > SIZE_MAX - before ? SIZE_MAX : before + draw_limit_);
-  } else {
-    // Adding to the image: the first frame drew by size on screen, as a moving frame does; the
-    // rest fill in the cells on screen in the draw order (each round a uniform sample of every
-    // cell), the cells that lag first, in a few long ranges.
-    target = data_->index.extendInOrder(sizes, available, shown_, draw_limit_);
-  }
+  const auto target_for = [&](std::size_t share) {
+    std::vector<std::uint32_t> target;
+    if (uploading() && !into_image) {
+      // While points arrive, the first of the draw order (its first rounds: a uniform sample of
+      // the whole cloud) in one range: a software renderer pays about 10 us a range, and a
+      // frame's share spread over thousands of cells is thousands of ranges on top of the copy.
+      const std::size_t prefix = std::min({uploaded, data_->index.drawable(), share});
+      target.resize(cells.size());
+      for (std::size_t c = 0; c < cells.size(); ++c)
+        target[c] = data_->index.available(c, prefix);
+    } else if (fresh) {
+      target = lod_counts(sizes, available, shown_,
+                          share > SIZE_MAX - before ? SIZE_MAX : before + share);
+    } else {
+      // Adding to the image: the first frame drew by size on screen, as a moving frame does; the
+      // rest fill in the cells on screen in the draw order (each round a uniform sample of every
+      // cell), the cells that lag first, in a few long ranges.
+      target = data_->index.extendInOrder(sizes, available, shown_, share - drawn_);
+    }
+    return target;
+  };
+  // Four slices: a frame whose points cost several times what the frames before had (a
+  // software renderer sharing its cores) stops within about a quarter of its budget of its
+  // time limit, and the others pay three more waits for the renderer.
+  const bool sliced = draw_time_limit_ms_ > 0;
+  const std::size_t slice =
+      sliced ? std::max<std::size_t>(draw_limit_ / 4 + (draw_limit_ % 4 != 0), 1) : draw_limit_;
+  QElapsedTimer clock;
+  clock.start();
+  bool started = false;
   std::vector<DrawRange> ranges;
-  for (std::size_t c = 0; c < cells.size(); ++c)
-    if (target[c] > shown_[c]) data_->index.appendRanges(c, shown_[c], target[c], ranges);
-  std::size_t new_points = 0;
-  for (std::size_t c = 0; c < cells.size(); ++c)
-    new_points += target[c] - shown_[c];
-  // A quarter more points drawn at most, for fewer ranges (the image counts only its own).
-  merge_ranges(ranges, new_points / 4);
-
-  if (!into_image) {
-    drawRanges(ranges, program);
-  } else {
-    const ImageStart start = !fresh      ? ImageStart::Kept
-                             : key.blits ? ImageStart::Scene
-                                         : ImageStart::Clear;
-    drawIntoImage(win, x, y, width, height, start, ranges, program);
+  for (;;) {
+    const std::size_t share =
+        std::min(draw_limit_, drawn_ > draw_limit_ - slice ? draw_limit_ : drawn_ + slice);
+    const std::vector<std::uint32_t> target = target_for(share);
+    ranges.clear();
+    std::size_t new_points = 0;
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      if (target[c] > shown_[c]) {
+        data_->index.appendRanges(c, shown_[c], target[c], ranges);
+        new_points += target[c] - shown_[c];
+      }
+    // A quarter more points drawn at most, for fewer ranges (the image counts only its own).
+    merge_ranges(ranges, new_points / 4);
+    if (!into_image) {
+      drawRanges(ranges, program);
+    } else {
+      const ImageStart start = started || !fresh ? ImageStart::Kept
+                               : key.blits       ? ImageStart::Scene
+                                                 : ImageStart::Clear;
+      drawIntoImage(win, x, y, width, height, start, ranges, program);
+    }
+    started = true;
+    for (std::size_t c = 0; c < cells.size(); ++c)
+      shown_[c] = std::max(shown_[c], target[c]);
+    drawn_ += new_points;
+    if (!sliced || new_points == 0 || drawn_ >= draw_limit_) break;
+    glFinish();  // the slice's real cost: a software renderer draws when asked to finish
+    const double spent = double(clock.nsecsElapsed()) * 1e-6;
+    const std::size_t next = std::min(slice, draw_limit_ - drawn_);
+    if (spent + spent / double(drawn_) * double(next) > draw_time_limit_ms_) break;
+  }
+  if (into_image) {
     if (key.blits)
       blitImage(win, x, y, width, height);
     else
@@ -423,10 +455,8 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   complete_ = true;
   shown_total_ = 0;
   for (std::size_t c = 0; c < cells.size(); ++c) {
-    drawn_ += target[c] - shown_[c];
-    shown_[c] = target[c];
-    shown_total_ += target[c];
-    if (sizes[c] > 0 && target[c] < cells[c].count) complete_ = false;
+    shown_total_ += shown_[c];
+    if (sizes[c] > 0 && shown_[c] < cells[c].count) complete_ = false;
   }
   return 1;
 }

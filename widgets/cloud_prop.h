@@ -79,6 +79,10 @@ class CloudProp : public vtkProp {
   void setPointSize(float size) { point_size_ = size; }
   // At most this many points drawn a frame; SIZE_MAX for all.
   void setDrawLimit(std::size_t limit) { draw_limit_ = limit; }
+  // A frame draws its points in a few slices and stops before the slice that would take its
+  // drawing past `ms` (0: no limit), at the cost a point its slices so far had; the first slice
+  // is always drawn, so every frame adds to the image.
+  void setDrawTimeLimit(double ms) { draw_time_limit_ms_ = ms; }
   // On: a frame that sees what the one before saw (same camera, size, points and colours) adds
   // its points to that frame's image; off: every frame starts a new image.
   void setAccumulate(bool on) { accumulate_ = on; }
@@ -183,6 +187,7 @@ class CloudProp : public vtkProp {
   std::size_t positions_uploaded_ = 0, colours_uploaded_ = 0;
   std::uint64_t colours_version_ = 0;
   std::size_t draw_limit_ = SIZE_MAX, drawn_ = 0, shown_total_ = 0;
+  double draw_time_limit_ms_ = 0;
   bool upload_all_ = false, accumulate_ = false, complete_ = false;
   int warm_frames_ = 0;               // first frames that only made programs ready
   std::vector<std::uint32_t> shown_;  // ranks of each cell in the image

@@ -312,6 +312,9 @@ void VtkCloudView::paintGL() {
   const double target = moving ? move_target_ms_ : rest_target_ms_;
   const std::size_t limit = std::size_t(budget);
   points_->setDrawLimit(limit);
+  // The budget comes from the frames before; a frame whose points suddenly cost several times as
+  // much (a software renderer whose cores something else took) stops at about twice its target.
+  points_->setDrawTimeLimit(2 * target);
   // At rest each frame adds its budget to the image of the frames before it.
   points_->setAccumulate(!moving);
   QElapsedTimer clock;

@@ -100,7 +100,9 @@ double pair_count(const FeatureCase& c) {
 const std::string kBenchNotes =
     "\nEach time is end to end: upload, neighbour search, normals (same neighbourhood as the "
     "descriptor), histograms and download. cpu is PCL (NormalEstimation + PFHEstimation / "
-    "FPFHEstimation, one run). Agreement: every bin within 1e-3 (percent units) of PCL's; 'end "
+    "FPFHEstimation, one run). gpu[reused]: the gpu method computing into one result "
+    "call after call (its vectors' memory kept, as a caller computing frame after frame would). "
+    "Agreement: every bin within 1e-3 (percent units) of PCL's; 'end "
     "to end' compares with each method's own normals (gpu estimates them on the device, so "
     "pairs right on a bin edge can move), 'from PCL's normals' gives every method PCL's "
     "normals. open3d (when this build has it): EstimateNormals turned towards the viewpoint, then "
@@ -159,12 +161,14 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
     FeatureResult ref;
     bool have_ref = false;
     std::vector<Point3f> ref_normals;
-    for (FeatureMethod m : all_methods<FeatureMethod>()) {
-      if (m != FeatureMethod::Cpu && !gpu) continue;
-      if (!wanted(method_name(m))) continue;
+    // Each method's row; the gpu method's once more into one result reused call after call
+    // (its vectors' memory kept, as a caller computing frame after frame would).
+    const auto measure = [&](FeatureMethod m, bool reuse) {
       // Plots are over k; a radius case (x = 0) appears in the tables only.
       const double plot_x = c.params.neighbourhood.k > 0 ? c.x : 0.0;
-      BenchRow row{c.sweep, c.label, plot_x, c.cloud.size(), c.x, method_name(m)};
+      BenchRow row{c.sweep, c.label,
+                   plot_x,  c.cloud.size(),
+                   c.x,     std::string(method_name(m)) + (reuse ? "[reused]" : "")};
       const bool is_pcl = m == FeatureMethod::Cpu;
       if (is_pcl && pair_count(c) > pcl_limit) {
         row.agreement = "skipped (over --pcl-max-pairs)";
@@ -172,16 +176,22 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
         out << std::left << std::setw(26) << c.label << std::setw(11) << row.method << row.agreement
             << '\n'
             << std::flush;
-        continue;
+        return;
       }
       try {
         const int reps = is_pcl ? 1 : repeat;
-        for (int i = 0; i < (is_pcl ? 0 : warmup); ++i)
-          compute_features(c.cloud, c.params, m);
-        std::vector<double> t;
         FeatureResult last;
+        const auto run = [&] {
+          if (reuse)
+            compute_features(c.cloud, c.params, m, nullptr, last);
+          else
+            last = compute_features(c.cloud, c.params, m);
+        };
+        for (int i = 0; i < (is_pcl ? 0 : warmup); ++i)
+          run();
+        std::vector<double> t;
         for (int i = 0; i < std::max(1, reps); ++i) {
-          last = compute_features(c.cloud, c.params, m);
+          run();
           t.push_back(last.total_ms);
         }
         row.median_ms = median(t);
@@ -220,6 +230,12 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
           << std::fixed << std::setprecision(3) << std::setw(11) << row.median_ms << " ms  "
           << row.agreement.substr(0, 110) << '\n'
           << std::defaultfloat << std::flush;
+    };
+    for (FeatureMethod m : all_methods<FeatureMethod>()) {
+      if (m != FeatureMethod::Cpu && !gpu) continue;
+      if (!wanted(method_name(m))) continue;
+      measure(m, false);
+      if (m == FeatureMethod::Gpu) measure(m, true);
     }
     if (open3d && wanted("open3d") && c.params.descriptor == Descriptor::Fpfh)
       rows.push_back(measure_open3d(c, have_ref ? &ref : nullptr, out));

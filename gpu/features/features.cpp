@@ -273,11 +273,32 @@ FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& par
   return compute_features_call(cloud, params, method, normals);
 }
 
+void compute_features(const PointCloud& cloud, const FeatureParams& params, FeatureMethod method,
+                      const std::vector<Point3f>* normals, FeatureResult& into) {
+  check_inputs(cloud, params, method, normals);
+  if (method != FeatureMethod::Cpu &&
+      cloud.size() > features_call_capacity(method, params, normals != nullptr, cloud.size()))
+    into = compute_features_tiled(cloud, params, method, normals);
+  else
+    compute_features_call(cloud, params, method, normals, into);
+}
+
 FeatureResult compute_features_call(const PointCloud& cloud, const FeatureParams& params,
                                     FeatureMethod method, const std::vector<Point3f>* normals) {
+  FeatureResult out;
+  compute_features_call(cloud, params, method, normals, out);
+  return out;
+}
+
+void compute_features_call(const PointCloud& cloud, const FeatureParams& params,
+                           FeatureMethod method, const std::vector<Point3f>* normals,
+                           FeatureResult& out) {
   check_inputs(cloud, params, method, normals);
   const WallTimer timer;
-  FeatureResult out;
+  // Every field set anew; the vectors keep their memory (their contents are overwritten).
+  out.stages.clear();
+  out.curvature.clear();
+  out.non_finite_points = out.nan_histograms = 0;
   out.descriptor = params.descriptor;
   out.bins = descriptor_bins(params.descriptor);
   out.method = method_name(method);
@@ -339,7 +360,6 @@ FeatureResult compute_features_call(const PointCloud& cloud, const FeatureParams
   if (!out.curvature.empty())
     out.curvature = expand(std::move(out.curvature), f, cloud.size(), 1, kNaN);
   out.total_ms = timer.ms();
-  return out;
 }
 
 std::optional<HistogramDistance> parse_histogram_distance(const std::string& name) {

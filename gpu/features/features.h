@@ -97,6 +97,12 @@ NormalsResult estimate_normals(const PointCloud& cloud, const NormalParams& para
 FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& params,
                                FeatureMethod method, const std::vector<Point3f>* normals = nullptr);
 
+// As above, into `into`, whose vectors' memory is kept: a caller that computes features again on
+// a cloud of the same size (frame after frame, or again with new parameters) keeps the result's
+// pages mapped instead of having tens of MB of histograms zero-filled and mapped anew each time.
+void compute_features(const PointCloud& cloud, const FeatureParams& params, FeatureMethod method,
+                      const std::vector<Point3f>* normals, FeatureResult& into);
+
 // The two above as one call of the method, never tiled: what the tiling layer (tiles/tiles.h)
 // runs on each tile.
 NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams& params,
@@ -104,6 +110,9 @@ NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams&
 FeatureResult compute_features_call(const PointCloud& cloud, const FeatureParams& params,
                                     FeatureMethod method,
                                     const std::vector<Point3f>* normals = nullptr);
+void compute_features_call(const PointCloud& cloud, const FeatureParams& params,
+                           FeatureMethod method, const std::vector<Point3f>* normals,
+                           FeatureResult& into);
 
 // Rows of `a` and `b` (same size) with a bin more than `tol` apart; a NaN facing a number counts
 // (max becomes infinite), NaN facing NaN agrees. The tolerance is 1e-3 percent units.
