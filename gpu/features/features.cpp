@@ -266,11 +266,9 @@ void check_inputs(const PointCloud& cloud, const FeatureParams& params, FeatureM
 
 FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& params,
                                FeatureMethod method, const std::vector<Point3f>* normals) {
-  check_inputs(cloud, params, method, normals);
-  if (method != FeatureMethod::Cpu &&
-      cloud.size() > features_call_capacity(method, params, normals != nullptr, cloud.size()))
-    return compute_features_tiled(cloud, params, method, normals);
-  return compute_features_call(cloud, params, method, normals);
+  FeatureResult out;
+  compute_features(cloud, params, method, normals, out);
+  return out;
 }
 
 void compute_features(const PointCloud& cloud, const FeatureParams& params, FeatureMethod method,

@@ -100,6 +100,7 @@ FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& par
 // As above, into `into`, whose vectors' memory is kept: a caller that computes features again on
 // a cloud of the same size (frame after frame, or again with new parameters) keeps the result's
 // pages mapped instead of having tens of MB of histograms zero-filled and mapped anew each time.
+// After an exception `into` holds no usable result (its fields may be partly overwritten).
 void compute_features(const PointCloud& cloud, const FeatureParams& params, FeatureMethod method,
                       const std::vector<Point3f>* normals, FeatureResult& into);
 
