@@ -201,6 +201,20 @@ class TestCli : public QObject {
     QVERIFY(std::abs(cumulus::floor_ms(l, 1e6, 4e7, 10) - 2.001) < 1e-12);
   }
 
+  // Every bench row's median is the one the GUI's run history shows (timing_stats: the mean of
+  // the middle two of an even count), with the least and most of the runs.
+  void benchRowsTakeTheMedianOfTheirRuns() {
+    cumulus::cli::BenchRow row;
+    cumulus::cli::set_times(row, {5, 1, 3, 9});
+    QCOMPARE(row.median_ms, 4.0);
+    QCOMPARE(row.min_ms, 1.0);
+    QCOMPARE(row.max_ms, 9.0);
+    cumulus::cli::set_times(row, {2, 7, 3});
+    QCOMPARE(row.median_ms, 3.0);
+    QCOMPARE(cumulus::cli::median({}), 0.0);
+    QCOMPARE(cumulus::cli::fixed_text(1.0 / 3, 4), std::string("0.3333"));
+  }
+
   // Rows with a floor get a table of their distance from it; the CSV keeps the floor and still
   // reads files written before it had one.
   void benchReportsTheDistanceFromTheFloor() {

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/limits.h"
 #include "core/timing.h"
+#include "core/timing_stats.h"
 
 namespace cumulus::cli {
 
@@ -32,6 +34,23 @@ void set_floor(BenchRow& row, double bytes_up, double bytes_down, std::size_t ba
 // The limits as a Markdown table (a heading, then one row a quantity).
 std::string limits_markdown(const DeviceLimits& l);
 
+// `v` with `digits` digits after the point, as the reports write times.
+std::string fixed_text(double v, int digits = 3);
+
+// The median of `v` as everywhere else (timing_stats: the mean of the middle two of an even
+// count); 0 for none.
+inline double median(std::vector<double> v) {
+  return timing_stats(std::move(v)).median;
+}
+
+// The median, least and most of a row's timed runs (milliseconds).
+inline void set_times(BenchRow& row, std::vector<double> ms) {
+  const TimingStats t = timing_stats(std::move(ms));
+  row.median_ms = t.median;
+  row.min_ms = t.min;
+  row.max_ms = t.max;
+}
+
 // Runs `run` warmup + reps times, puts the median, least and most of the timed runs' total_ms
 // into `row`, and returns the last result.
 template <class Run>
@@ -42,17 +61,8 @@ auto timed_runs(int warmup, int reps, BenchRow& row, Run&& run) {
     last = run();
     if (i >= warmup) t.push_back(last.total_ms);
   }
-  std::sort(t.begin(), t.end());
-  row.median_ms = t[t.size() / 2];
-  row.min_ms = t.front();
-  row.max_ms = t.back();
+  set_times(row, std::move(t));
   return last;
-}
-
-// The middle value (the upper one of an even count); 0 for none.
-inline double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 // The values of one field over the rows, in order of first appearance.

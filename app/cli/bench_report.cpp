@@ -55,15 +55,15 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return out;
 }
 
-std::string fmt(double v, int prec = 3) {
+}  // namespace
+
+std::string fixed_text(double v, int digits) {
   std::ostringstream s;
   s.setf(std::ios::fixed);
-  s.precision(prec);
+  s.precision(digits);
   s << v;
   return s.str();
 }
-
-}  // namespace
 
 void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows) {
   AtomicOstream f(path);
@@ -72,11 +72,12 @@ void write_bench_csv(const std::string& path, const std::vector<BenchRow>& rows)
   for (const auto& r : rows) {
     std::string stages;
     for (const auto& [name, ms] : r.stages)
-      stages += (stages.empty() ? "" : ";") + name + "=" + fmt(ms, 4);
+      stages += (stages.empty() ? "" : ";") + name + "=" + fixed_text(ms, 4);
     f << csv_field(r.sweep) << ',' << csv_field(r.label) << ',' << r.x << ',' << r.points << ','
-      << r.tolerance << ',' << csv_field(r.method) << ',' << fmt(r.median_ms, 4) << ','
-      << fmt(r.min_ms, 4) << ',' << fmt(r.max_ms, 4) << ',' << r.clusters << ','
-      << csv_field(r.agreement) << ',' << csv_field(stages) << ',' << fmt(r.floor_ms, 4) << '\n';
+      << r.tolerance << ',' << csv_field(r.method) << ',' << fixed_text(r.median_ms, 4) << ','
+      << fixed_text(r.min_ms, 4) << ',' << fixed_text(r.max_ms, 4) << ',' << r.clusters << ','
+      << csv_field(r.agreement) << ',' << csv_field(stages) << ',' << fixed_text(r.floor_ms, 4)
+      << '\n';
   }
   f.commit();
 }
@@ -158,9 +159,9 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
         } else if (row->agreement.rfind("skipped", 0) == 0) {
           md << " skipped |";
         } else {
-          md << ' ' << fmt(row->median_ms, row->median_ms < 10 ? 3 : 1);
+          md << ' ' << fixed_text(row->median_ms, row->median_ms < 10 ? 3 : 1);
           if (cpu && row != cpu && row->median_ms > 0 && cpu->agreement.rfind("skipped", 0) != 0)
-            md << " (" << fmt(cpu->median_ms / row->median_ms, 0) << "x)";
+            md << " (" << fixed_text(cpu->median_ms / row->median_ms, 0) << "x)";
           if (row->agreement.rfind("DIFFERENT", 0) == 0) md << " **differs**";
           md << " |";
         }
@@ -197,8 +198,9 @@ std::string bench_markdown(const std::vector<BenchRow>& rows, const std::string&
     for (const auto& r : rows)
       if (r.floor_ms > 0 && r.median_ms > 0)
         md << "| " << r.sweep << " | " << r.label << " | " << r.method << " | "
-           << fmt(r.median_ms, r.median_ms < 10 ? 3 : 1) << " | " << fmt(r.floor_ms, 4) << " | "
-           << fmt(r.median_ms / r.floor_ms, r.median_ms / r.floor_ms < 10 ? 1 : 0) << " |\n";
+           << fixed_text(r.median_ms, r.median_ms < 10 ? 3 : 1) << " | "
+           << fixed_text(r.floor_ms, 4) << " | "
+           << fixed_text(r.median_ms / r.floor_ms, r.median_ms / r.floor_ms < 10 ? 1 : 0) << " |\n";
   }
   return md.str();
 }
@@ -224,14 +226,15 @@ void set_floor(BenchRow& row, double bytes_up, double bytes_down, std::size_t ba
 std::string limits_markdown(const DeviceLimits& l) {
   std::ostringstream md;
   md << "\n## Limits of this host (" << l.device << ")\n\n| quantity | measured |\n|---|---:|\n"
-     << "| upload, page-locked | " << fmt(l.h2d_pinned_gbps, 1) << " GB/s |\n"
-     << "| download, page-locked | " << fmt(l.d2h_pinned_gbps, 1) << " GB/s |\n"
-     << "| upload, pageable | " << fmt(l.h2d_pageable_gbps, 1) << " GB/s |\n"
-     << "| download, pageable | " << fmt(l.d2h_pageable_gbps, 1) << " GB/s |\n"
-     << "| device memory (copy: read + write) | " << fmt(l.device_copy_gbps, 0) << " GB/s |\n"
-     << "| launch and wait (empty kernel) | " << fmt(l.launch_sync_us, 2) << " us |\n"
-     << "| launch queued behind others | " << fmt(l.launch_queued_us, 2) << " us |\n"
-     << "| one-kernel graph, launch and wait | " << fmt(l.graph_launch_us, 2) << " us |\n"
+     << "| upload, page-locked | " << fixed_text(l.h2d_pinned_gbps, 1) << " GB/s |\n"
+     << "| download, page-locked | " << fixed_text(l.d2h_pinned_gbps, 1) << " GB/s |\n"
+     << "| upload, pageable | " << fixed_text(l.h2d_pageable_gbps, 1) << " GB/s |\n"
+     << "| download, pageable | " << fixed_text(l.d2h_pageable_gbps, 1) << " GB/s |\n"
+     << "| device memory (copy: read + write) | " << fixed_text(l.device_copy_gbps, 0)
+     << " GB/s |\n"
+     << "| launch and wait (empty kernel) | " << fixed_text(l.launch_sync_us, 2) << " us |\n"
+     << "| launch queued behind others | " << fixed_text(l.launch_queued_us, 2) << " us |\n"
+     << "| one-kernel graph, launch and wait | " << fixed_text(l.graph_launch_us, 2) << " us |\n"
      << "\nCopies of " << (l.copy_bytes >> 20)
      << " MiB, the best of 10 (pageable: of 5); latencies the median of 2,000 (queued: the mean "
         "of 20,000).\n";

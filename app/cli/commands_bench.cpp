@@ -105,9 +105,7 @@ BenchRow measure(const Case& c, const std::string& name, int warmup, int repeat,
       totals.push_back(last.total_ms);
       stages.push_back(last.stages);
     }
-    row.median_ms = median(totals);
-    row.min_ms = *std::min_element(totals.begin(), totals.end());
-    row.max_ms = *std::max_element(totals.begin(), totals.end());
+    set_times(row, totals);
     row.clusters = last.sizes.size();
     for (std::size_t s = 0; s < last.stages.size(); ++s) {
       std::vector<double> v;
@@ -151,9 +149,7 @@ BenchRow measure_points(const Case& c, const Point3f* pts, int warmup, int repea
       last = euclidean_cluster(pts, c.cloud.size(), p, ClusterMethod::Gpu);
       totals.push_back(last.total_ms);
     }
-    row.median_ms = median(totals);
-    row.min_ms = *std::min_element(totals.begin(), totals.end());
-    row.max_ms = *std::max_element(totals.begin(), totals.end());
+    set_times(row, totals);
     row.clusters = last.sizes.size();
     row.stages = last.stages;
     row.agreement = reference ? compare(*reference, last) : "reference";
@@ -314,11 +310,7 @@ int run_bench_compare(const Args& a, std::ostream& out) {
   const fs::path before = a.get("before"), after = a.get("after");
   for (const auto& d : {before, after})
     if (!fs::is_directory(d)) throw IoError(d.string(), "not a directory of benchmark results");
-  const auto num = [](double v) {
-    std::ostringstream s;
-    s << std::fixed << std::setprecision(v < 10 ? 4 : 1) << v;
-    return s.str();
-  };
+  const auto num = [](double v) { return fixed_text(v, v < 10 ? 4 : 1); };
   using Key = std::tuple<std::string, std::string, std::string, double, double>;
   std::ostringstream md;
   md << "| benchmark | sweep | case | method | before (ms) | after (ms) | speed-up | agreement "

@@ -174,9 +174,7 @@ BenchRow measure_open3d(const IcpCase& c, const IcpResult* ref, int reps, std::o
       last = open3d_peer::icp(source, target, c.normals(), c.params);
       t.push_back(last.total_ms);
     }
-    row.median_ms = median(t);
-    row.min_ms = *std::min_element(t.begin(), t.end());
-    row.max_ms = *std::max_element(t.begin(), t.end());
+    set_times(row, t);
     std::ostringstream s;
     if (ref) {
       const Eigen::Matrix4d e = ref->transform.inverse() * last.transform;
@@ -294,9 +292,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
           last = icp(c.source, c.target, c.normals(), c.params, m);
           t.push_back(last.total_ms);
         }
-        row.median_ms = median(t);
-        row.min_ms = *std::min_element(t.begin(), t.end());
-        row.max_ms = *std::max_element(t.begin(), t.end());
+        set_times(row, t);
         row.clusters = std::size_t(last.iterations);
         row.stages = last.stages;
         if (m == IcpMethod::Cpu) {
@@ -362,9 +358,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
                        : knn_search(c.target, c.source, k, *parse_method<NnsMethod>(name));
             if (i >= (host ? 0 : warmup)) t.push_back(last.total_ms);
           }
-          row.median_ms = median(t);
-          row.min_ms = *std::min_element(t.begin(), t.end());
-          row.max_ms = *std::max_element(t.begin(), t.end());
+          set_times(row, t);
           row.stages = last.stages;
           if (name == "cpu") {
             row.agreement = "reference";

@@ -144,10 +144,7 @@ int run_bench_register(const Args& a, std::ostream& out, const std::string& comm
       if (ms.empty()) {
         agree << "error: " << failure;
       } else {
-        std::sort(ms.begin(), ms.end());
-        row.median_ms = ms[ms.size() / 2];
-        row.min_ms = ms.front();
-        row.max_ms = ms.back();
+        set_times(row, ms);
         row.stages = stages;
         row.clusters = std::size_t(ok);
         agree << "success " << ok << "/" << ms.size() << " (within " << c.ok_deg << " deg, "

@@ -71,14 +71,7 @@ int run_bench_segment(const Args& a, std::ostream& out, const std::string& comma
   auto record = [&](const SegCase& c, const std::string& method, const std::vector<double>& t,
                     const SegmentResult& r, const SegmentResult* ref, std::size_t images = 1) {
     BenchRow row{c.sweep, c.label, c.x, c.img.size(), c.epsilon, method};
-    const auto s = [&] {
-      std::vector<double> v = t;
-      std::sort(v.begin(), v.end());
-      return v;
-    }();
-    row.median_ms = s[s.size() / 2];
-    row.min_ms = s.front();
-    row.max_ms = s.back();
+    set_times(row, t);
     row.clusters = r.rows.size();
     row.stages = r.stages;
     // The depth image up (4 bytes a pixel, 2 as raw units); the cut rows, their offsets and

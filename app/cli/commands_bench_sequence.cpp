@@ -186,10 +186,7 @@ int run_bench_sequence(const Args& a, std::ostream& out, const std::string& comm
         }
         const TrajectoryErrors e = trajectory_errors(odo.poses(), truth);
         BenchRow row{mode.name, label, double(frames), scans.front().size(), 0, method_name(m)};
-        std::sort(ms.begin(), ms.end());
-        row.median_ms = ms[ms.size() / 2];
-        row.min_ms = ms.front();
-        row.max_ms = ms.back();
+        set_times(row, ms);
         row.clusters = std::size_t(frames);
         const double n = frames;
         row.stages = {{"ground", ground / n},

@@ -194,9 +194,7 @@ int run_bench_features(const Args& a, std::ostream& out, const std::string& comm
           run();
           t.push_back(last.total_ms);
         }
-        row.median_ms = median(t);
-        row.min_ms = *std::min_element(t.begin(), t.end());
-        row.max_ms = *std::max_element(t.begin(), t.end());
+        set_times(row, t);
         row.clusters = last.nan_histograms;
         row.stages = last.stages;
         // The points up; normals, curvatures and histograms down.
