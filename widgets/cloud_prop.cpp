@@ -415,8 +415,7 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   bool started = false;
   std::vector<DrawRange> ranges;
   for (;;) {
-    const std::size_t share =
-        std::min(draw_limit_, drawn_ > draw_limit_ - slice ? draw_limit_ : drawn_ + slice);
+    const std::size_t share = draw_limit_ - drawn_ > slice ? drawn_ + slice : draw_limit_;
     const std::vector<std::uint32_t> target = target_for(share);
     ranges.clear();
     std::size_t new_points = 0;
