@@ -86,6 +86,20 @@ PointCloud load_case(const QString& name) {
     c.width = std::uint32_t(c.size());
     return c;
   }
+  if (name == "dense-cube") {
+    // 10,000 points in a 2.9 m cube (about 3.4 a cell at tolerance 0.5) among 2,000 scattered
+    // around it: `gpu` leaves more cell pairs open than its list holds and searches the rest
+    // where it finds them.
+    Random rng(5);
+    PointCloud c;
+    for (int i = 0; i < 12000; ++i) {
+      const float lo = i < 10000 ? 0.0f : -3.0f, side = i < 10000 ? 2.9f : 9.0f;
+      c.points.push_back({lo + side * float(rng.uniform()), lo + side * float(rng.uniform()),
+                          lo + side * float(rng.uniform())});
+    }
+    c.width = std::uint32_t(c.size());
+    return c;
+  }
   if (name.startsWith("sample:"))
     return load_cloud((test::sampleDir() + "/" + name.mid(7)).toStdString());
   return load_cloud(test::sharedDataFile(name).toStdString());
@@ -276,6 +290,7 @@ class TestCluster : public QObject {
         {"generated:65536,1024,16,1024", 1.0, 1, 1 << 30, false},
         {"blobs-with-nans", 0.7, 3, 400, false},
         {"far-points", 0.5, 1, 1 << 30, false},
+        {"dense-cube", 0.5, 1, 1 << 30, false},
     };
     for (const auto& c : cases) {
       if (c.needs_data && test::sharedDataFile(c.input).isEmpty()) continue;
@@ -328,6 +343,40 @@ class TestCluster : public QObject {
             euclidean_cluster(small, {0.5f, 1, 100}, ClusterMethod::Cpu).labels);
     PointCloud empty;
     QVERIFY(euclidean_cluster(empty, {}, ClusterMethod::Gpu).labels.empty());
+  }
+
+  void gpuResultsIntoAReusedResultEqualFreshOnes() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    // 10,000 points 1 m apart in a row of lines: as many components as points, past the 4,096
+    // that are ranked before their count comes back, so their labels take the second trip.
+    PointCloud singles;
+    for (int i = 0; i < 10000; ++i)
+      singles.points.push_back({float(i % 100), float(i / 100), 0.0f});
+    singles.width = 10000;
+    const std::vector<std::pair<PointCloud, ClusterParams>> cases = {
+        {load_case("blobs-with-nans"), {0.7f, 3, 400}},
+        {singles, {0.5f, 1, 1u << 30}},
+        {load_case("far-points"), {0.5f, 1, 1u << 30}},
+        {load_case("dense-cube"), {0.5f, 1, 1u << 30}},
+        {PointCloud{}, {0.5f, 1, 1u << 30}},
+        {random_blobs(2, 100, true), {0.5f, 1, 100}},
+    };
+    ClusterResult into;
+    for (int round = 0; round < 2; ++round)
+      for (const auto& [cloud, p] : cases) {
+        euclidean_cluster(cloud.points.data(), cloud.size(), p, ClusterMethod::Gpu, into);
+        const ClusterResult& ref =
+            pcl_reference(QString("reuse-%1-%2").arg(cloud.size()).arg(p.tolerance), cloud, p);
+        QCOMPARE(into.labels, ref.labels);
+        QCOMPARE(into.sizes, ref.sizes);
+        QCOMPARE(into.non_finite, ref.non_finite);
+        QCOMPARE(into.dropped_clusters, ref.dropped_clusters);
+        QCOMPARE(into.method, std::string("gpu"));
+        // The stages of this call only, as in a fresh result.
+        const ClusterResult fresh =
+            euclidean_cluster(cloud.points.data(), cloud.size(), p, ClusterMethod::Gpu);
+        QCOMPARE(into.stages.size(), fresh.stages.size());
+      }
   }
 
   void matrixMethodsRefuseWhatDoesNotFit() {

@@ -134,19 +134,27 @@ BenchRow measure(const Case& c, ClusterMethod m, int warmup, int repeat,
   return row;
 }
 
-// `gpu` on points in page-locked memory.
+// `gpu` on points in page-locked memory; with `reuse`, into one result call after call (its
+// vectors' memory kept, as a sequence's frames are labelled).
 BenchRow measure_points(const Case& c, const Point3f* pts, int warmup, int repeat,
-                        const ClusterResult* reference) {
-  BenchRow row{c.sweep, c.label, c.x, c.cloud.size(), c.tolerance, "gpu[pinned]"};
+                        const ClusterResult* reference, bool reuse) {
+  BenchRow row{c.sweep,        c.label,     c.x,
+               c.cloud.size(), c.tolerance, reuse ? "gpu[pinned,reused]" : "gpu[pinned]"};
   ClusterParams p;
   p.tolerance = c.tolerance;
   try {
-    for (int i = 0; i < warmup; ++i)
-      euclidean_cluster(pts, c.cloud.size(), p, ClusterMethod::Gpu);
-    std::vector<double> totals;
     ClusterResult last;
+    const auto call = [&] {
+      if (reuse)
+        euclidean_cluster(pts, c.cloud.size(), p, ClusterMethod::Gpu, last);
+      else
+        last = euclidean_cluster(pts, c.cloud.size(), p, ClusterMethod::Gpu);
+    };
+    for (int i = 0; i < warmup; ++i)
+      call();
+    std::vector<double> totals;
     for (int i = 0; i < std::max(repeat, 1); ++i) {
-      last = euclidean_cluster(pts, c.cloud.size(), p, ClusterMethod::Gpu);
+      call();
       totals.push_back(last.total_ms);
     }
     set_times(row, totals);
@@ -230,10 +238,12 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
         std::find(methods.begin(), methods.end(), ClusterMethod::Gpu) != methods.end()) {
       auto pinned = allocate_pinned_points(c.cloud.size());
       std::copy(c.cloud.points.begin(), c.cloud.points.end(), pinned.get());
-      rows.push_back(measure_points(c, pinned.get(), warmup, repeat, ref));
-      out << std::left << std::setw(9) << c.sweep << std::setw(30) << c.label << std::setw(15)
-          << rows.back().method << std::right << std::setw(12) << rows.back().median_ms << " ms  "
-          << rows.back().agreement.substr(0, 80) << '\n';
+      for (const bool reuse : {false, true}) {
+        rows.push_back(measure_points(c, pinned.get(), warmup, repeat, ref, reuse));
+        out << std::left << std::setw(9) << c.sweep << std::setw(30) << c.label << std::setw(15)
+            << rows.back().method << std::right << std::setw(12) << rows.back().median_ms << " ms  "
+            << rows.back().agreement.substr(0, 80) << '\n';
+      }
     }
     for (auto m : methods) {
       if (m == ClusterMethod::Cpu) continue;

@@ -258,6 +258,7 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
   WallTimer total;
   std::size_t done = 0, failed = 0;
   double read_ms = 0, compute_ms = 0;
+  ClusterResult clustered;  // every frame's, its vectors' memory kept from frame to frame
   while (auto frame = reader.next()) {
     read_ms += frame->read_ms;
     QJsonObject line{{"frame", double(frame->index)},
@@ -309,10 +310,9 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
           line["stages_ms"] =
               QJsonObject{{"voxel grid", st.filter_ms}, {"icp", st.icp_ms}, {"map", st.map_ms}};
         } else if (task == "cluster") {
-          const ClusterResult r = frame->pinned
-                                      ? euclidean_cluster(frame->pinned->points.get(), cloud.size(),
-                                                          cluster, *cluster_method)
-                                      : euclidean_cluster(cloud, cluster, *cluster_method);
+          euclidean_cluster(frame->pinned ? frame->pinned->points.get() : cloud.points.data(),
+                            cloud.size(), cluster, *cluster_method, clustered);
+          const ClusterResult& r = clustered;
           compute_ms += r.total_ms;
           line["clusters"] = double(r.sizes.size());
           line["largest"] = r.sizes.empty() ? 0.0 : double(r.sizes.front());

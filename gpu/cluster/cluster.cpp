@@ -97,6 +97,26 @@ ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const Clus
   return euclidean_cluster_call(points, n, params, method, progress);
 }
 
+void euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
+                       ClusterMethod method, ClusterResult& into, const ClusterProgress& progress) {
+  validate(params);
+  if (n >= std::size_t(std::numeric_limits<std::int32_t>::max()))
+    throw InvalidArgument("clouds of 2^31 points or more are not supported");
+  if (auto r = one_cluster_if_tolerance_spans(points, n, params, method)) {
+    into = std::move(*r);
+    return;
+  }
+  if (method == ClusterMethod::Cpu || n > cluster_call_capacity(method, n)) {
+    into = euclidean_cluster(points, n, params, method, progress);
+    return;
+  }
+  WallTimer total;
+  into.stages.clear();
+  gpu_cluster(points, n, params, method, into);
+  into.method = method_name(method);
+  into.total_ms = total.ms();
+}
+
 ClusterResult euclidean_cluster_call(const Point3f* points, std::size_t n,
                                      const ClusterParams& params, ClusterMethod method,
                                      const ClusterProgress& progress) {

@@ -4,7 +4,9 @@
 // neighbours and a cell is one node of the union-find. Two cells are joined as soon as one pair
 // of their points is closer than the tolerance, so dense regions cost one test per cell pair
 // instead of one per point pair. Neighbour cells lie within two cells on each axis; each cell
-// looks only at the 62 that come after it. Points too far out for the 21-bit cell coordinates
+// looks only at the 62 that come after it. A cell pair that needs a point search gets a few
+// tests at once; the rest wait for a second kernel, by when most of them join cells that other
+// pairs have joined, so their search is skipped. Points too far out for the 21-bit cell coordinates
 // ("far" points, absurd coordinates or tiny tolerances) are compared with every point instead:
 // slow but exact.
 #include <cub/device/device_scan.cuh>
@@ -92,7 +94,7 @@ __device__ void unite(int a, int b, int* parent) {
   }
 }
 
-enum FastCounter { kFar = 0, kCells, kFastCounters };
+enum FastCounter { kFar = 0, kCells, kOpenPairs, kFastCounters };
 
 // Floats as ints that order the same way, for atomicMin/atomicMax on coordinates.
 __device__ __forceinline__ int ordered(float f) {
@@ -108,19 +110,15 @@ struct CellBoxes {
   int* v[6];
 };
 
-// One launch clears the hash table and every per-point array (instead of many memsets).
+// One launch clears the hash table and every per-point array (instead of many memsets). The
+// other per-slot arrays are set by the point that creates the slot's cell (k_insert_points):
+// a frame fills a sixth of its slots or less.
 __global__ void k_init(unsigned capacity, int n, unsigned long long* keys, int* cell_count,
-                       int* cell_fill, CellBoxes boxes, int* parent, int* count, int* minidx,
-                       int* counters, int* fast_counters) {
+                       int* parent, int* count, int* minidx, int* counters, int* fast_counters) {
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= capacity) return;
   keys[i] = kEmptyKey;
-  cell_count[i] = 0;
-  cell_fill[i] = 0;
-  for (int k = 0; k < 3; ++k) {
-    boxes.v[k][i] = 0x7fffffff;
-    boxes.v[k + 3][i] = int(0x80000000u);
-  }
+  cell_count[i] = 0;  // every slot's, for the scan
   if (i < unsigned(n)) {
     parent[i] = int(i);
     count[i] = 0;
@@ -133,8 +131,9 @@ __global__ void k_init(unsigned capacity, int n, unsigned long long* keys, int* 
 // Consecutive points of a scan mostly share a cell, so the per-cell counters are bumped once
 // per group of a warp's lanes (__match_any_sync), not once per point.
 __global__ void k_insert_points(const float3* pts, int n, double inv_cell, unsigned mask,
-                                unsigned long long* keys, int* cell_count, int* point_slot,
-                                int* far_list, int* cell_list, int* fast_counters, int* counters) {
+                                unsigned long long* keys, int* cell_count, int* cell_fill,
+                                CellBoxes boxes, int* point_slot, int* far_list, int* cell_list,
+                                int* fast_counters, int* counters) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = int(threadIdx.x & 31);
   const float3 p = i < n ? pts[i] : make_float3(NAN, NAN, NAN);
@@ -164,7 +163,14 @@ __global__ void k_insert_points(const float3* pts, int n, double inv_cell, unsig
   int base = 0;
   if (lane == 0 && fresh_votes) base = atomicAdd(&fast_counters[kCells], __popc(fresh_votes));
   base = __shfl_sync(0xffffffffu, base, 0);
-  if (fresh) cell_list[base + __popc(fresh_votes & ((1u << lane) - 1))] = slot;
+  if (fresh) {
+    cell_list[base + __popc(fresh_votes & ((1u << lane) - 1))] = slot;
+    cell_fill[slot] = 0;
+    for (int k = 0; k < 3; ++k) {
+      boxes.v[k][slot] = 0x7fffffff;
+      boxes.v[k + 3][slot] = int(0x80000000u);
+    }
+  }
   const unsigned peers = __match_any_sync(0xffffffffu, slot);
   if (slot >= 0 && lane == __ffs(peers) - 1) atomicAdd(&cell_count[slot], __popc(peers));
   if (i < n) point_slot[i] = finite ? (near ? slot : -2) : -1;
@@ -238,78 +244,187 @@ __device__ __forceinline__ double span2(const Box& a, const Box& b) {
   return d2;
 }
 
-// A warp per cell. First each lane takes neighbour cells (62 after this one in (dz, dy, dx)
-// order within the 5x5x5 block) and settles what it can alone: no such cell, tight boxes a
-// tolerance apart, already joined, or boxes so close that every pair is a neighbour pair. The
-// cell pairs left need a point search, which the whole warp does together, one pair at a time,
-// so that a dense pair with no neighbours costs |A| |B| / 32 steps, not |A| |B|. skip2 and
-// accept2 bracket the squared tolerance with slack, so the float test decides every pair that
-// rounding could tip either way.
-__global__ void k_unite_cells(const unsigned long long* keys, const int* cell_list,
-                              const int* fast_counters, const int* cell_start,
-                              const int* cell_count, unsigned mask, CellBoxes boxes,
-                              const float3* sorted_pts, const int* sorted_idx, float thr,
-                              double skip2, double accept2, int* parent) {
-  const int warp = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = int(threadIdx.x & 31);
-  if (warp >= fast_counters[kCells]) return;  // whole warps leave together
-  const int slot = cell_list[warp];
+// Whether some point of cell range [begin, end) lies within the tolerance of some point of
+// [obegin, oend). The whole warp searches together, so that a dense pair with no neighbours costs
+// |A| |B| / 32 steps, not |A| |B|. All 32 lanes call it with the same ranges; the answer is the
+// same in every lane.
+__device__ __forceinline__ bool cells_touch(const float3* sorted_pts, int begin, int end,
+                                            int obegin, int oend, const Box& theirs, float thr,
+                                            double skip2) {
+  const int lane = int(threadIdx.x & 31);
+  for (int abase = begin; abase < end; abase += 32) {
+    const int ai = abase + lane;
+    const float3 p = ai < end ? sorted_pts[ai] : make_float3(NAN, NAN, NAN);
+    const float pa[3] = {p.x, p.y, p.z};
+    unsigned reach = __ballot_sync(0xffffffffu, ai < end && gap2(pa, pa, theirs) < skip2);
+    while (reach) {
+      const int r = __ffs(reach) - 1;
+      reach &= reach - 1;
+      const float3 q =
+          make_float3(__shfl_sync(0xffffffffu, p.x, r), __shfl_sync(0xffffffffu, p.y, r),
+                      __shfl_sync(0xffffffffu, p.z, r));
+      for (int bbase = obegin; bbase < oend; bbase += 32) {
+        const int bi = bbase + lane;
+        if (__any_sync(0xffffffffu, bi < oend && dist2(q, sorted_pts[bi]) < thr)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Steps (a point of A looked at, or a pair of points tested) one lane spends on a cell pair in
+// k_join_cells before handing it on: on a KITTI frame about half the pairs that need a point
+// search are settled within four, and nearly all the others join cells that other pairs have
+// joined by then, which only k_settle_open_pairs can see. More steps cost the kernel more than
+// they save the next (on an H200: labelling 76 us with 12, 70 with 4).
+constexpr int kQuickSteps = 4;
+
+enum class Touch { Yes, No, Undecided };
+
+// One lane's bounded search of a cell pair: the first points of A within reach of B's box,
+// each against B's points in order.
+__device__ __forceinline__ Touch quick_touch(const float3* sorted_pts, int begin, int end,
+                                             int obegin, int oend, const Box& theirs, float thr,
+                                             double skip2) {
+  int steps = 0;
+  for (int a = begin; a < end; ++a) {
+    if (++steps > kQuickSteps) return Touch::Undecided;
+    const float3 p = sorted_pts[a];
+    const float pa[3] = {p.x, p.y, p.z};
+    if (gap2(pa, pa, theirs) >= skip2) continue;
+    for (int b = obegin; b < oend; ++b) {
+      if (++steps > kQuickSteps) return Touch::Undecided;
+      if (dist2(p, sorted_pts[b]) < thr) return Touch::Yes;
+    }
+  }
+  return Touch::No;
+}
+
+// Slot of the d-th cell of the 5x5x5 block around cell (x, y, z) in (dz, dy, dx) order, or -1
+// when it is empty, outside the block (d >= 125) or beyond the cell coordinates' range.
+__device__ __forceinline__ int neighbour_slot(const unsigned long long* keys, unsigned mask,
+                                              long long x, long long y, long long z, int d) {
+  if (d >= 125) return -1;
+  const long long nx = x + d % 5 - 2, ny = y + (d / 5) % 5 - 2, nz = z + d / 25 - 2;
+  if (nx > -kCoordLimit && nx < kCoordLimit && ny > -kCoordLimit && ny < kCoordLimit &&
+      nz > -kCoordLimit && nz < kCoordLimit)
+    return find_slot(keys, mask, pack(nx, ny, nz));
+  return -1;
+}
+
+// A cell pair whose point search k_join_cells left open: both slots and both union-find nodes.
+using OpenPair = int4;
+
+// One cell's joins, by a whole warp: each lane takes up to two of the 62 neighbour cells that
+// come after this one in (dz, dy, dx) order within the 5x5x5 block, and settles what it can alone:
+// no such cell, tight boxes a tolerance apart, or boxes so close that every pair is a neighbour
+// pair (joined at once). A pair that needs a point search gets kQuickSteps of one lane; what that
+// leaves open is listed for k_settle_open_pairs, which runs once every join of this kernel is in
+// the union-find and so skips the pairs that others have joined meanwhile. Past the list's capacity
+// the warp searches the pair itself. skip2 and accept2 bracket the squared tolerance with slack,
+// so the float test decides every pair that rounding could tip either way.
+__device__ __forceinline__ void join_cell(int cell, const unsigned long long* keys,
+                                          const int* cell_list, int* fast_counters,
+                                          const int* cell_start, const int* cell_count,
+                                          unsigned mask, const CellBoxes& boxes,
+                                          const float3* sorted_pts, const int* sorted_idx,
+                                          float thr, double skip2, double accept2, int* parent,
+                                          OpenPair* open, int open_capacity) {
+  const int lane = int(threadIdx.x & 31);
+  const int slot = cell_list[cell];
   const unsigned long long key = keys[slot];
   const long long x = unpack(key, 0), y = unpack(key, 21), z = unpack(key, 42);
   const int begin = cell_start[slot], end = begin + cell_count[slot];
   const int node = sorted_idx[begin];
   const Box mine = load_box(boxes, slot);
+  const int first = neighbour_slot(keys, mask, x, y, z, 63 + lane);
+  const int second = neighbour_slot(keys, mask, x, y, z, 95 + lane);
+#pragma unroll
   for (int round = 0; round < 2; ++round) {
-    const int d = 63 + lane + 32 * round;
-    int other = -1;
-    if (d < 125) {
-      const int dz = d / 25 - 2, dy = (d / 5) % 5 - 2, dx = d % 5 - 2;
-      const long long nx = x + dx, ny = y + dy, nz = z + dz;
-      if (nx > -kCoordLimit && nx < kCoordLimit && ny > -kCoordLimit && ny < kCoordLimit &&
-          nz > -kCoordLimit && nz < kCoordLimit)
-        other = find_slot(keys, mask, pack(nx, ny, nz));
-    }
-    bool search = false;
+    const int other = round == 0 ? first : second;
+    bool hand_on = false;
+    int onode = -1;
     if (other >= 0) {
       const Box theirs = load_box(boxes, other);
-      const int onode = sorted_idx[cell_start[other]];
-      if (gap2(mine.lo, mine.hi, theirs) < skip2 &&
-          representative(node, parent) != representative(onode, parent)) {
-        if (span2(mine, theirs) < accept2)
-          unite(node, onode, parent);
-        else
-          search = true;
+      const int obegin = cell_start[other], oend = obegin + cell_count[other];
+      onode = sorted_idx[obegin];
+      if (gap2(mine.lo, mine.hi, theirs) < skip2) {
+        const Touch t = span2(mine, theirs) < accept2
+                            ? Touch::Yes
+                            : quick_touch(sorted_pts, begin, end, obegin, oend, theirs, thr, skip2);
+        if (t == Touch::Yes) unite(node, onode, parent);
+        hand_on = t == Touch::Undecided;
       }
     }
-    // Cooperative searches, one flagged cell pair at a time.
-    unsigned pending = __ballot_sync(0xffffffffu, search);
-    while (pending) {
-      const int src = __ffs(pending) - 1;
-      pending &= pending - 1;
+    const unsigned votes = __ballot_sync(0xffffffffu, hand_on);
+    if (!votes) continue;
+    unsigned base = 0;
+    if (lane == 0)
+      base = atomicAdd(reinterpret_cast<unsigned*>(&fast_counters[kOpenPairs]),
+                       unsigned(__popc(votes)));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    const unsigned at = base + unsigned(__popc(votes & ((1u << lane) - 1)));
+    const bool listed = at < unsigned(open_capacity);
+    if (hand_on && listed) open[at] = OpenPair{slot, other, node, onode};
+    unsigned left = __ballot_sync(0xffffffffu, hand_on && !listed);
+    while (left) {
+      const int src = __ffs(left) - 1;
+      left &= left - 1;
       const int o = __shfl_sync(0xffffffffu, other, src);
-      const int obegin = cell_start[o], oend = obegin + cell_count[o];
-      const Box theirs = load_box(boxes, o);
-      bool joined = false;
-      for (int abase = begin; abase < end && !joined; abase += 32) {
-        const int ai = abase + lane;
-        const float3 p = ai < end ? sorted_pts[ai] : make_float3(NAN, NAN, NAN);
-        const float pa[3] = {p.x, p.y, p.z};
-        unsigned reach = __ballot_sync(0xffffffffu, ai < end && gap2(pa, pa, theirs) < skip2);
-        while (reach && !joined) {
-          const int r = __ffs(reach) - 1;
-          reach &= reach - 1;
-          const float3 q =
-              make_float3(__shfl_sync(0xffffffffu, p.x, r), __shfl_sync(0xffffffffu, p.y, r),
-                          __shfl_sync(0xffffffffu, p.z, r));
-          for (int bbase = obegin; bbase < oend; bbase += 32) {
-            const int bi = bbase + lane;
-            if (__any_sync(0xffffffffu, bi < oend && dist2(q, sorted_pts[bi]) < thr)) {
-              joined = true;
-              break;
-            }
-          }
-        }
-      }
-      if (joined && lane == 0) unite(node, sorted_idx[obegin], parent);
+      const int on = __shfl_sync(0xffffffffu, onode, src);
+      const int obegin = cell_start[o];
+      if (cells_touch(sorted_pts, begin, end, obegin, obegin + cell_count[o], load_box(boxes, o),
+                      thr, skip2) &&
+          lane == 0)
+        unite(node, on, parent);
+    }
+  }
+}
+
+// The warps that fill the device once take the cells in strides: with a warp for every point
+// (cells <= points) five in six would only read the cell count and leave.
+__global__ void k_join_cells(const unsigned long long* keys, const int* cell_list,
+                             int* fast_counters, const int* cell_start, const int* cell_count,
+                             unsigned mask, CellBoxes boxes, const float3* sorted_pts,
+                             const int* sorted_idx, float thr, double skip2, double accept2,
+                             int* parent, OpenPair* open, int open_capacity) {
+  const int cells = fast_counters[kCells];
+  const int warps = int(gridDim.x * blockDim.x >> 5);
+  for (int cell = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5); cell < cells; cell += warps)
+    join_cell(cell, keys, cell_list, fast_counters, cell_start, cell_count, mask, boxes, sorted_pts,
+              sorted_idx, thr, skip2, accept2, parent, open, open_capacity);
+}
+
+// The cell pairs k_join_cells left open, a thread each: a pair whose cells are joined by now
+// needs nothing; the warp searches the others together, one at a time.
+__global__ void k_settle_open_pairs(const OpenPair* open, int open_capacity,
+                                    const int* fast_counters, const int* cell_start,
+                                    const int* cell_count, CellBoxes boxes,
+                                    const float3* sorted_pts, float thr, double skip2,
+                                    int* parent) {
+  const int total = int(min(unsigned(fast_counters[kOpenPairs]), unsigned(open_capacity)));
+  const int lane = int(threadIdx.x & 31);
+  const int warps = int(gridDim.x * blockDim.x >> 5);
+  for (int base = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5) * 32; base < total;
+       base += warps * 32) {  // the same trips for every lane of a warp
+    const int e = base + lane;
+    OpenPair p{-1, -1, -1, -1};
+    bool search = false;
+    if (e < total) {
+      p = open[e];
+      search = representative(p.z, parent) != representative(p.w, parent);
+    }
+    unsigned left = __ballot_sync(0xffffffffu, search);
+    while (left) {
+      const int src = __ffs(left) - 1;
+      left &= left - 1;
+      const int a = __shfl_sync(0xffffffffu, p.x, src), b = __shfl_sync(0xffffffffu, p.y, src);
+      const int na = __shfl_sync(0xffffffffu, p.z, src), nb = __shfl_sync(0xffffffffu, p.w, src);
+      const int abegin = cell_start[a], bbegin = cell_start[b];
+      if (cells_touch(sorted_pts, abegin, abegin + cell_count[a], bbegin, bbegin + cell_count[b],
+                      load_box(boxes, b), thr, skip2) &&
+          lane == 0)
+        unite(na, nb, parent);
     }
   }
 }
@@ -354,10 +469,22 @@ struct FastBuffers {
   cuda::DeviceBuffer<int> cell_count, cell_start, cell_fill, point_slot, parent, sorted_idx,
       far_list, fast_counters;
   cuda::DeviceBuffer<int> cell_list;
+  cuda::DeviceBuffer<OpenPair> open_pairs;
   cuda::DeviceBuffer<int> box[6];
   cuda::DeviceBuffer<float3> sorted_pts;
   cuda::DeviceBuffer<unsigned char> scan_temp;
 };
+
+// Blocks of `threads` that fill the device once, for kernels that take strides over a length
+// counted on the device.
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads) {
+  int device = 0, sms = 0, per_sm = 0;
+  CU_CHECK(cudaGetDevice(&device));
+  CU_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  return std::max(1, sms * per_sm);
+}
 
 FastBuffers& fast_buffers() {
   return cuda::buffers_beside<FastBuffers, Workspace>();
@@ -380,6 +507,10 @@ void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
   for (auto* buf : {&b.point_slot, &b.parent, &b.sorted_idx, &b.far_list})
     buf->reserve(n);
   b.sorted_pts.reserve(n);
+  // Room for open pairs: a KITTI frame leaves about 0.3 a point; a dense volume (test_cluster's
+  // dense-cube) goes past it, and k_join_cells searches the rest itself.
+  const std::size_t open_capacity = std::max<std::size_t>(n / 2, 64);
+  b.open_pairs.reserve(open_capacity);
   b.fast_counters.reserve(kFastCounters);
   std::size_t scan_bytes = 0;
   CU_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, b.cell_count.get(),
@@ -399,12 +530,13 @@ void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
 
   reserve_canonical(ws, n);
   k_init<<<cuda::blocks_for(capacity, T), T, 0, s>>>(
-      capacity, int(n), b.keys.get(), b.cell_count.get(), b.cell_fill.get(), boxes, b.parent.get(),
-      ws.count.get(), ws.minidx.get(), ws.counters.get(), b.fast_counters.get());
+      capacity, int(n), b.keys.get(), b.cell_count.get(), b.parent.get(), ws.count.get(),
+      ws.minidx.get(), ws.counters.get(), b.fast_counters.get());
   CU_CHECK_LAUNCH("k_init");
   k_insert_points<<<B, T, 0, s>>>(ws.points.get(), int(n), 1.0 / cell, capacity - 1, b.keys.get(),
-                                  b.cell_count.get(), b.point_slot.get(), b.far_list.get(),
-                                  b.cell_list.get(), b.fast_counters.get(), ws.counters.get());
+                                  b.cell_count.get(), b.cell_fill.get(), boxes, b.point_slot.get(),
+                                  b.far_list.get(), b.cell_list.get(), b.fast_counters.get(),
+                                  ws.counters.get());
   CU_CHECK_LAUNCH("k_insert_points");
   CU_CHECK(cub::DeviceScan::ExclusiveSum(b.scan_temp.get(), scan_bytes, b.cell_count.get(),
                                          b.cell_start.get(), int(capacity), s));
@@ -413,12 +545,19 @@ void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
                                     boxes);
   CU_CHECK_LAUNCH("k_scatter_by_cell");
   clock.mark("grid");
-  // Cells <= points: one warp per possible cell; warps past the real count return at once.
-  k_unite_cells<<<cuda::blocks_for(n * 32, T), T, 0, s>>>(
+  // The cell and open lists' lengths are on the device: their kernels take strides over them
+  // with the blocks that fill the device once.
+  static const int join_blocks = resident_blocks(k_join_cells, T);
+  static const int settle_blocks = resident_blocks(k_settle_open_pairs, T);
+  k_join_cells<<<join_blocks, T, 0, s>>>(
       b.keys.get(), b.cell_list.get(), b.fast_counters.get(), b.cell_start.get(),
       b.cell_count.get(), capacity - 1, boxes, b.sorted_pts.get(), b.sorted_idx.get(), thr, skip2,
-      accept2, b.parent.get());
-  CU_CHECK_LAUNCH("k_unite_cells");
+      accept2, b.parent.get(), b.open_pairs.get(), int(open_capacity));
+  CU_CHECK_LAUNCH("k_join_cells");
+  k_settle_open_pairs<<<settle_blocks, T, 0, s>>>(
+      b.open_pairs.get(), int(open_capacity), b.fast_counters.get(), b.cell_start.get(),
+      b.cell_count.get(), boxes, b.sorted_pts.get(), thr, skip2, b.parent.get());
+  CU_CHECK_LAUNCH("k_settle_open_pairs");
   k_unite_far<<<std::min(B, 264), T, 0, s>>>(
       ws.points.get(), int(n), b.far_list.get(), b.fast_counters.get(), b.point_slot.get(),
       b.cell_start.get(), b.sorted_idx.get(), thr, b.parent.get());

@@ -8,6 +8,7 @@
 #include "cluster/cuda/cluster_gpu.h"
 #include "cluster/cuda/cluster_gpu_common.cuh"
 #include "core/cuda/workspace.cuh"
+#include "core/timing.h"
 
 namespace cumulus {
 namespace cluster_cuda {
@@ -68,23 +69,22 @@ __device__ __forceinline__ void place(unsigned long long key, int id, int p, int
 
 constexpr int kRankBlock = 128, kRankSmall = 4096;
 
-// Up to kRankSmall components: every block holds all keys in shared memory and ranks its own
-// kRankBlock entries by counting the keys below each (keys are distinct).
+// Up to kRankSmall components: a warp for each entry counts the keys below its own (keys are
+// distinct), its lanes a 32nd of them each, so that no thread walks all K keys alone. Launched
+// before the count is known, for kRankSmall entries: with more components it does nothing.
 __global__ void k_rank_small(const unsigned long long* keys, const int* ids, int n,
                              unsigned min_size, unsigned max_size, const int* counters, int* rank,
                              int* sizes) {
-  __shared__ unsigned long long k[kRankSmall];
   const int K = counters[kClusters];
-  for (int e = threadIdx.x; e < K; e += kRankBlock)
-    k[e] = keys[e];
-  __syncthreads();
-  const int e = blockIdx.x * kRankBlock + threadIdx.x;
-  if (e >= K) return;
-  const unsigned long long mine = k[e];
+  const int e = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = int(threadIdx.x & 31);
+  if (K > kRankSmall || e >= K) return;  // whole warps
+  const unsigned long long mine = keys[e];
   int below = 0;
-  for (int f = 0; f < K; ++f)
-    below += k[f] < mine;
-  place(mine, ids[e], below, n, min_size, max_size, counters[kBig], rank, sizes);
+  for (int f = lane; f < K; f += 32)
+    below += keys[f] < mine;
+  for (int offset = 16; offset > 0; offset >>= 1)
+    below += __shfl_xor_sync(0xffffffffu, below, offset);
+  if (lane == 0) place(mine, ids[e], below, n, min_size, max_size, counters[kBig], rank, sizes);
 }
 
 __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* sorted_ids, int n,
@@ -95,13 +95,23 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
   place(sorted_keys[p], sorted_ids[p], p, n, min_size, max_size, counters[kBig], rank, sizes);
 }
 
-__global__ void k_labels(const int* component, const int* rank, int n, int* labels) {
+// only_if_small: launched beside k_rank_small before the count is known, so it does nothing
+// where k_rank_small did nothing.
+__global__ void k_labels(const int* component, const int* rank, int n, const int* counters,
+                         bool only_if_small, int* labels) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n || (only_if_small && counters[kClusters] > kRankSmall)) return;
   const int c = component[i];
   labels[i] = c < 0 ? -1 : rank[c];
 }
 
+}  // namespace
+
+namespace {
+// Points in each of the labels' early download chunks.
+std::size_t label_chunk(std::size_t n) {
+  return (n + Workspace::kLabelChunks - 1) / Workspace::kLabelChunks;
+}
 }  // namespace
 
 void reserve_canonical(Workspace& ws, std::size_t n) {
@@ -114,6 +124,8 @@ void reserve_canonical(Workspace& ws, std::size_t n) {
 
 void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                             CanonicalInput input) {
+  const bool bring_labels = ws.bring_labels;
+  ws.labels_on_host = false;
   if (n == 0) return;
   cudaStream_t s = ws.stream.get();
   reserve_canonical(ws, n);
@@ -127,58 +139,104 @@ void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   }
   const auto min_size = unsigned(std::min<std::size_t>(params.min_size, 0xffffffffu));
   const auto max_size = unsigned(std::min<std::size_t>(params.max_size, 0xffffffffu));
+  // Where the count turns out too large, the copies below read what an earlier call left (and
+  // it is not used): new buffers are cleared once, before any kernel writes them, so that no
+  // byte copied is undefined.
+  if (bring_labels)
+    for (auto* b : {&ws.labels, &ws.sizes})
+      if (ws.cleared.insert({b->get(), b->bytes()}).second)
+        CU_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), s));
   k_collect_components<<<B, T, 0, s>>>(ws.count.get(), ws.minidx.get(), ni, min_size, max_size,
                                        ws.keys.get(), ws.ids.get(), ws.counters.get());
   CU_CHECK_LAUNCH("k_collect_components");
-  // The component count decides how to sort; it also tells download_result how many sizes to
-  // fetch, so this is the one read-back of the pipeline.
   CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), kCounters * sizeof(int),
                            cudaMemcpyDeviceToHost, s));
-  ws.stream.sync();
-  const int K = ws.host_counters.get()[kClusters];
-  if (K <= kRankSmall) {
-    k_rank_small<<<std::max(1, (K + kRankBlock - 1) / kRankBlock), kRankBlock, 0, s>>>(
-        ws.keys.get(), ws.ids.get(), ni, min_size, max_size, ws.counters.get(), ws.rank.get(),
-        ws.sizes.get());
-    CU_CHECK_LAUNCH("k_rank_small");
-  } else {
-    const int end_bit = 32 + std::bit_width(unsigned(n));
-    std::size_t bytes = 0;
-    CU_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
-                                             ws.ids.get(), ws.sorted_ids.get(), K, 0, end_bit, s));
-    ws.sort_temp.reserve(bytes);
-    CU_CHECK(cub::DeviceRadixSort::SortPairs(ws.sort_temp.get(), bytes, ws.keys.get(),
-                                             ws.sorted_keys.get(), ws.ids.get(),
-                                             ws.sorted_ids.get(), K, 0, end_bit, s));
-    k_rank_sorted<<<cuda::blocks_for(std::size_t(K), T), T, 0, s>>>(
-        ws.sorted_keys.get(), ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
-        ws.rank.get(), ws.sizes.get());
-    CU_CHECK_LAUNCH("k_rank_sorted");
+  ws.counted.record(s);
+  // Most clouds have at most kRankSmall components: they are ranked and labelled before the
+  // count comes back, and with bring_labels their labels and sizes come back in the same wait,
+  // so the GPU does not idle while the host looks at the count.
+  k_rank_small<<<kRankSmall * 32 / kRankBlock, kRankBlock, 0, s>>>(
+      ws.keys.get(), ws.ids.get(), ni, min_size, max_size, ws.counters.get(), ws.rank.get(),
+      ws.sizes.get());
+  CU_CHECK_LAUNCH("k_rank_small");
+  k_labels<<<B, T, 0, s>>>(ws.component.get(), ws.rank.get(), ni, ws.counters.get(), true,
+                           ws.labels.get());
+  CU_CHECK_LAUNCH("k_labels");
+  if (bring_labels) {  // as download_result reserves them: growing would lose what came
+    ws.host_labels.reserve(n);
+    ws.host_sizes.reserve(n);
+    CU_CHECK(cudaMemcpyAsync(ws.host_sizes.get(), ws.sizes.get(),
+                             std::min<std::size_t>(n, kRankSmall) * sizeof(int),
+                             cudaMemcpyDeviceToHost, s));
+    const std::size_t chunk = label_chunk(n);
+    for (int c = 0; c < Workspace::kLabelChunks; ++c) {
+      const std::size_t begin = std::min(n, c * chunk), end = std::min(n, begin + chunk);
+      if (end > begin)
+        CU_CHECK(cudaMemcpyAsync(ws.host_labels.get() + begin, ws.labels.get() + begin,
+                                 (end - begin) * sizeof(int), cudaMemcpyDeviceToHost, s));
+      ws.labels_arrived[c].record(s);
+    }
   }
-  k_labels<<<B, T, 0, s>>>(ws.component.get(), ws.rank.get(), ni, ws.labels.get());
+  ws.counted.wait();  // the labels may still be on their way
+  const int K = ws.host_counters.get()[kClusters];
+  ws.labels_on_host = bring_labels && K <= kRankSmall;
+  if (K <= kRankSmall) return;
+  const int end_bit = 32 + std::bit_width(unsigned(n));
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
+                                           ws.ids.get(), ws.sorted_ids.get(), K, 0, end_bit, s));
+  ws.sort_temp.reserve(bytes);
+  CU_CHECK(cub::DeviceRadixSort::SortPairs(ws.sort_temp.get(), bytes, ws.keys.get(),
+                                           ws.sorted_keys.get(), ws.ids.get(), ws.sorted_ids.get(),
+                                           K, 0, end_bit, s));
+  k_rank_sorted<<<cuda::blocks_for(std::size_t(K), T), T, 0, s>>>(
+      ws.sorted_keys.get(), ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
+      ws.rank.get(), ws.sizes.get());
+  CU_CHECK_LAUNCH("k_rank_sorted");
+  k_labels<<<B, T, 0, s>>>(ws.component.get(), ws.rank.get(), ni, ws.counters.get(), false,
+                           ws.labels.get());
   CU_CHECK_LAUNCH("k_labels");
 }
 
-void download_result(Workspace& ws, std::size_t n, ClusterResult& out) {
+double download_result(Workspace& ws, std::size_t n, ClusterResult& out, StageClock& clock) {
   cudaStream_t s = ws.stream.get();
   ws.host_counters.reserve(kCounters);
   ws.host_labels.reserve(std::max<std::size_t>(n, 1));
   ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
-  // canonicalize_on_device already read the counters, so labels and sizes come in one trip.
+  // canonicalize_on_device already read the counters, so labels and sizes come in one trip (or
+  // are on their way).
   const int* c = ws.host_counters.get();
   const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
-  if (n) {
+  if (n && !ws.labels_on_host) {
     CU_CHECK(cudaMemcpyAsync(ws.host_labels.get(), ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToHost, s));
     if (kept)
       CU_CHECK(cudaMemcpyAsync(ws.host_sizes.get(), ws.sizes.get(), kept * sizeof(int),
                                cudaMemcpyDeviceToHost, s));
   }
-  ws.stream.sync();
-  out.labels.assign(ws.host_labels.get(), ws.host_labels.get() + n);
+  clock.mark("download");
+  double copy_ms = 0;  // the host's copying only, not its waits
+  if (ws.labels_on_host) {
+    // Each chunk is copied as it arrives, while the next ones are still on their way; the sizes
+    // came before the first.
+    const std::size_t chunk = label_chunk(n);
+    out.labels.clear();
+    out.labels.reserve(n);
+    for (int c = 0; c < Workspace::kLabelChunks; ++c) {
+      ws.labels_arrived[c].wait();
+      const WallTimer copy;
+      const std::size_t begin = std::min(n, c * chunk), end = std::min(n, begin + chunk);
+      out.labels.insert(out.labels.end(), ws.host_labels.get() + begin, ws.host_labels.get() + end);
+      copy_ms += copy.ms();
+    }
+  }
+  ws.stream.sync();  // the clock's events are read next
+  const WallTimer copy;
+  if (!ws.labels_on_host) out.labels.assign(ws.host_labels.get(), ws.host_labels.get() + n);
   out.sizes.assign(ws.host_sizes.get(), ws.host_sizes.get() + kept);
   out.non_finite = n ? n - std::size_t(c[kFinite]) : 0;
   out.dropped_clusters = n ? std::size_t(c[kClusters] - c[kKept]) : 0;
+  return copy_ms + copy.ms();
 }
 }  // namespace cluster_cuda
 
@@ -220,14 +278,24 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
   StageClock clock(ws.stream.get());
   upload_points(ws, points, n, kind);
   clock.mark(kind == cudaMemcpyDeviceToDevice ? "copy" : "upload");
-  run_method(ws, n, params, method, clock);
+  {
+    // Not for the gathered calls, which take their labels in chunks.
+    struct BringLabels {
+      Workspace& ws;
+      explicit BringLabels(Workspace& w) : ws(w) {
+        ws.bring_labels = true;
+        ws.labels_on_host = false;
+      }
+      ~BringLabels() { ws.bring_labels = false; }
+    } bring(ws);
+    run_method(ws, n, params, method, clock);
+  }
   if (device_labels && n)  // for the caller's next kernels: no trip through the host
     CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToDevice, ws.stream.get()));
-  download_result(ws, n, out);
-  clock.mark("download");
-  ws.stream.sync();
+  const double copy_ms = download_result(ws, n, out, clock);
   clock.collect(out.stages);
+  out.stages.emplace_back("labels into the result (host)", copy_ms);
 }
 
 }  // namespace
