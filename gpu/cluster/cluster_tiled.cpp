@@ -24,7 +24,8 @@ namespace cumulus {
 namespace {
 
 // Device bytes a `gpu` call needs per point (hash slots for 2 to 4 cells per point, the sorted
-// points, union-find and relabelling arrays), rounded up from its workspace.
+// points, union-find, open cell pairs and relabelling arrays: up to about 300), rounded up from
+// its workspace.
 constexpr std::size_t kGpuBytesPerPoint = 320;
 constexpr std::size_t kGpuMaxCallPoints = std::size_t(1) << 26;
 // A slab's labels below this are counted in per-thread arrays: canonical labels put the largest
