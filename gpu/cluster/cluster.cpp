@@ -88,13 +88,9 @@ ClusterResult euclidean_cluster(const PointCloud& cloud, const ClusterParams& pa
 
 ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                                 ClusterMethod method, const ClusterProgress& progress) {
-  validate(params);
-  if (n >= std::size_t(std::numeric_limits<std::int32_t>::max()))
-    throw InvalidArgument("clouds of 2^31 points or more are not supported");
-  if (auto r = one_cluster_if_tolerance_spans(points, n, params, method)) return std::move(*r);
-  if (n > cluster_call_capacity(method, n))
-    return euclidean_cluster_tiled(points, n, params, method, 0, progress);
-  return euclidean_cluster_call(points, n, params, method, progress);
+  ClusterResult r;
+  euclidean_cluster(points, n, params, method, r, progress);
+  return r;
 }
 
 void euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
@@ -102,12 +98,31 @@ void euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams
   validate(params);
   if (n >= std::size_t(std::numeric_limits<std::int32_t>::max()))
     throw InvalidArgument("clouds of 2^31 points or more are not supported");
-  if (auto r = one_cluster_if_tolerance_spans(points, n, params, method)) {
+  if (auto r = one_cluster_if_tolerance_spans(points, n, params, method))
     into = std::move(*r);
-    return;
-  }
-  if (method == ClusterMethod::Cpu || n > cluster_call_capacity(method, n)) {
-    into = euclidean_cluster(points, n, params, method, progress);
+  else if (n > cluster_call_capacity(method, n))
+    into = euclidean_cluster_tiled(points, n, params, method, 0, progress);
+  else
+    euclidean_cluster_call(points, n, params, method, into, progress);
+}
+
+ClusterResult euclidean_cluster_call(const Point3f* points, std::size_t n,
+                                     const ClusterParams& params, ClusterMethod method,
+                                     const ClusterProgress& progress) {
+  ClusterResult r;
+  euclidean_cluster_call(points, n, params, method, r, progress);
+  return r;
+}
+
+void euclidean_cluster_call(const Point3f* points, std::size_t n, const ClusterParams& params,
+                            ClusterMethod method, ClusterResult& into,
+                            const ClusterProgress& progress) {
+  validate(params);
+  if (method == ClusterMethod::Cpu) {
+    PointCloud cloud;
+    cloud.points.assign(points, points + n);
+    into = cluster_pcl(cloud, params, progress);
+    into.method = method_name(method);
     return;
   }
   WallTimer total;
@@ -115,25 +130,6 @@ void euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams
   gpu_cluster(points, n, params, method, into);
   into.method = method_name(method);
   into.total_ms = total.ms();
-}
-
-ClusterResult euclidean_cluster_call(const Point3f* points, std::size_t n,
-                                     const ClusterParams& params, ClusterMethod method,
-                                     const ClusterProgress& progress) {
-  validate(params);
-  if (method == ClusterMethod::Cpu) {
-    PointCloud cloud;
-    cloud.points.assign(points, points + n);
-    ClusterResult r = cluster_pcl(cloud, params, progress);
-    r.method = method_name(method);
-    return r;
-  }
-  WallTimer total;
-  ClusterResult r;
-  gpu_cluster(points, n, params, method, r);
-  r.method = method_name(method);
-  r.total_ms = total.ms();
-  return r;
 }
 
 }  // namespace cumulus

@@ -58,10 +58,10 @@ ClusterResult euclidean_cluster(const PointCloud& cloud, const ClusterParams& pa
 ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                                 ClusterMethod method, const ClusterProgress& progress = {});
 
-// The same into `into`, whose vectors keep their memory from call to call: for a sequence of
-// frames, where a fresh result's labels are new pages for the host to map on every frame (a
-// KITTI frame's 0.5 MB, tens of microseconds). Tiled clouds and the CPU method fill it anew.
-// After an exception `into` holds no valid result.
+// The same into `into`, whose vectors keep their memory from call to call, as a sequence's
+// frames are labelled one after another (on an H200 the KITTI frames took the same time either
+// way: bench cluster's gpu[pinned] and gpu[pinned,reused] rows). Tiled clouds and the CPU
+// method fill it anew. After an exception `into` holds no valid result.
 void euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                        ClusterMethod method, ClusterResult& into,
                        const ClusterProgress& progress = {});
@@ -71,6 +71,9 @@ void euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams
 ClusterResult euclidean_cluster_call(const Point3f* points, std::size_t n,
                                      const ClusterParams& params, ClusterMethod method,
                                      const ClusterProgress& progress = {});
+void euclidean_cluster_call(const Point3f* points, std::size_t n, const ClusterParams& params,
+                            ClusterMethod method, ClusterResult& into,
+                            const ClusterProgress& progress = {});
 
 // Clouds beyond one call: the finite points in slabs along the cloud's longest axis, each slab
 // with a halo of the tolerance on both sides, clustered one slab at a time by `method` and

@@ -105,13 +105,11 @@ __global__ void k_labels(const int* component, const int* rank, int n, const int
   labels[i] = c < 0 ? -1 : rank[c];
 }
 
-}  // namespace
-
-namespace {
 // Points in each of the labels' early download chunks.
 std::size_t label_chunk(std::size_t n) {
   return (n + Workspace::kLabelChunks - 1) / Workspace::kLabelChunks;
 }
+
 }  // namespace
 
 void reserve_canonical(Workspace& ws, std::size_t n) {
@@ -123,8 +121,8 @@ void reserve_canonical(Workspace& ws, std::size_t n) {
 }
 
 void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
-                            CanonicalInput input) {
-  const bool bring_labels = ws.bring_labels;
+                            CanonicalInput input, LabelsTo labels_to) {
+  const bool bring_labels = labels_to == LabelsTo::Host;
   ws.labels_on_host = false;
   if (n == 0) return;
   cudaStream_t s = ws.stream.get();
@@ -153,7 +151,7 @@ void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
                            cudaMemcpyDeviceToHost, s));
   ws.counted.record(s);
   // Most clouds have at most kRankSmall components: they are ranked and labelled before the
-  // count comes back, and with bring_labels their labels and sizes come back in the same wait,
+  // count comes back, and for the host their labels and sizes come back in the same wait,
   // so the GPU does not idle while the host looks at the count.
   k_rank_small<<<kRankSmall * 32 / kRankBlock, kRankBlock, 0, s>>>(
       ws.keys.get(), ws.ids.get(), ni, min_size, max_size, ws.counters.get(), ws.rank.get(),
@@ -261,12 +259,14 @@ struct GatherStaging {
 };
 
 void run_method(cluster_cuda::Workspace& ws, std::size_t n, const ClusterParams& params,
-                ClusterMethod method, cluster_cuda::StageClock& clock) {
+                ClusterMethod method, cluster_cuda::StageClock& clock,
+                cluster_cuda::LabelsTo labels_to) {
+  ws.labels_on_host = false;
   if (n == 0) return;
   if (method == ClusterMethod::Gpu)
-    cluster_cuda::run_fast(ws, n, params, clock);
+    cluster_cuda::run_fast(ws, n, params, clock, labels_to);
   else
-    cluster_cuda::run_paper(ws, n, params, method, clock);
+    cluster_cuda::run_paper(ws, n, params, method, clock, labels_to);
 }
 
 void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
@@ -278,18 +278,7 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
   StageClock clock(ws.stream.get());
   upload_points(ws, points, n, kind);
   clock.mark(kind == cudaMemcpyDeviceToDevice ? "copy" : "upload");
-  {
-    // Not for the gathered calls, which take their labels in chunks.
-    struct BringLabels {
-      Workspace& ws;
-      explicit BringLabels(Workspace& w) : ws(w) {
-        ws.bring_labels = true;
-        ws.labels_on_host = false;
-      }
-      ~BringLabels() { ws.bring_labels = false; }
-    } bring(ws);
-    run_method(ws, n, params, method, clock);
-  }
+  run_method(ws, n, params, method, clock, LabelsTo::Host);
   if (device_labels && n)  // for the caller's next kernels: no trip through the host
     CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToDevice, ws.stream.get()));
@@ -324,7 +313,7 @@ std::size_t gpu_cluster_gathered(std::size_t n, const GatheredIo& io, const Clus
     staging.sent[b]->record(s);
   }
   clock.mark("gather and upload");
-  run_method(ws, n, params, method, clock);
+  run_method(ws, n, params, method, clock, LabelsTo::Device);
   const std::size_t clusters = n ? std::size_t(ws.host_counters.get()[kKept]) : 0;
   auto download = [&](std::size_t c) {
     const std::size_t begin = c * chunk, end = std::min(n, begin + chunk), b = c & 1;

@@ -58,10 +58,9 @@ struct Workspace {
   cuda::DeviceBuffer<unsigned char> sort_temp;
   std::size_t sort_temp_n = 0;
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
-  // Set by the caller of a method: canonicalize_on_device then sends the labels and sizes to the
-  // host right behind the component count when it can (labels_on_host), in chunks that
-  // download_result takes as each arrives.
-  bool bring_labels = false, labels_on_host = false;
+  // Set by canonicalize_on_device when it sent the labels and sizes to the host right behind
+  // the component count, in chunks that download_result takes as each arrives.
+  bool labels_on_host = false;
   static constexpr int kLabelChunks = 4;
   cuda::Event counted, labels_arrived[kLabelChunks];
   // Device buffers (address, bytes) canonicalize_on_device has zero-filled.
@@ -73,18 +72,22 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
 // per id) in its own kernels (fewer launches). Reads the component count back to the host, and
-// with ws.bring_labels the labels and sizes too where there are at most 4,096 components.
+// for LabelsTo::Host the labels and sizes too where there are at most 4,096 components.
 enum class CanonicalInput { Components, Counted };
+// Where the labels go after a method: to the host (download_result), or nowhere yet (the
+// gathered slabs take them from the device in chunks of their own).
+enum class LabelsTo { Host, Device };
 void reserve_canonical(Workspace& ws, std::size_t n);
 void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
-                            CanonicalInput input);
+                            CanonicalInput input, LabelsTo labels_to);
 // Brings labels and sizes back (unless canonicalize_on_device sent them), marks "download" on
 // the clock, and fills `out` as they arrive; returns the host's milliseconds spent copying.
 double download_result(Workspace& ws, std::size_t n, ClusterResult& out, StageClock& clock);
 
 // The methods.
-void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock);
+void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
+              LabelsTo labels_to);
 void run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
-               StageClock& clock);
+               StageClock& clock, LabelsTo labels_to);
 
 }  // namespace cumulus::cluster_cuda

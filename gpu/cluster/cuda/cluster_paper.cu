@@ -282,7 +282,7 @@ void run_matrix(Workspace& ws, PaperBuffers& b, int n, float thr, bool rs, const
 }  // namespace
 
 void run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
-               ClusterMethod method, StageClock& clock) {
+               ClusterMethod method, StageClock& clock, LabelsTo labels_to) {
   PaperBuffers& b = paper_buffers();
   const int n = int(n_points);
   const float thr = squared_threshold(params.tolerance);
@@ -316,7 +316,7 @@ void run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
     default:
       throw InvalidArgument("not a paper method");
   }
-  canonicalize_on_device(ws, n_points, params, CanonicalInput::Components);
+  canonicalize_on_device(ws, n_points, params, CanonicalInput::Components, labels_to);
   clock.mark("canonicalize");
 }
 
