@@ -358,6 +358,32 @@ class TestSegment : public QObject {
     }
   }
 
+  // Columns of up to 256 rows go a warp each, 2, 4 or 8 rows a thread by height, and their cut
+  // rows leave as words of 32: heights at the edges of both (a row past a thread's share, a word
+  // partly filled), noisy columns (deep recursion, many short segments), holes, the median filter
+  // and the perpendicular distance, each against the CPU.
+  void gpuWarpColumnsEqualTheCpuAtEveryHeight() {
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    for (const std::uint32_t h :
+         {1u, 2u, 3u, 31u, 32u, 33u, 63u, 64u, 65u, 96u, 128u, 129u, 255u, 256u})
+      for (const double noise : {0.03, 2.0})
+        for (const int median : {0, 3}) {
+          const DepthImage img = generate_depth_columns(97, h, 500 + h, noise, 0.05);
+          for (const bool perpendicular : {false, true}) {
+            const SegmentParams p{
+                0.05f, perpendicular ? SegmentDistance::Perpendicular : SegmentDistance::Vertical,
+                0.02f, median};
+            QVERIFY2(same(segment_columns(img, p, SegmentMethod::Gpu),
+                          segment_columns(img, p, SegmentMethod::Cpu)),
+                     qPrintable(QString("height %1 noise %2 median %3 perpendicular %4")
+                                    .arg(h)
+                                    .arg(noise)
+                                    .arg(median)
+                                    .arg(perpendicular)));
+          }
+        }
+  }
+
   void gpuEdgeColumns() {
     if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
     const SegmentParams p{0.1f};
