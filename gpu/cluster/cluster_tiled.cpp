@@ -140,12 +140,15 @@ void cluster_slab(const Point3f* points, const Slabs& slabs, std::size_t s, Clus
 
 // Adds each stage's time to the one of the same name in `sum`, keeping the first order seen.
 void add_stages(StageTimes& sum, const StageTimes& more) {
-  for (const auto& [name, ms] : more) {
-    auto it = std::find_if(sum.begin(), sum.end(), [&](const auto& e) { return e.first == name; });
+  // A stage by reference, not a structured binding: Debian 12's clang 14 (the fuzz build's
+  // compiler) does not capture bindings in lambdas.
+  for (const auto& stage : more) {
+    auto it =
+        std::find_if(sum.begin(), sum.end(), [&](const auto& e) { return e.first == stage.first; });
     if (it == sum.end())
-      sum.emplace_back(name, ms);
+      sum.push_back(stage);
     else
-      it->second += ms;
+      it->second += stage.second;
   }
 }
 
