@@ -206,7 +206,7 @@ FastBuffers& fast_buffers() {
 
 }  // namespace
 
-void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
+bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
               LabelsTo labels_to) {
   cudaStream_t s = ws.stream.get();
   FastBuffers& b = fast_buffers();
@@ -280,8 +280,10 @@ void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
                                      ws.minidx.get());
   CU_CHECK_LAUNCH("k_point_components");
   clock.mark("labelling");
-  canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to);
+  const bool labels_sent =
+      canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to);
   clock.mark("canonicalize");
+  return labels_sent;
 }
 
 }  // namespace cumulus::cluster_cuda

@@ -120,11 +120,10 @@ void reserve_canonical(Workspace& ws, std::size_t n) {
   ws.host_counters.reserve(kCounters);
 }
 
-void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
+bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                             CanonicalInput input, LabelsTo labels_to) {
   const bool bring_labels = labels_to == LabelsTo::Host;
-  ws.labels_on_host = false;
-  if (n == 0) return;
+  if (n == 0) return false;
   cudaStream_t s = ws.stream.get();
   reserve_canonical(ws, n);
   const int ni = int(n);
@@ -177,8 +176,7 @@ void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   }
   ws.counted.wait();  // the labels may still be on their way
   const int K = ws.host_counters.get()[kClusters];
-  ws.labels_on_host = bring_labels && K <= kRankSmall;
-  if (K <= kRankSmall) return;
+  if (K <= kRankSmall) return bring_labels;
   const int end_bit = 32 + std::bit_width(unsigned(n));
   std::size_t bytes = 0;
   CU_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
@@ -194,9 +192,11 @@ void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   k_labels<<<B, T, 0, s>>>(ws.component.get(), ws.rank.get(), ni, ws.counters.get(), false,
                            ws.labels.get());
   CU_CHECK_LAUNCH("k_labels");
+  return false;
 }
 
-double download_result(Workspace& ws, std::size_t n, ClusterResult& out, StageClock& clock) {
+double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterResult& out,
+                       StageClock& clock) {
   cudaStream_t s = ws.stream.get();
   ws.host_counters.reserve(kCounters);
   ws.host_labels.reserve(std::max<std::size_t>(n, 1));
@@ -205,7 +205,7 @@ double download_result(Workspace& ws, std::size_t n, ClusterResult& out, StageCl
   // are on their way).
   const int* c = ws.host_counters.get();
   const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
-  if (n && !ws.labels_on_host) {
+  if (n && !labels_sent) {
     CU_CHECK(cudaMemcpyAsync(ws.host_labels.get(), ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToHost, s));
     if (kept)
@@ -214,7 +214,7 @@ double download_result(Workspace& ws, std::size_t n, ClusterResult& out, StageCl
   }
   clock.mark("download");
   double copy_ms = 0;  // the host's copying only, not its waits
-  if (ws.labels_on_host) {
+  if (labels_sent) {
     // Each chunk is copied as it arrives, while the next ones are still on their way; the sizes
     // came before the first.
     const std::size_t chunk = label_chunk(n);
@@ -230,7 +230,7 @@ double download_result(Workspace& ws, std::size_t n, ClusterResult& out, StageCl
   }
   ws.stream.sync();  // the clock's events are read next
   const WallTimer copy;
-  if (!ws.labels_on_host) out.labels.assign(ws.host_labels.get(), ws.host_labels.get() + n);
+  if (!labels_sent) out.labels.assign(ws.host_labels.get(), ws.host_labels.get() + n);
   out.sizes.assign(ws.host_sizes.get(), ws.host_sizes.get() + kept);
   out.non_finite = n ? n - std::size_t(c[kFinite]) : 0;
   out.dropped_clusters = n ? std::size_t(c[kClusters] - c[kKept]) : 0;
@@ -258,15 +258,13 @@ struct GatherStaging {
   }
 };
 
-void run_method(cluster_cuda::Workspace& ws, std::size_t n, const ClusterParams& params,
+// Whether the labels and sizes are on their way to the host (see canonicalize_on_device).
+bool run_method(cluster_cuda::Workspace& ws, std::size_t n, const ClusterParams& params,
                 ClusterMethod method, cluster_cuda::StageClock& clock,
                 cluster_cuda::LabelsTo labels_to) {
-  ws.labels_on_host = false;
-  if (n == 0) return;
-  if (method == ClusterMethod::Gpu)
-    cluster_cuda::run_fast(ws, n, params, clock, labels_to);
-  else
-    cluster_cuda::run_paper(ws, n, params, method, clock, labels_to);
+  if (n == 0) return false;
+  if (method == ClusterMethod::Gpu) return cluster_cuda::run_fast(ws, n, params, clock, labels_to);
+  return cluster_cuda::run_paper(ws, n, params, method, clock, labels_to);
 }
 
 void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
@@ -278,11 +276,11 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
   StageClock clock(ws.stream.get());
   upload_points(ws, points, n, kind);
   clock.mark(kind == cudaMemcpyDeviceToDevice ? "copy" : "upload");
-  run_method(ws, n, params, method, clock, LabelsTo::Host);
+  const bool labels_sent = run_method(ws, n, params, method, clock, LabelsTo::Host);
   if (device_labels && n)  // for the caller's next kernels: no trip through the host
     CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToDevice, ws.stream.get()));
-  const double copy_ms = download_result(ws, n, out, clock);
+  const double copy_ms = download_result(ws, n, labels_sent, out, clock);
   clock.collect(out.stages);
   out.stages.emplace_back("labels into the result (host)", copy_ms);
 }

@@ -58,9 +58,7 @@ struct Workspace {
   cuda::DeviceBuffer<unsigned char> sort_temp;
   std::size_t sort_temp_n = 0;
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
-  // Set by canonicalize_on_device when it sent the labels and sizes to the host right behind
-  // the component count, in chunks that download_result takes as each arrives.
-  bool labels_on_host = false;
+  // canonicalize_on_device's labels on their way to the host, a chunk each.
   static constexpr int kLabelChunks = 4;
   cuda::Event counted, labels_arrived[kLabelChunks];
   // Device buffers (address, bytes) canonicalize_on_device has zero-filled.
@@ -72,22 +70,25 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
 // per id) in its own kernels (fewer launches). Reads the component count back to the host, and
-// for LabelsTo::Host the labels and sizes too where there are at most 4,096 components.
+// for LabelsTo::Host sends the labels and sizes too where there are at most 4,096 components, in
+// chunks that download_result takes as each arrives: returns whether it sent them.
 enum class CanonicalInput { Components, Counted };
 // Where the labels go after a method: to the host (download_result), or nowhere yet (the
 // gathered slabs take them from the device in chunks of their own).
 enum class LabelsTo { Host, Device };
 void reserve_canonical(Workspace& ws, std::size_t n);
-void canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
+bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                             CanonicalInput input, LabelsTo labels_to);
-// Brings labels and sizes back (unless canonicalize_on_device sent them), marks "download" on
-// the clock, and fills `out` as they arrive; returns the host's milliseconds spent copying.
-double download_result(Workspace& ws, std::size_t n, ClusterResult& out, StageClock& clock);
+// Brings labels and sizes back (unless canonicalize_on_device sent them: `labels_sent`), marks
+// "download" on the clock, and fills `out` as they arrive; returns the host's milliseconds spent
+// copying.
+double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterResult& out,
+                       StageClock& clock);
 
-// The methods.
-void run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
+// The methods; each returns canonicalize_on_device's answer.
+bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
               LabelsTo labels_to);
-void run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
+bool run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
                StageClock& clock, LabelsTo labels_to);
 
 }  // namespace cumulus::cluster_cuda

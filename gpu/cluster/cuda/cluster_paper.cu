@@ -281,7 +281,7 @@ void run_matrix(Workspace& ws, PaperBuffers& b, int n, float thr, bool rs, const
 
 }  // namespace
 
-void run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
+bool run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
                ClusterMethod method, StageClock& clock, LabelsTo labels_to) {
   PaperBuffers& b = paper_buffers();
   const int n = int(n_points);
@@ -316,8 +316,10 @@ void run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
     default:
       throw InvalidArgument("not a paper method");
   }
-  canonicalize_on_device(ws, n_points, params, CanonicalInput::Components, labels_to);
+  const bool labels_sent =
+      canonicalize_on_device(ws, n_points, params, CanonicalInput::Components, labels_to);
   clock.mark("canonicalize");
+  return labels_sent;
 }
 
 }  // namespace cumulus::cluster_cuda
