@@ -53,6 +53,19 @@ __device__ __forceinline__ int find_slot(const unsigned long long* keys, unsigne
   }
 }
 
+// A point's slot (point_slot): its cell's slot in the table, -1 for a point left out (not
+// finite), or far_slot(f) for the f-th far point.
+__device__ __forceinline__ int far_slot(int f) {
+  return -2 - f;
+}
+
+// A point's node in the union-find, from its slot: a cell's node is its first place among the
+// points sorted by cell, so a cell pair's nodes come with their ranges and need no load of their
+// own; the f-th far point's is n - 1 - f, above every sorted place (far points are not sorted).
+__device__ __forceinline__ int node_of(int slot, const int* cell_start, int n) {
+  return slot >= 0 ? cell_start[slot] : n + 1 + slot;
+}
+
 // The method's counters on the device: far points, cells, points placed by cell, open pairs.
 enum FastCounter { kFar = 0, kCells, kPlaced, kOpenPairs, kFastCounters };
 

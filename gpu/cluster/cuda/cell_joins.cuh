@@ -6,6 +6,7 @@
 
 #include "cluster/cuda/cell_grid.cuh"
 #include "cluster/cuda/cluster_gpu_common.cuh"
+#include "core/cuda/dependent_launch.cuh"
 
 namespace cumulus::cluster_cuda {
 namespace {
@@ -111,15 +112,15 @@ __device__ __forceinline__ void join_cell(int cell, const unsigned long long* ke
                                           const int* cell_list, int* fast_counters,
                                           const int* cell_start, const int* cell_count,
                                           unsigned mask, const CellBoxes& boxes,
-                                          const float3* sorted_pts, const int* sorted_idx,
-                                          float thr, double skip2, double accept2, int* parent,
-                                          OpenPair* open, int open_capacity) {
+                                          const float3* sorted_pts, float thr, double skip2,
+                                          double accept2, int* parent, OpenPair* open,
+                                          int open_capacity) {
   const int lane = int(threadIdx.x & 31);
   const int slot = cell_list[cell];
   const unsigned long long key = keys[slot];
   const long long x = unpack(key, 0), y = unpack(key, 21), z = unpack(key, 42);
   const int begin = cell_start[slot], end = begin + cell_count[slot];
-  const int node = sorted_idx[begin];
+  const int node = begin;  // node_of: a cell's node is its first sorted place
   const Box mine = load_box(boxes, slot);
   const int first = neighbour_slot(keys, mask, x, y, z, 63 + lane);
   const int second = neighbour_slot(keys, mask, x, y, z, 95 + lane);
@@ -131,7 +132,7 @@ __device__ __forceinline__ void join_cell(int cell, const unsigned long long* ke
     if (other >= 0) {
       const Box theirs = load_box(boxes, other);
       const int obegin = cell_start[other], oend = obegin + cell_count[other];
-      onode = sorted_idx[obegin];
+      onode = obegin;
       if (gap2(mine.lo, mine.hi, theirs) < skip2) {
         const Touch t = span2(mine, theirs) < accept2
                             ? Touch::Yes
@@ -169,14 +170,16 @@ __device__ __forceinline__ void join_cell(int cell, const unsigned long long* ke
 // (cells <= points) five in six would only read the cell count and leave.
 __global__ void k_join_cells(const unsigned long long* keys, const int* cell_list,
                              int* fast_counters, const int* cell_start, const int* cell_count,
-                             unsigned mask, CellBoxes boxes, const float3* sorted_pts,
-                             const int* sorted_idx, float thr, double skip2, double accept2,
-                             int* parent, OpenPair* open, int open_capacity) {
+                             unsigned mask, CellBoxes boxes, const float3* sorted_pts, float thr,
+                             double skip2, double accept2, int* parent, OpenPair* open,
+                             int open_capacity) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
   const int cells = fast_counters[kCells];
   const int warps = int(gridDim.x * blockDim.x >> 5);
   for (int cell = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5); cell < cells; cell += warps)
     join_cell(cell, keys, cell_list, fast_counters, cell_start, cell_count, mask, boxes, sorted_pts,
-              sorted_idx, thr, skip2, accept2, parent, open, open_capacity);
+              thr, skip2, accept2, parent, open, open_capacity);
 }
 
 // The cell pairs k_join_cells left open, a thread each: a pair whose cells are joined by now
@@ -186,6 +189,8 @@ __global__ void k_settle_open_pairs(const OpenPair* open, int open_capacity,
                                     const int* cell_count, CellBoxes boxes,
                                     const float3* sorted_pts, float thr, double skip2,
                                     int* parent) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
   const int total = int(min(unsigned(fast_counters[kOpenPairs]), unsigned(open_capacity)));
   const int lane = int(threadIdx.x & 31);
   const int warps = int(gridDim.x * blockDim.x >> 5);

@@ -7,6 +7,7 @@
 
 #include "cluster/cuda/cluster_gpu.h"
 #include "cluster/cuda/cluster_gpu_common.cuh"
+#include "core/cuda/dependent_launch.cuh"
 #include "core/cuda/workspace.cuh"
 #include "core/timing.h"
 
@@ -29,6 +30,8 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n, cudaMemc
 namespace {
 
 __global__ void k_count_components(const int* component, int n, int* count, int* minidx) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   warp_add_to_component(i < n ? component[i] : -1, i, count, minidx);
 }
@@ -38,6 +41,8 @@ __global__ void k_count_components(const int* component, int n, int* count, int*
 __global__ void k_collect_components(const int* count, const int* minidx, int n, unsigned min_size,
                                      unsigned max_size, unsigned long long* keys, int* ids,
                                      int* counters) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   const int s = j < n ? count[j] : 0;
   const unsigned votes = __ballot_sync(0xffffffffu, s > 0);
@@ -75,6 +80,8 @@ constexpr int kRankBlock = 128, kRankSmall = 4096;
 __global__ void k_rank_small(const unsigned long long* keys, const int* ids, int n,
                              unsigned min_size, unsigned max_size, const int* counters, int* rank,
                              int* sizes) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
   const int K = counters[kClusters];
   const int e = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = int(threadIdx.x & 31);
   if (K > kRankSmall || e >= K) return;  // whole warps
@@ -90,6 +97,8 @@ __global__ void k_rank_small(const unsigned long long* keys, const int* ids, int
 __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* sorted_ids, int n,
                               unsigned min_size, unsigned max_size, const int* counters, int* rank,
                               int* sizes) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
   const int p = blockIdx.x * blockDim.x + threadIdx.x;
   if (p >= counters[kClusters]) return;
   place(sorted_keys[p], sorted_ids[p], p, n, min_size, max_size, counters[kBig], rank, sizes);
@@ -99,6 +108,8 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
 // where k_rank_small did nothing.
 __global__ void k_labels(const int* component, const int* rank, int n, const int* counters,
                          bool only_if_small, int* labels) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n || (only_if_small && counters[kClusters] > kRankSmall)) return;
   const int c = component[i];
@@ -131,8 +142,8 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   if (input == CanonicalInput::Components) {
     CU_CHECK(cudaMemsetAsync(ws.count.get(), 0, n * sizeof(int), s));
     CU_CHECK(cudaMemsetAsync(ws.minidx.get(), 0x7f, n * sizeof(int), s));
-    k_count_components<<<B, T, 0, s>>>(ws.component.get(), ni, ws.count.get(), ws.minidx.get());
-    CU_CHECK_LAUNCH("k_count_components");
+    cuda::launch_dependent("launch of k_count_components", &k_count_components, B, T, s,
+                           ws.component.get(), ni, ws.count.get(), ws.minidx.get());
   }
   const auto min_size = unsigned(std::min<std::size_t>(params.min_size, 0xffffffffu));
   const auto max_size = unsigned(std::min<std::size_t>(params.max_size, 0xffffffffu));
@@ -143,22 +154,20 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
     for (auto* b : {&ws.labels, &ws.sizes})
       if (ws.cleared.insert({b->get(), b->bytes()}).second)
         CU_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), s));
-  k_collect_components<<<B, T, 0, s>>>(ws.count.get(), ws.minidx.get(), ni, min_size, max_size,
-                                       ws.keys.get(), ws.ids.get(), ws.counters.get());
-  CU_CHECK_LAUNCH("k_collect_components");
+  cuda::launch_dependent("launch of k_collect_components", &k_collect_components, B, T, s,
+                         ws.count.get(), ws.minidx.get(), ni, min_size, max_size, ws.keys.get(),
+                         ws.ids.get(), ws.counters.get());
   CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), kCounters * sizeof(int),
                            cudaMemcpyDeviceToHost, s));
   ws.counted.record(s);
   // Most clouds have at most kRankSmall components: they are ranked and labelled before the
   // count comes back, and for the host their labels and sizes come back in the same wait,
   // so the GPU does not idle while the host looks at the count.
-  k_rank_small<<<kRankSmall * 32 / kRankBlock, kRankBlock, 0, s>>>(
-      ws.keys.get(), ws.ids.get(), ni, min_size, max_size, ws.counters.get(), ws.rank.get(),
-      ws.sizes.get());
-  CU_CHECK_LAUNCH("k_rank_small");
-  k_labels<<<B, T, 0, s>>>(ws.component.get(), ws.rank.get(), ni, ws.counters.get(), true,
-                           ws.labels.get());
-  CU_CHECK_LAUNCH("k_labels");
+  cuda::launch_dependent("launch of k_rank_small", &k_rank_small, kRankSmall * 32 / kRankBlock,
+                         kRankBlock, s, ws.keys.get(), ws.ids.get(), ni, min_size, max_size,
+                         ws.counters.get(), ws.rank.get(), ws.sizes.get());
+  cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
+                         ws.rank.get(), ni, ws.counters.get(), true, ws.labels.get());
   if (bring_labels) {  // as download_result reserves them: growing would lose what came
     ws.host_labels.reserve(n);
     ws.host_sizes.reserve(n);
@@ -185,13 +194,12 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   CU_CHECK(cub::DeviceRadixSort::SortPairs(ws.sort_temp.get(), bytes, ws.keys.get(),
                                            ws.sorted_keys.get(), ws.ids.get(), ws.sorted_ids.get(),
                                            K, 0, end_bit, s));
-  k_rank_sorted<<<cuda::blocks_for(std::size_t(K), T), T, 0, s>>>(
-      ws.sorted_keys.get(), ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
-      ws.rank.get(), ws.sizes.get());
-  CU_CHECK_LAUNCH("k_rank_sorted");
-  k_labels<<<B, T, 0, s>>>(ws.component.get(), ws.rank.get(), ni, ws.counters.get(), false,
-                           ws.labels.get());
-  CU_CHECK_LAUNCH("k_labels");
+  cuda::launch_dependent("launch of k_rank_sorted", &k_rank_sorted,
+                         cuda::blocks_for(std::size_t(K), T), T, s, ws.sorted_keys.get(),
+                         ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
+                         ws.rank.get(), ws.sizes.get());
+  cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
+                         ws.rank.get(), ni, ws.counters.get(), false, ws.labels.get());
   return false;
 }
 

@@ -3,6 +3,7 @@
 // may be set up and started while the kernel before it in the stream drains, which hides most
 // of the gap between two short kernels. Such a kernel must call wait_for_previous_grid()
 // before it touches memory that earlier work writes; on older GPUs both are plain launches.
+// A kernel that calls allow_next_grid() lets the next one start before its own blocks end.
 #include <cuda_runtime.h>
 
 #include <utility>
@@ -15,6 +16,17 @@ namespace cumulus::cuda {
 __device__ __forceinline__ void wait_for_previous_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the next kernel in the stream (launched with launch_dependent) be scheduled as soon as
+// every block of this grid has called it, onto the SMs this grid's last blocks leave free; its
+// blocks then wait in wait_for_previous_grid() for this grid to end. Without it the next grid
+// is launched only as this one's blocks exit, and its launch lies between the two. Called after
+// this grid's own wait, so that no more than two grids of a chain are resident at once.
+__device__ __forceinline__ void allow_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
