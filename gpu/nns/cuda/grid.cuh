@@ -166,10 +166,11 @@ __device__ __forceinline__ int2 axis_cells(float qv, float lo, float cell, float
 // A cover of the cells axis_cells admits along one axis for a ball of squared radius `limit`
 // (base2 = 0, the whole axis): the cells from the two ends of the ball widened by every margin
 // the exact test allows (the slack, beyond()'s relative 1e-6, and this float arithmetic's own
-// rounding), so it holds every admitted cell and at most one more at either end. A few
+// rounding), so it holds every admitted cell, and another only where the ball's edge lies within
+// those margins of a face (one more at either end, where the slack is below a cell). A few
 // instructions where axis_cells walks each end to its exact cell (most of the box search's
 // set-up in ICP: ncu, the 40k bunny's 46th iteration, H200); a search reading one more cell or
-// row than it needs finds the same nearest. Never empty: edge cells are open to the outside.
+// row than it needs finds the same points. Never empty: edge cells are open to the outside.
 __device__ __forceinline__ int2 axis_cover(float qv, float lo, float inv_cell, float slack, int dim,
                                            float limit) {
   const float reach = sqrtf(limit) * 1.00001f + slack;
