@@ -156,23 +156,22 @@ __global__ void k_scatter_by_cell(const float3* pts, int n, const int* point_slo
   }
 }
 
-// Far points against every finite point, each far point a node of its own (node_of). Launched every
-// time (the far count lives on the device, and reading it back would cost a round trip); with
-// no far point it returns at once.
+// Far points against every finite point, each far point a node of its own (node_of). Launched
+// every time (the far count lives on the device, and reading it back would cost a round trip);
+// with no far point it returns at once.
 __global__ void k_unite_far(const float3* pts, int n, const int* far_list, const int* fast_counters,
                             const int* point_slot, const int* cell_start, float thr, int* parent) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int far = fast_counters[kFar];
   for (int f = 0; f < far; ++f) {
-    const int i = far_list[f];
+    const int i = far_list[f], node = node_of(far_slot(f), cell_start, n);
     const float3 p = pts[i];
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
       if (j == i) continue;
       const int slot = point_slot[j];
       if (slot == -1) continue;
-      if (dist2(p, pts[j]) < thr)
-        unite(node_of(far_slot(f), cell_start, n), node_of(slot, cell_start, n), parent);
+      if (dist2(p, pts[j]) < thr) unite(node, node_of(slot, cell_start, n), parent);
     }
   }
 }
