@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/host_pages.h"
 #include "core/parallel.h"
+#include "core/timing.h"
 #include "core/timing_stats.h"
 #include "generate/generate.h"
 #include "io/io.h"
@@ -377,6 +378,35 @@ class TestCluster : public QObject {
             euclidean_cluster(cloud.points.data(), cloud.size(), p, ClusterMethod::Gpu);
         QCOMPARE(into.stages.size(), fresh.stages.size());
       }
+  }
+
+  void gpuStagesInsideTheKernelChainAreTimedByItsKernels() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    // The grid, labelling and relabelling are one chain of dependent launches timed by stamps
+    // its kernels write (an event between them would break the chain). Each call's stamps must
+    // be its own: a larger cloud after a smaller one, then the smaller again.
+    const PointCloud big = load_case("generated:65536,128,32,4");
+    const PointCloud small = random_blobs(2, 100, true);
+    const std::vector<std::string> names = {
+        "upload", "grid", "labelling", "canonicalize", "download", "labels into the result (host)"};
+    for (const PointCloud* c : {&small, &big, &small}) {
+      const WallTimer call;
+      const ClusterResult r = euclidean_cluster(*c, {1.0f, 1, 1u << 30}, ClusterMethod::Gpu);
+      const double call_ms = call.ms();
+      std::vector<std::string> got;
+      double chain_ms = 0;
+      for (const auto& [name, ms] : r.stages) {
+        got.push_back(name);
+        if (name == "grid" || name == "labelling" || name == "canonicalize") {
+          QVERIFY2(ms > 0 && ms < call_ms,
+                   qPrintable(
+                       QString("%1 %2 ms of a %3 ms call").arg(name.c_str()).arg(ms).arg(call_ms)));
+          chain_ms += ms;
+        }
+      }
+      QCOMPARE(got, names);
+      QVERIFY(chain_ms < call_ms);
+    }
   }
 
   void matrixMethodsRefuseWhatDoesNotFit() {

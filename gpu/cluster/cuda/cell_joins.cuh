@@ -7,6 +7,7 @@
 #include "cluster/cuda/cell_grid.cuh"
 #include "cluster/cuda/cluster_gpu_common.cuh"
 #include "core/cuda/dependent_launch.cuh"
+#include "core/cuda/device_clock.cuh"
 
 namespace cumulus::cluster_cuda {
 namespace {
@@ -172,9 +173,10 @@ __global__ void k_join_cells(const unsigned long long* keys, const int* cell_lis
                              int* fast_counters, const int* cell_start, const int* cell_count,
                              unsigned mask, CellBoxes boxes, const float3* sorted_pts, float thr,
                              double skip2, double accept2, int* parent, OpenPair* open,
-                             int open_capacity) {
+                             int open_capacity, unsigned long long* stamp) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
+  cuda::stamp_start(stamp);
   const int cells = fast_counters[kCells];
   const int warps = int(gridDim.x * blockDim.x >> 5);
   for (int cell = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5); cell < cells; cell += warps)

@@ -15,6 +15,7 @@
 #include "cluster/cuda/cell_joins.cuh"
 #include "cluster/cuda/cluster_gpu_common.cuh"
 #include "core/cuda/dependent_launch.cuh"
+#include "core/cuda/device_clock.cuh"
 #include "core/cuda/workspace.cuh"
 
 namespace cumulus::cluster_cuda {
@@ -274,13 +275,13 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
   cuda::launch_dependent("launch of k_scatter_by_cell", &k_scatter_by_cell, B, T, s,
                          ws.points.get(), int(n), b.point_slot.get(), b.cell_start.get(),
                          b.cell_fill.get(), b.sorted_pts.get(), boxes);
-  clock.mark("grid");
   static const int join_blocks = resident_blocks(k_join_cells, T);
   static const int settle_blocks = resident_blocks(k_settle_open_pairs, T);
   cuda::launch_dependent("launch of k_join_cells", &k_join_cells, join_blocks, T, s, b.keys.get(),
                          b.cell_list.get(), b.fast_counters.get(), b.cell_start.get(),
                          b.cell_count.get(), capacity - 1, boxes, b.sorted_pts.get(), thr, skip2,
-                         accept2, b.parent.get(), b.open_pairs.get(), int(open_capacity));
+                         accept2, b.parent.get(), b.open_pairs.get(), int(open_capacity),
+                         stamps_in(ws.counters.get()));
   cuda::launch_dependent("launch of k_settle_open_pairs", &k_settle_open_pairs, settle_blocks, T, s,
                          b.open_pairs.get(), int(open_capacity), b.fast_counters.get(),
                          b.cell_start.get(), b.cell_count.get(), boxes, b.sorted_pts.get(), thr,
@@ -291,11 +292,9 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
   cuda::launch_dependent("launch of k_point_components", &k_point_components, B, T, s,
                          b.parent.get(), b.point_slot.get(), b.cell_start.get(), int(n),
                          ws.component.get(), ws.count.get(), ws.minidx.get());
-  clock.mark("labelling");
-  const bool labels_sent =
-      canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to);
-  clock.mark("canonicalize");
-  return labels_sent;
+  // The chain's stages are timed by its kernels (canonicalize_on_device's mark_split): the
+  // labelling from k_join_cells' start, the relabelling from k_collect_components'.
+  return canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to, clock, true);
 }
 
 }  // namespace cumulus::cluster_cuda

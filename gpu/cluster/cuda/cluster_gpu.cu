@@ -2,23 +2,30 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
 #include "cluster/cuda/cluster_gpu.h"
 #include "cluster/cuda/cluster_gpu_common.cuh"
 #include "core/cuda/dependent_launch.cuh"
+#include "core/cuda/device_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "core/timing.h"
 
 namespace cumulus {
 namespace cluster_cuda {
 
+// The counters are cleared by each method's first kernel or copy (a memset here came first on
+// the stream, ahead of the upload). The stamps and sizes beside them are copied to the host
+// whether or not a call wrote them: a new buffer is cleared once, so that no byte copied is
+// undefined.
 void prepare_points(Workspace& ws, std::size_t n) {
   ws.points.reserve(n);
   ws.component.reserve(n);
-  ws.counters.reserve(kCounters);
-  CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, kCounters * sizeof(int), ws.stream.get()));
+  ws.counters.reserve(kSummaryInts);
+  if (ws.cleared.insert({ws.counters.get(), ws.counters.bytes()}).second)
+    CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, ws.counters.bytes(), ws.stream.get()));
 }
 
 void upload_points(Workspace& ws, const Point3f* points, std::size_t n, cudaMemcpyKind kind) {
@@ -43,6 +50,11 @@ __global__ void k_collect_components(const int* count, const int* minidx, int n,
                                      int* counters) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
+  if (blockIdx.x == 0 && threadIdx.x == 0) {  // the relabelling starts (see run_fast)
+    unsigned long long* stamps = stamps_in(counters);
+    stamps[1] = cuda::device_now();
+    stamps[2] = 0;  // k_labels' blocks take the latest of their ends
+  }
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   const int s = j < n ? count[j] : 0;
   const unsigned votes = __ballot_sync(0xffffffffu, s > 0);
@@ -72,7 +84,8 @@ __device__ __forceinline__ void place(unsigned long long key, int id, int p, int
   sizes[p - big] = int(s);
 }
 
-constexpr int kRankBlock = 128, kRankSmall = 4096;
+constexpr int kRankBlock = 128;
+static_assert(kRankSmall <= 32767, "labels of the small path fit in 16 bits");
 
 // Up to kRankSmall components: a warp for each entry counts the keys below its own (keys are
 // distinct), its lanes a 32nd of them each, so that no thread walks all K keys alone. Launched
@@ -105,15 +118,22 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
 }
 
 // only_if_small: launched beside k_rank_small before the count is known, so it does nothing
-// where k_rank_small did nothing.
+// where k_rank_small did nothing. labels16 (or null): the same labels in 16 bits, for the host:
+// with at most kRankSmall clusters they fit, and half the bytes come down. end_stamp (or null):
+// the relabelling's end (see run_fast).
 __global__ void k_labels(const int* component, const int* rank, int n, const int* counters,
-                         bool only_if_small, int* labels) {
+                         bool only_if_small, int* labels, short* labels16,
+                         unsigned long long* end_stamp) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= n || (only_if_small && counters[kClusters] > kRankSmall)) return;
-  const int c = component[i];
-  labels[i] = c < 0 ? -1 : rank[c];
+  if (i < n && !(only_if_small && counters[kClusters] > kRankSmall)) {
+    const int c = component[i];
+    const int label = c < 0 ? -1 : rank[c];
+    labels[i] = label;
+    if (labels16) labels16[i] = short(label);
+  }
+  cuda::stamp_end(end_stamp);
 }
 
 // Points in each of the labels' early download chunks.
@@ -126,13 +146,16 @@ std::size_t label_chunk(std::size_t n) {
 void reserve_canonical(Workspace& ws, std::size_t n) {
   for (auto* b : {&ws.count, &ws.minidx, &ws.rank, &ws.ids, &ws.sorted_ids, &ws.labels, &ws.sizes})
     b->reserve(n);
+  ws.labels16.reserve(n);
   ws.keys.reserve(n);
   ws.sorted_keys.reserve(n);
-  ws.host_counters.reserve(kCounters);
+  ws.counters.reserve(kSummaryInts);
+  ws.host_counters.reserve(kSummaryInts);
 }
 
 bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
-                            CanonicalInput input, LabelsTo labels_to) {
+                            CanonicalInput input, LabelsTo labels_to, StageClock& clock,
+                            bool stamped) {
   const bool bring_labels = labels_to == LabelsTo::Host;
   if (n == 0) return false;
   cudaStream_t s = ws.stream.get();
@@ -147,39 +170,46 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   }
   const auto min_size = unsigned(std::min<std::size_t>(params.min_size, 0xffffffffu));
   const auto max_size = unsigned(std::min<std::size_t>(params.max_size, 0xffffffffu));
-  // Where the count turns out too large, the copies below read what an earlier call left (and
-  // it is not used): new buffers are cleared once, before any kernel writes them, so that no
+  // For the host, the small path's sizes go right after the counters, so that one copy brings
+  // both; it comes after the three kernels, which then follow each other as dependent launches
+  // (a copy between them had made the next one wait for the copy's end).
+  int* small_sizes = bring_labels ? ws.counters.get() + kSizesAt : ws.sizes.get();
+  // Where the count turns out too large, the label copies below read what an earlier call left
+  // (and it is not used): a new buffer is cleared once, before any kernel writes it, so that no
   // byte copied is undefined.
-  if (bring_labels)
-    for (auto* b : {&ws.labels, &ws.sizes})
-      if (ws.cleared.insert({b->get(), b->bytes()}).second)
-        CU_CHECK(cudaMemsetAsync(b->get(), 0, b->bytes(), s));
+  if (bring_labels && ws.cleared.insert({ws.labels16.get(), ws.labels16.bytes()}).second)
+    CU_CHECK(cudaMemsetAsync(ws.labels16.get(), 0, ws.labels16.bytes(), s));
   cuda::launch_dependent("launch of k_collect_components", &k_collect_components, B, T, s,
                          ws.count.get(), ws.minidx.get(), ni, min_size, max_size, ws.keys.get(),
                          ws.ids.get(), ws.counters.get());
-  CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), kCounters * sizeof(int),
-                           cudaMemcpyDeviceToHost, s));
-  ws.counted.record(s);
   // Most clouds have at most kRankSmall components: they are ranked and labelled before the
   // count comes back, and for the host their labels and sizes come back in the same wait,
   // so the GPU does not idle while the host looks at the count.
   cuda::launch_dependent("launch of k_rank_small", &k_rank_small, kRankSmall * 32 / kRankBlock,
                          kRankBlock, s, ws.keys.get(), ws.ids.get(), ni, min_size, max_size,
-                         ws.counters.get(), ws.rank.get(), ws.sizes.get());
+                         ws.counters.get(), ws.rank.get(), small_sizes);
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
-                         ws.rank.get(), ni, ws.counters.get(), true, ws.labels.get());
+                         ws.rank.get(), ni, ws.counters.get(), true, ws.labels.get(),
+                         bring_labels ? ws.labels16.get() : nullptr,
+                         stamped ? stamps_in(ws.counters.get()) + 2 : nullptr);
+  // The relabelling ends here where it is small (the copies after it are the download); the
+  // stamps of a stamped chain come back with the counters.
+  if (stamped)
+    clock.mark_split({"grid", "labelling", "canonicalize"}, stamps_in(ws.host_counters.get()));
+  else
+    clock.mark("canonicalize");
+  const std::size_t summary = kSizesAt + (bring_labels ? std::min<std::size_t>(n, kRankSmall) : 0);
+  CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), summary * sizeof(int),
+                           cudaMemcpyDeviceToHost, s));
+  ws.counted.record(s);
   if (bring_labels) {  // as download_result reserves them: growing would lose what came
-    ws.host_labels.reserve(n);
-    ws.host_sizes.reserve(n);
-    CU_CHECK(cudaMemcpyAsync(ws.host_sizes.get(), ws.sizes.get(),
-                             std::min<std::size_t>(n, kRankSmall) * sizeof(int),
-                             cudaMemcpyDeviceToHost, s));
+    ws.host_labels16.reserve(n);
     const std::size_t chunk = label_chunk(n);
     for (int c = 0; c < Workspace::kLabelChunks; ++c) {
       const std::size_t begin = std::min(n, c * chunk), end = std::min(n, begin + chunk);
       if (end > begin)
-        CU_CHECK(cudaMemcpyAsync(ws.host_labels.get() + begin, ws.labels.get() + begin,
-                                 (end - begin) * sizeof(int), cudaMemcpyDeviceToHost, s));
+        CU_CHECK(cudaMemcpyAsync(ws.host_labels16.get() + begin, ws.labels16.get() + begin,
+                                 (end - begin) * sizeof(short), cudaMemcpyDeviceToHost, s));
       ws.labels_arrived[c].record(s);
     }
   }
@@ -199,14 +229,16 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
                          ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
                          ws.rank.get(), ws.sizes.get());
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
-                         ws.rank.get(), ni, ws.counters.get(), false, ws.labels.get());
+                         ws.rank.get(), ni, ws.counters.get(), false, ws.labels.get(), nullptr,
+                         nullptr);
+  clock.mark("canonicalize (sorted)");
   return false;
 }
 
 double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterResult& out,
                        StageClock& clock) {
   cudaStream_t s = ws.stream.get();
-  ws.host_counters.reserve(kCounters);
+  ws.host_counters.reserve(kSummaryInts);
   ws.host_labels.reserve(std::max<std::size_t>(n, 1));
   ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
   // canonicalize_on_device already read the counters, so labels and sizes come in one trip (or
@@ -223,23 +255,24 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   clock.mark("download");
   double copy_ms = 0;  // the host's copying only, not its waits
   if (labels_sent) {
-    // Each chunk is copied as it arrives, while the next ones are still on their way; the sizes
-    // came before the first.
+    // Each chunk is widened into the result as it arrives, while the next ones are still on
+    // their way; the sizes came with the counters, before the first.
     const std::size_t chunk = label_chunk(n);
-    out.labels.clear();
-    out.labels.reserve(n);
+    out.labels.resize(n);
     for (int c = 0; c < Workspace::kLabelChunks; ++c) {
       ws.labels_arrived[c].wait();
       const WallTimer copy;
       const std::size_t begin = std::min(n, c * chunk), end = std::min(n, begin + chunk);
-      out.labels.insert(out.labels.end(), ws.host_labels.get() + begin, ws.host_labels.get() + end);
+      std::copy(ws.host_labels16.get() + begin, ws.host_labels16.get() + end,
+                out.labels.begin() + std::ptrdiff_t(begin));
       copy_ms += copy.ms();
     }
   }
   ws.stream.sync();  // the clock's events are read next
   const WallTimer copy;
   if (!labels_sent) out.labels.assign(ws.host_labels.get(), ws.host_labels.get() + n);
-  out.sizes.assign(ws.host_sizes.get(), ws.host_sizes.get() + kept);
+  const int* sizes = labels_sent ? c + kSizesAt : ws.host_sizes.get();
+  out.sizes.assign(sizes, sizes + kept);
   out.non_finite = n ? n - std::size_t(c[kFinite]) : 0;
   out.dropped_clusters = n ? std::size_t(c[kClusters] - c[kKept]) : 0;
   return copy_ms + copy.ms();

@@ -45,19 +45,36 @@ inline float squared_threshold(float tolerance) {
 }
 
 enum Counter { kFinite = 0, kClusters, kBig, kKept, kCounters };
+// The counters' buffer also holds what the host reads with them, so that one copy brings it
+// all: the fast method's stage stamps (device_now at the start of its labelling, at the start
+// of the relabelling and at its end: 8-byte aligned after the four counters), then the sizes of
+// up to kRankSmall clusters (ranked without a sort, for the host).
+constexpr int kStamps = 3;
+constexpr int kStampsAt = kCounters, kSizesAt = kStampsAt + 2 * kStamps;
+constexpr int kRankSmall = 4096;
+constexpr int kSummaryInts = kSizesAt + kRankSmall;
+static_assert(kStampsAt % 2 == 0, "the stamps are 8-byte words");
+__host__ __device__ inline unsigned long long* stamps_in(int* counters) {
+  return reinterpret_cast<unsigned long long*>(counters + kStampsAt);
+}
+__host__ __device__ inline const unsigned long long* stamps_in(const int* counters) {
+  return reinterpret_cast<const unsigned long long*>(counters + kStampsAt);
+}
 
 // Device and pinned buffers reused across calls (cuda::acquire_workspace).
 struct Workspace {
   cuda::Stream stream;
   cuda::DeviceBuffer<float3> points;
   cuda::DeviceBuffer<int> component;  // per point: component id, or -1 for skipped points
-  cuda::DeviceBuffer<int> counters;
+  cuda::DeviceBuffer<int> counters;   // kCounters, then the stamps and sizes (kSummaryInts)
   // canonical relabelling
   cuda::DeviceBuffer<int> count, minidx, rank, ids, sorted_ids, labels, sizes;
+  cuda::DeviceBuffer<short> labels16;  // the labels for the host, where they fit
   cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;  // one per component
   cuda::DeviceBuffer<unsigned char> sort_temp;
   std::size_t sort_temp_n = 0;
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
+  cuda::PinnedBuffer<short> host_labels16;
   // canonicalize_on_device's labels on their way to the host, a chunk each.
   static constexpr int kLabelChunks = 4;
   cuda::Event counted, labels_arrived[kLabelChunks];
@@ -76,9 +93,13 @@ enum class CanonicalInput { Components, Counted };
 // Where the labels go after a method: to the host (download_result), or nowhere yet (the
 // gathered slabs take them from the device in chunks of their own).
 enum class LabelsTo { Host, Device };
+// Marks "canonicalize" on the clock once the relabelling's kernels are queued, before any copy
+// (and "canonicalize (sorted)" after the sort over kRankSmall components). `stamped`: the chain
+// since the last mark is the fast method's, its stages timed by its kernels (run_fast).
 void reserve_canonical(Workspace& ws, std::size_t n);
 bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
-                            CanonicalInput input, LabelsTo labels_to);
+                            CanonicalInput input, LabelsTo labels_to, StageClock& clock,
+                            bool stamped);
 // Brings labels and sizes back (unless canonicalize_on_device sent them: `labels_sent`), marks
 // "download" on the clock, and fills `out` as they arrive; returns the host's milliseconds spent
 // copying.

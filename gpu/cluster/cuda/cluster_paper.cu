@@ -289,6 +289,8 @@ bool run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
   const bool rs = method == ClusterMethod::GpuVertexRs || method == ClusterMethod::GpuEdgeRs ||
                   method == ClusterMethod::GpuMatrixRs;
   Grid g{};
+  // The fast method's first kernel clears them; these kernels only add.
+  CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, kCounters * sizeof(int), ws.stream.get()));
   if (rs) {
     g = build_voxel_grid(ws, b, n, params.tolerance);
     clock.mark("grid");
@@ -316,10 +318,8 @@ bool run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
     default:
       throw InvalidArgument("not a paper method");
   }
-  const bool labels_sent =
-      canonicalize_on_device(ws, n_points, params, CanonicalInput::Components, labels_to);
-  clock.mark("canonicalize");
-  return labels_sent;
+  return canonicalize_on_device(ws, n_points, params, CanonicalInput::Components, labels_to, clock,
+                                false);
 }
 
 }  // namespace cumulus::cluster_cuda
