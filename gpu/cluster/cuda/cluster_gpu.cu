@@ -50,11 +50,7 @@ __global__ void k_collect_components(const int* count, const int* minidx, int n,
                                      int* counters) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
-  if (blockIdx.x == 0 && threadIdx.x == 0) {  // the relabelling starts (see run_fast)
-    unsigned long long* stamps = stamps_in(counters);
-    stamps[1] = cuda::device_now();
-    stamps[2] = 0;  // k_labels' blocks take the latest of their ends
-  }
+  cuda::stamp_start(stamps_in(counters) + 1);  // the relabelling starts (see run_fast)
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   const int s = j < n ? count[j] : 0;
   const unsigned votes = __ballot_sync(0xffffffffu, s > 0);
@@ -117,28 +113,39 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
   place(sorted_keys[p], sorted_ids[p], p, n, min_size, max_size, counters[kBig], rank, sizes);
 }
 
-// only_if_small: launched beside k_rank_small before the count is known, so it does nothing
-// where k_rank_small did nothing. labels16 (or null): the same labels in 16 bits, for the host:
-// with at most kRankSmall clusters they fit, and half the bytes come down. end_stamp (or null):
-// the relabelling's end (see run_fast).
-__global__ void k_labels(const int* component, const int* rank, int n, const int* counters,
-                         bool only_if_small, int* labels, short* labels16,
-                         unsigned long long* end_stamp) {
+// only_if_small: launched beside k_rank_small before the count is known, so it labels nothing
+// where k_rank_small ranked nothing. With host_summary (page-locked host memory) its last block
+// also writes everything the host reads after the kernel there: the counters, the stamps (the
+// last one, the kernel's end, its own) and the small path's sizes; and with host_labels16 every
+// block writes its labels there too, in 16 bits (at most kRankSmall clusters fit). So no copy
+// follows the kernel: five copies after it (the counters and sizes, the labels in four chunks)
+// took 22-30 us on an H200, far more than their 0.25 MB.
+__global__ void k_labels(const int* component, const int* rank, int n, int* counters,
+                         bool only_if_small, int* labels, short* host_labels16, int* host_summary) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n && !(only_if_small && counters[kClusters] > kRankSmall)) {
+  const bool small = counters[kClusters] <= kRankSmall;
+  if (i < n && (small || !only_if_small)) {
     const int c = component[i];
     const int label = c < 0 ? -1 : rank[c];
     labels[i] = label;
-    if (labels16) labels16[i] = short(label);
+    if (host_labels16) host_labels16[i] = short(label);
   }
-  cuda::stamp_end(end_stamp);
-}
-
-// Points in each of the labels' early download chunks.
-std::size_t label_chunk(std::size_t n) {
-  return (n + Workspace::kLabelChunks - 1) / Workspace::kLabelChunks;
+  if (!host_summary) return;  // the same for the whole grid
+  __shared__ bool last;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(&counters[kLabelBlocks], 1) == int(gridDim.x) - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  const int ints = kSizesAt + (small ? __ldcg(counters + kKept) : 0);
+  for (int w = threadIdx.x; w < ints; w += blockDim.x)
+    if (w < kStampsAt + 2 * (kStamps - 1) || w >= kSizesAt) host_summary[w] = __ldcg(counters + w);
+  __syncthreads();
+  if (threadIdx.x == 0) stamps_in(host_summary)[kStamps - 1] = cuda::device_now();
 }
 
 }  // namespace
@@ -146,7 +153,7 @@ std::size_t label_chunk(std::size_t n) {
 void reserve_canonical(Workspace& ws, std::size_t n) {
   for (auto* b : {&ws.count, &ws.minidx, &ws.rank, &ws.ids, &ws.sorted_ids, &ws.labels, &ws.sizes})
     b->reserve(n);
-  ws.labels16.reserve(n);
+  ws.host_labels16.reserve(n);
   ws.keys.reserve(n);
   ws.sorted_keys.reserve(n);
   ws.counters.reserve(kSummaryInts);
@@ -170,15 +177,9 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   }
   const auto min_size = unsigned(std::min<std::size_t>(params.min_size, 0xffffffffu));
   const auto max_size = unsigned(std::min<std::size_t>(params.max_size, 0xffffffffu));
-  // For the host, the small path's sizes go right after the counters, so that one copy brings
-  // both; it comes after the three kernels, which then follow each other as dependent launches
-  // (a copy between them had made the next one wait for the copy's end).
-  int* small_sizes = bring_labels ? ws.counters.get() + kSizesAt : ws.sizes.get();
-  // Where the count turns out too large, the label copies below read what an earlier call left
-  // (and it is not used): a new buffer is cleared once, before any kernel writes it, so that no
-  // byte copied is undefined.
-  if (bring_labels && ws.cleared.insert({ws.labels16.get(), ws.labels16.bytes()}).second)
-    CU_CHECK(cudaMemsetAsync(ws.labels16.get(), 0, ws.labels16.bytes(), s));
+  // The small path's sizes go right after the counters and come up with them (k_labels). The
+  // three kernels follow each other as dependent launches, with no copy between them (a copy
+  // makes the next kernel wait for its end).
   cuda::launch_dependent("launch of k_collect_components", &k_collect_components, B, T, s,
                          ws.count.get(), ws.minidx.get(), ni, min_size, max_size, ws.keys.get(),
                          ws.ids.get(), ws.counters.get());
@@ -187,33 +188,17 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   // so the GPU does not idle while the host looks at the count.
   cuda::launch_dependent("launch of k_rank_small", &k_rank_small, kRankSmall * 32 / kRankBlock,
                          kRankBlock, s, ws.keys.get(), ws.ids.get(), ni, min_size, max_size,
-                         ws.counters.get(), ws.rank.get(), small_sizes);
+                         ws.counters.get(), ws.rank.get(), ws.counters.get() + kSizesAt);
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
                          ws.rank.get(), ni, ws.counters.get(), true, ws.labels.get(),
-                         bring_labels ? ws.labels16.get() : nullptr,
-                         stamped ? stamps_in(ws.counters.get()) + 2 : nullptr);
-  // The relabelling ends here where it is small (the copies after it are the download); the
-  // stamps of a stamped chain come back with the counters.
+                         bring_labels ? ws.host_labels16.get() : nullptr, ws.host_counters.get());
+  // A stamped chain's stages are split by the stamps that came up with the counters.
   if (stamped)
     clock.mark_split({"grid", "labelling", "canonicalize"}, stamps_in(ws.host_counters.get()));
   else
     clock.mark("canonicalize");
-  const std::size_t summary = kSizesAt + (bring_labels ? std::min<std::size_t>(n, kRankSmall) : 0);
-  CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), summary * sizeof(int),
-                           cudaMemcpyDeviceToHost, s));
   ws.counted.record(s);
-  if (bring_labels) {  // as download_result reserves them: growing would lose what came
-    ws.host_labels16.reserve(n);
-    const std::size_t chunk = label_chunk(n);
-    for (int c = 0; c < Workspace::kLabelChunks; ++c) {
-      const std::size_t begin = std::min(n, c * chunk), end = std::min(n, begin + chunk);
-      if (end > begin)
-        CU_CHECK(cudaMemcpyAsync(ws.host_labels16.get() + begin, ws.labels16.get() + begin,
-                                 (end - begin) * sizeof(short), cudaMemcpyDeviceToHost, s));
-      ws.labels_arrived[c].record(s);
-    }
-  }
-  ws.counted.wait();  // the labels may still be on their way
+  ws.counted.wait();
   const int K = ws.host_counters.get()[kClusters];
   if (K <= kRankSmall) return bring_labels;
   const int end_bit = 32 + std::bit_width(unsigned(n));
@@ -241,32 +226,25 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   ws.host_counters.reserve(kSummaryInts);
   ws.host_labels.reserve(std::max<std::size_t>(n, 1));
   ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
-  // canonicalize_on_device already read the counters, so labels and sizes come in one trip (or
-  // are on their way).
+  // canonicalize_on_device brought the counters, and where labels_sent the labels and sizes
+  // too (k_labels wrote them into host memory): then there is no download.
   const int* c = ws.host_counters.get();
   const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
-  if (n && !labels_sent) {
-    CU_CHECK(cudaMemcpyAsync(ws.host_labels.get(), ws.labels.get(), n * sizeof(int),
-                             cudaMemcpyDeviceToHost, s));
-    if (kept)
-      CU_CHECK(cudaMemcpyAsync(ws.host_sizes.get(), ws.sizes.get(), kept * sizeof(int),
+  if (!labels_sent) {
+    if (n) {
+      CU_CHECK(cudaMemcpyAsync(ws.host_labels.get(), ws.labels.get(), n * sizeof(int),
                                cudaMemcpyDeviceToHost, s));
+      if (kept)
+        CU_CHECK(cudaMemcpyAsync(ws.host_sizes.get(), ws.sizes.get(), kept * sizeof(int),
+                                 cudaMemcpyDeviceToHost, s));
+    }
+    clock.mark("download");
   }
-  clock.mark("download");
   double copy_ms = 0;  // the host's copying only, not its waits
   if (labels_sent) {
-    // Each chunk is widened into the result as it arrives, while the next ones are still on
-    // their way; the sizes came with the counters, before the first.
-    const std::size_t chunk = label_chunk(n);
-    out.labels.resize(n);
-    for (int c = 0; c < Workspace::kLabelChunks; ++c) {
-      ws.labels_arrived[c].wait();
-      const WallTimer copy;
-      const std::size_t begin = std::min(n, c * chunk), end = std::min(n, begin + chunk);
-      std::copy(ws.host_labels16.get() + begin, ws.host_labels16.get() + end,
-                out.labels.begin() + std::ptrdiff_t(begin));
-      copy_ms += copy.ms();
-    }
+    const WallTimer copy;
+    out.labels.assign(ws.host_labels16.get(), ws.host_labels16.get() + n);
+    copy_ms += copy.ms();
   }
   ws.stream.sync();  // the clock's events are read next
   const WallTimer copy;

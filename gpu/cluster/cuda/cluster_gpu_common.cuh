@@ -44,13 +44,15 @@ inline float squared_threshold(float tolerance) {
   return float(double(tolerance) * double(tolerance));
 }
 
-enum Counter { kFinite = 0, kClusters, kBig, kKept, kCounters };
-// The counters' buffer also holds what the host reads with them, so that one copy brings it
-// all: the fast method's stage stamps (device_now at the start of its labelling, at the start
-// of the relabelling and at its end: 8-byte aligned after the four counters), then the sizes of
-// up to kRankSmall clusters (ranked without a sort, for the host).
+// kLabelBlocks: k_labels' blocks done, for its last block.
+enum Counter { kFinite = 0, kClusters, kBig, kKept, kLabelBlocks, kCounters };
+// The counters' buffer also holds what the host reads with them (k_labels' last block writes it
+// all into host memory, ws.host_counters, in the same layout): the fast method's stage stamps
+// (device_now at the start of its labelling, at the start of the relabelling and at its end,
+// 8-byte aligned after the counters), then the sizes of up to kRankSmall clusters (ranked
+// without a sort).
 constexpr int kStamps = 3;
-constexpr int kStampsAt = kCounters, kSizesAt = kStampsAt + 2 * kStamps;
+constexpr int kStampsAt = (kCounters + 1) / 2 * 2, kSizesAt = kStampsAt + 2 * kStamps;
 constexpr int kRankSmall = 4096;
 constexpr int kSummaryInts = kSizesAt + kRankSmall;
 static_assert(kStampsAt % 2 == 0, "the stamps are 8-byte words");
@@ -69,15 +71,12 @@ struct Workspace {
   cuda::DeviceBuffer<int> counters;   // kCounters, then the stamps and sizes (kSummaryInts)
   // canonical relabelling
   cuda::DeviceBuffer<int> count, minidx, rank, ids, sorted_ids, labels, sizes;
-  cuda::DeviceBuffer<short> labels16;  // the labels for the host, where they fit
   cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;  // one per component
   cuda::DeviceBuffer<unsigned char> sort_temp;
   std::size_t sort_temp_n = 0;
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
-  cuda::PinnedBuffer<short> host_labels16;
-  // canonicalize_on_device's labels on their way to the host, a chunk each.
-  static constexpr int kLabelChunks = 4;
-  cuda::Event counted, labels_arrived[kLabelChunks];
+  cuda::PinnedBuffer<short> host_labels16;  // written by k_labels where the labels fit
+  cuda::Event counted;                      // the counters are in host memory
   // Device buffers (address, bytes) canonicalize_on_device has zero-filled.
   std::set<std::pair<const void*, std::size_t>> cleared;
 };
@@ -86,23 +85,22 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
                    cudaMemcpyKind kind = cudaMemcpyHostToDevice);
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
-// per id) in its own kernels (fewer launches). Reads the component count back to the host, and
-// for LabelsTo::Host sends the labels and sizes too where there are at most 4,096 components, in
-// chunks that download_result takes as each arrives: returns whether it sent them.
+// per id) in its own kernels (fewer launches). Brings the counters to the host, and for
+// LabelsTo::Host the labels and sizes too where there are at most 4,096 components (written into
+// host memory by the last kernel): returns whether it brought them.
 enum class CanonicalInput { Components, Counted };
 // Where the labels go after a method: to the host (download_result), or nowhere yet (the
 // gathered slabs take them from the device in chunks of their own).
 enum class LabelsTo { Host, Device };
-// Marks "canonicalize" on the clock once the relabelling's kernels are queued, before any copy
-// (and "canonicalize (sorted)" after the sort over kRankSmall components). `stamped`: the chain
-// since the last mark is the fast method's, its stages timed by its kernels (run_fast).
+// Marks "canonicalize" on the clock once the relabelling's kernels are queued (and "canonicalize
+// (sorted)" after the sort over kRankSmall components). `stamped`: the chain since the last mark
+// is the fast method's, its stages timed by its kernels (run_fast).
 void reserve_canonical(Workspace& ws, std::size_t n);
 bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                             CanonicalInput input, LabelsTo labels_to, StageClock& clock,
                             bool stamped);
-// Brings labels and sizes back (unless canonicalize_on_device sent them: `labels_sent`), marks
-// "download" on the clock, and fills `out` as they arrive; returns the host's milliseconds spent
-// copying.
+// Brings labels and sizes back (unless canonicalize_on_device brought them: `labels_sent`),
+// marks "download" on the clock, and fills `out`; returns the host's milliseconds spent copying.
 double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterResult& out,
                        StageClock& clock);
 

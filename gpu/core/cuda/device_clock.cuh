@@ -18,10 +18,4 @@ __device__ __forceinline__ void stamp_start(unsigned long long* stamp) {
   if (stamp && blockIdx.x == 0 && threadIdx.x == 0) *stamp = device_now();
 }
 
-// The latest end of a block's thread 0 so far into *stamp (null: nothing): called by every block
-// as it ends, it is the kernel's end. *stamp must be cleared by an earlier grid.
-__device__ __forceinline__ void stamp_end(unsigned long long* stamp) {
-  if (stamp && threadIdx.x == 0) atomicMax(stamp, device_now());
-}
-
 }  // namespace cumulus::cuda
