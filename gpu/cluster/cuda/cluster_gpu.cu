@@ -16,10 +16,10 @@
 namespace cumulus {
 namespace cluster_cuda {
 
-// The counters are cleared by each method's first kernel or copy (a memset here came first on
-// the stream, ahead of the upload). The stamps and sizes beside them are copied to the host
-// whether or not a call wrote them: a new buffer is cleared once, so that no byte copied is
-// undefined.
+// The counters are cleared by each method's first kernel or memset (a memset here came first on
+// the stream, ahead of the upload). k_labels' last block reads the stamps beside them whether or
+// not the call wrote them (the paper's methods do not): a new buffer is cleared once, so that
+// no byte read is undefined.
 void prepare_points(Workspace& ws, std::size_t n) {
   ws.points.reserve(n);
   ws.component.reserve(n);
