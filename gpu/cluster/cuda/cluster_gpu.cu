@@ -224,13 +224,14 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
                        StageClock& clock) {
   cudaStream_t s = ws.stream.get();
   ws.host_counters.reserve(kSummaryInts);
-  ws.host_labels.reserve(std::max<std::size_t>(n, 1));
-  ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
   // canonicalize_on_device brought the counters, and where labels_sent the labels and sizes
-  // too (k_labels wrote them into host memory): then there is no download.
+  // too (k_labels wrote them into host memory): then there is no download, and no page-locked
+  // room for one is needed.
   const int* c = ws.host_counters.get();
   const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
   if (!labels_sent) {
+    ws.host_labels.reserve(std::max<std::size_t>(n, 1));
+    ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
     if (n) {
       CU_CHECK(cudaMemcpyAsync(ws.host_labels.get(), ws.labels.get(), n * sizeof(int),
                                cudaMemcpyDeviceToHost, s));

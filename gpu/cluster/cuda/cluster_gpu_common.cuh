@@ -73,11 +73,10 @@ struct Workspace {
   cuda::DeviceBuffer<int> count, minidx, rank, ids, sorted_ids, labels, sizes;
   cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;  // one per component
   cuda::DeviceBuffer<unsigned char> sort_temp;
-  std::size_t sort_temp_n = 0;
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
   cuda::PinnedBuffer<short> host_labels16;  // written by k_labels where the labels fit
   cuda::Event counted;                      // the counters are in host memory
-  // Device buffers (address, bytes) canonicalize_on_device has zero-filled.
+  // Device buffers (address, bytes) cleared once when made (prepare_points).
   std::set<std::pair<const void*, std::size_t>> cleared;
 };
 
