@@ -53,8 +53,10 @@ void validate(const ClusterParams& params);
 ClusterResult euclidean_cluster(const PointCloud& cloud, const ClusterParams& params,
                                 ClusterMethod method, const ClusterProgress& progress = {});
 
-// The same for raw points. With `points` in page-locked memory (allocate_pinned_points) the
-// upload is a direct DMA, as for frames that a sensor driver writes into such buffers.
+// The same for raw points. With `points` in page-locked memory (allocate_pinned_points), as
+// frames that a sensor driver writes into such buffers, `gpu` reads them over the bus in its
+// first kernel, with no copy ahead of it (its first stage is then "upload and grid"; a pointer
+// off 16 bytes is copied), and the other GPU methods upload them by direct DMA.
 ClusterResult euclidean_cluster(const Point3f* points, std::size_t n, const ClusterParams& params,
                                 ClusterMethod method, const ClusterProgress& progress = {});
 

@@ -42,17 +42,44 @@ __global__ void k_init(unsigned capacity, int n, unsigned long long* keys, int* 
   if (i < kFastCounters) fast_counters[i] = 0;
 }
 
+constexpr int kInsertThreads = 256;
+
+// A block's points straight from page-locked host memory, in 16-byte words through shared
+// memory: a float3 a lane would be three 4-byte reads 12 bytes apart, in pieces of lines over the
+// bus. `from` is 16-byte aligned (run_fast).
+__device__ __forceinline__ float3 read_block_points(const float3* from, int n) {
+  __shared__ float4 words[kInsertThreads * 3 / 4];
+  const int first = int(blockIdx.x) * kInsertThreads;
+  const int floats = 3 * min(kInsertThreads, n - first);
+  const float* src = reinterpret_cast<const float*>(from + first);
+  float* staged = reinterpret_cast<float*>(words);
+  for (int w = int(threadIdx.x); w < floats / 4; w += kInsertThreads)
+    words[w] = reinterpret_cast<const float4*>(src)[w];
+  for (int f = floats / 4 * 4 + int(threadIdx.x); f < floats; f += kInsertThreads)
+    staged[f] = src[f];
+  __syncthreads();
+  const int t = int(threadIdx.x);
+  return 3 * t < floats ? make_float3(staged[3 * t], staged[3 * t + 1], staged[3 * t + 2])
+                        : make_float3(NAN, NAN, NAN);
+}
+
 // Consecutive points of a scan mostly share a cell, so the per-cell counters are bumped once
-// per group of a warp's lanes (__match_any_sync), not once per point.
-__global__ void k_insert_points(const float3* pts, int n, double inv_cell, unsigned mask,
-                                unsigned long long* keys, int* cell_count, int* cell_fill,
-                                CellBoxes boxes, int* point_slot, int* far_list, int* cell_list,
-                                int* fast_counters, int* counters) {
+// per group of a warp's lanes (__match_any_sync), not once per point. With `host_pts` the points
+// come from page-locked host memory instead of a copy ahead of the kernel: their reads go out
+// before the wait for k_init (they depend on no kernel), and the kernel leaves the device's copy
+// in `pts` for the chain's later kernels.
+__global__ void __launch_bounds__(kInsertThreads)
+    k_insert_points(const float3* host_pts, float3* pts, int n, double inv_cell, unsigned mask,
+                    unsigned long long* keys, int* cell_count, int* cell_fill, CellBoxes boxes,
+                    int* point_slot, int* far_list, int* cell_list, int* fast_counters,
+                    int* counters) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const float3 read = host_pts ? read_block_points(host_pts, n) : float3{};
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = int(threadIdx.x & 31);
-  const float3 p = i < n ? pts[i] : make_float3(NAN, NAN, NAN);
+  const float3 p = host_pts ? read : i < n ? pts[i] : make_float3(NAN, NAN, NAN);
+  if (host_pts && i < n) pts[i] = p;
   const bool finite = finite3(p);
   warp_count(&counters[kFinite], finite);
   long long x = 0, y = 0, z = 0;
@@ -222,7 +249,7 @@ FastBuffers& fast_buffers() {
 }  // namespace
 
 bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
-              LabelsTo labels_to) {
+              LabelsTo labels_to, const float3* host_points) {
   cudaStream_t s = ws.stream.get();
   FastBuffers& b = fast_buffers();
   const unsigned capacity = std::bit_ceil(unsigned(std::max<std::size_t>(2 * n, 64)));
@@ -252,7 +279,8 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
   // always tested point by point.
   const double skip2 = double(params.tolerance) * double(params.tolerance) * (1.0 + 1e-5);
   const double accept2 = double(params.tolerance) * double(params.tolerance) * (1.0 - 1e-5);
-  const int T = 256, B = cuda::blocks_for(n, T);
+  constexpr int T = kInsertThreads;
+  const int B = cuda::blocks_for(n, T);
 
   reserve_canonical(ws, n);
   // A chain of short kernels, each a dependent launch that lets the next one onto the SMs as
@@ -262,10 +290,11 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
   cuda::launch_dependent("launch of k_init", &k_init, cuda::blocks_for(capacity, T), T, s, capacity,
                          int(n), b.keys.get(), b.cell_count.get(), b.parent.get(), ws.count.get(),
                          ws.minidx.get(), ws.counters.get(), b.fast_counters.get());
-  cuda::launch_dependent("launch of k_insert_points", &k_insert_points, B, T, s, ws.points.get(),
-                         int(n), 1.0 / cell, capacity - 1, b.keys.get(), b.cell_count.get(),
-                         b.cell_fill.get(), boxes, b.point_slot.get(), b.far_list.get(),
-                         b.cell_list.get(), b.fast_counters.get(), ws.counters.get());
+  cuda::launch_dependent("launch of k_insert_points", &k_insert_points, B, T, s, host_points,
+                         ws.points.get(), int(n), 1.0 / cell, capacity - 1, b.keys.get(),
+                         b.cell_count.get(), b.cell_fill.get(), boxes, b.point_slot.get(),
+                         b.far_list.get(), b.cell_list.get(), b.fast_counters.get(),
+                         ws.counters.get());
   // The lengths of the cell and open lists are on the device: their kernels take strides over
   // them with the blocks that fill the device once.
   static const int starts_blocks = resident_blocks(k_cell_starts, T);
@@ -275,6 +304,7 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
   cuda::launch_dependent("launch of k_scatter_by_cell", &k_scatter_by_cell, B, T, s,
                          ws.points.get(), int(n), b.point_slot.get(), b.cell_start.get(),
                          b.cell_fill.get(), b.sorted_pts.get(), boxes);
+  static_assert(T == kJoinThreads, "k_join_cells keeps a list a warp for blocks of this size");
   static const int join_blocks = resident_blocks(k_join_cells, T);
   static const int settle_blocks = resident_blocks(k_settle_open_pairs, T);
   cuda::launch_dependent("launch of k_join_cells", &k_join_cells, join_blocks, T, s, b.keys.get(),
@@ -294,7 +324,8 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
                          ws.component.get(), ws.count.get(), ws.minidx.get());
   // The chain's stages are timed by its kernels (canonicalize_on_device's mark_split): the
   // labelling from k_join_cells' start, the relabelling from k_collect_components'.
-  return canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to, clock, true);
+  return canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to, clock,
+                                host_points ? "upload and grid" : "grid");
 }
 
 }  // namespace cumulus::cluster_cuda

@@ -92,20 +92,23 @@ enum class CanonicalInput { Components, Counted };
 // gathered slabs take them from the device in chunks of their own).
 enum class LabelsTo { Host, Device };
 // Marks "canonicalize" on the clock once the relabelling's kernels are queued (and "canonicalize
-// (sorted)" after the sort over kRankSmall components). `stamped`: the chain since the last mark
-// is the fast method's, its stages timed by its kernels (run_fast).
+// (sorted)" after the sort over kRankSmall components). `chain_start`: the chain since the last
+// mark is the fast method's, its stages timed by its kernels (run_fast), and the part before its
+// labelling is called so; nullptr for the other methods.
 void reserve_canonical(Workspace& ws, std::size_t n);
 bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                             CanonicalInput input, LabelsTo labels_to, StageClock& clock,
-                            bool stamped);
+                            const char* chain_start);
 // Brings labels and sizes back (unless canonicalize_on_device brought them: `labels_sent`),
 // marks "download" on the clock, and fills `out`; returns the host's milliseconds spent copying.
 double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterResult& out,
                        StageClock& clock);
 
-// The methods; each returns canonicalize_on_device's answer.
+// The methods; each returns canonicalize_on_device's answer. run_fast's `host_points`: the
+// points' device address in page-locked host memory, read by its first kernel where no copy put
+// them in ws.points.
 bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
-              LabelsTo labels_to);
+              LabelsTo labels_to, const float3* host_points = nullptr);
 bool run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
                StageClock& clock, LabelsTo labels_to);
 

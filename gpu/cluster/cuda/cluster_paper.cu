@@ -319,7 +319,7 @@ bool run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
       throw InvalidArgument("not a paper method");
   }
   return canonicalize_on_device(ws, n_points, params, CanonicalInput::Components, labels_to, clock,
-                                false);
+                                nullptr);
 }
 
 }  // namespace cumulus::cluster_cuda

@@ -108,6 +108,17 @@ class Event {
   cudaEvent_t e_ = nullptr;
 };
 
+// The address under which kernels read page-locked host memory (cudaMallocHost, cudaHostRegister)
+// over the bus, or nullptr for pageable memory, which only a copy can take to the device.
+inline const void* device_address_of_pinned(const void* host) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, host) != cudaSuccess) {
+    (void)cudaGetLastError();  // an unknown pointer is pageable memory, not an error to keep
+    return nullptr;
+  }
+  return a.type == cudaMemoryTypeHost ? a.devicePointer : nullptr;
+}
+
 inline int blocks_for(std::size_t n, int threads) {
   return int((n + std::size_t(threads) - 1) / std::size_t(threads));
 }
