@@ -299,7 +299,7 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
   // Page-locked points (a frame reader's, allocate_pinned_points) are read over the bus by the
   // fast method's insert kernel, with no copy ahead of the chain: their reads go out while the
   // table is cleared, and the kernels wait for no copy (KITTI frame 0 on an H200: the upload and
-  // grid 0.063-0.072 ms before, 0.057-0.063 after in 13 of 14 runs). 16-byte aligned only: the
+  // grid 0.063-0.072 ms before, 0.057-0.063 after in 19 of 20 runs). 16-byte aligned only: the
   // kernel reads 16-byte words.
   const float3* host_points = nullptr;
   if (kind == cudaMemcpyHostToDevice && method == ClusterMethod::Gpu && n &&
