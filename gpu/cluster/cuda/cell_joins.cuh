@@ -111,7 +111,7 @@ constexpr int kAfter = 62;  // neighbour cells after a cell in (dz, dy, dx) orde
 struct WarpCell {
   int found[kAfter];
   Box box;
-  int slot, begin, end;
+  int begin, end;
 };
 
 // One cell's joins, by a whole warp: each lane looks up two of the 62 neighbour cells that come
@@ -134,7 +134,6 @@ __device__ __forceinline__ void join_cell(int cell, const unsigned long long* ke
   const int slot = cell_list[cell];
   const unsigned long long key = keys[slot];
   if (lane == 0) {
-    w.slot = slot;
     w.begin = cell_start[slot];
     w.end = w.begin + cell_count[slot];
     w.box = load_box(boxes, slot);
