@@ -157,7 +157,7 @@ void reserve_canonical(Workspace& ws, std::size_t n) {
   ws.host_labels16.reserve(n);
   ws.keys.reserve(n);
   ws.sorted_keys.reserve(n);
-  ws.counters.reserve(kSummaryInts);
+  // The device's counters are prepare_points' alone to make: it clears a new buffer once.
   ws.host_counters.reserve(kSummaryInts);
 }
 
