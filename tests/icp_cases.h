@@ -47,27 +47,54 @@ struct Case {
   }
 };
 
-// A street scene and the same scene moved by a known transform: the exact answer is known.
-Case generated_pair() {
+// 5 mm of noise on each coordinate: fitness above the rounding floor, and the true transform is
+// still the minimum (interleaved samples of sparse rings bias point-to-point ICP).
+Point3f with_noise(const Point3f& p, Random& rng) {
+  return {p.x + float(rng.normal() * 0.005), p.y + float(rng.normal() * 0.005),
+          p.z + float(rng.normal() * 0.005)};
+}
+
+// The pair of `target` and `noisy` (the same samples with noise) moved by a known transform: the
+// exact answer is known.
+Case known_transform_pair(std::vector<Point3f> target, const std::vector<Point3f>& noisy,
+                          int max_iterations) {
   Case c;
-  const PointCloud scene = generate_street_scene(StreetSceneParams{});
-  const auto all = finite_points(scene.points);
-  // The same samples with 5 mm of noise: fitness above the rounding floor, and the true
-  // transform is still the minimum (interleaved samples of sparse rings bias point-to-point ICP).
-  Random rng(17);
-  std::vector<Point3f> other;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (i % 4 != 0) continue;
-    c.target.push_back(all[i]);
-    other.push_back({all[i].x + float(rng.normal() * 0.005), all[i].y + float(rng.normal() * 0.005),
-                     all[i].z + float(rng.normal() * 0.005)});
-  }
+  c.target = std::move(target);
   const Eigen::Matrix4d truth = rigid_transform(0.5, -0.3, 1.5, 0.2, -0.15, 0.03);
-  c.source = transform_points(other, truth.inverse());
+  c.source = transform_points(noisy, truth.inverse());
   c.truth = truth;
   c.params.max_correspondence_distance = 1.0;
-  c.params.criteria.max_iterations = 60;
+  c.params.criteria.max_iterations = max_iterations;
   return c;
+}
+
+// A street scene (every fourth sample) and the same scene moved.
+Case generated_pair() {
+  const auto all = finite_points(generate_street_scene(StreetSceneParams{}).points);
+  Random rng(17);
+  std::vector<Point3f> target, noisy;
+  for (std::size_t i = 0; i < all.size(); i += 4) {
+    target.push_back(all[i]);
+    noisy.push_back(with_noise(all[i], rng));
+  }
+  return known_transform_pair(std::move(target), noisy, 60);
+}
+
+// The generated pair made dense: every sample of the scene and jittered copies of it (1 cm),
+// past `points`. More points than the GPU's sums kernel has threads (at most 256 blocks of 256),
+// so each of its threads adds a run of several.
+[[maybe_unused]] Case dense_generated_pair(std::size_t points) {
+  const auto all = finite_points(generate_street_scene(StreetSceneParams{}).points);
+  Random rng(23);
+  std::vector<Point3f> target, noisy;
+  for (int copy = 0; target.size() < points; ++copy)
+    for (const Point3f& p : all) {
+      const double j = copy == 0 ? 0.0 : 0.01;
+      target.push_back({float(p.x + rng.normal() * j), float(p.y + rng.normal() * j),
+                        float(p.z + rng.normal() * j)});
+      noisy.push_back(with_noise(target.back(), rng));
+    }
+  return known_transform_pair(std::move(target), noisy, 8);
 }
 
 // The case made point to plane, on PCL's normals of the target (20 neighbours).

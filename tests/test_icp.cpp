@@ -372,6 +372,24 @@ class TestIcp : public QObject {
     }
   }
 
+  // The sums kernel's threads take runs of consecutive points (two loaded ahead, the rest one
+  // after another) and list them for the next search in their own order: PCL's answer however
+  // long the runs, point to point and point to plane.
+  void gpu_sums_of_runs_of_points_equal_pcl_data() {
+    test::add_columns<QString>({"metric"});
+    for (const char* m : {"point-to-point", "point-to-plane"})
+      QTest::newRow(m) << QString(m);
+  }
+  void gpu_sums_of_runs_of_points_equal_pcl() {
+    CUMULUS_REQUIRE_GPU();
+    QFETCH(QString, metric);
+    Case c = dense_generated_pair(5 * 65536 + 1000);
+    if (*parse_metric(metric.toStdString()) == IcpMetric::PointToPlane) make_point_to_plane(c);
+    const IcpResult r = icp(c.source, c.target, c.normals(), c.params, IcpMethod::Gpu);
+    expect_same(icp(c.source, c.target, c.normals(), c.params, IcpMethod::Cpu), r);
+    QVERIFY((r.transform - *c.truth).cwiseAbs().maxCoeff() < 0.1);  // from 1.5 m off
+  }
+
   void gpu_methods_report_no_gpu_clearly() {
     if (query_device().available) QSKIP("a GPU is available here");
     Case c = generated_pair();

@@ -96,8 +96,9 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_
           a[3 * r] * v[3 * c] + a[3 * r + 1] * v[3 * c + 1] + a[3 * r + 2] * v[3 * c + 2];
   // Cyclic Jacobi converges quadratically; a 3x3 needs a handful of sweeps. The threshold
   // (|gamma| <= 1e-14 sqrt(alpha beta), compared squared) sits well above double rounding noise
-  // so the loop ends instead of chasing it (every sweep costs square roots and divisions, slow
-  // on one GPU thread).
+  // so the loop ends instead of chasing it. Each rotation is taken from two reciprocal square
+  // roots: the textbook tangent (a quotient, a square root, another quotient, then the cosine's
+  // reciprocal root) was a chain of four slow sequences on the one GPU thread that solves.
   for (int sweep = 0; sweep < 12; ++sweep) {
     bool rotated = false;
     for (int p = 0; p < 2; ++p)
@@ -109,10 +110,16 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_
           gamma += w[3 * p + r] * w[3 * q + r];
         }
         if (gamma == 0 || gamma * gamma <= 1e-28 * (alpha * beta)) continue;
+        // The tangent sign(d) g / (|d| + h), with d = beta - alpha, g = 2 gamma, h = |(d, g)|,
+        // as the cosine u / |(u, g)| and sine sign(d) g / |(u, g)| where u = |d| + h. c and s
+        // share one root, so the rotation stays orthonormal to rounding whatever h's last bits.
+        const double d = beta - alpha, g = 2 * gamma;
+        const double d2g2 = d * d + g * g;
+        if (!(d2g2 <= DBL_MAX / 8)) continue;  // as the test above, where alpha beta overflows
         rotated = true;
-        const double zeta = (beta - alpha) / (2 * gamma);
-        const double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
-        const double c = inv_sqrt(1 + t * t), s = c * t;
+        const double u = fabs(d) + d2g2 * inv_sqrt(d2g2);
+        const double root = inv_sqrt(u * u + g * g);
+        const double c = u * root, s = (d >= 0 ? g : -g) * root;
         for (int r = 0; r < 3; ++r) {
           const double wp = w[3 * p + r], wq = w[3 * q + r];
           w[3 * p + r] = c * wp - s * wq;

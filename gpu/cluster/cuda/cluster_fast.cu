@@ -16,6 +16,7 @@
 #include "cluster/cuda/cluster_gpu_common.cuh"
 #include "core/cuda/dependent_launch.cuh"
 #include "core/cuda/device_clock.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "core/cuda/workspace.cuh"
 
 namespace cumulus::cluster_cuda {
@@ -236,17 +237,6 @@ struct FastBuffers {
   cuda::DeviceBuffer<float3> sorted_pts;
 };
 
-// Blocks of `threads` that fill the device once, for kernels that take strides over a length
-// counted on the device.
-template <class Kernel>
-int resident_blocks(Kernel kernel, int threads) {
-  int device = 0, sms = 0, per_sm = 0;
-  CU_CHECK(cudaGetDevice(&device));
-  CU_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CU_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
-  return std::max(1, sms * per_sm);
-}
-
 FastBuffers& fast_buffers() {
   return cuda::buffers_beside<FastBuffers, Workspace>();
 }
@@ -302,7 +292,7 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
                          ws.counters.get());
   // The lengths of the cell and open lists are on the device: their kernels take strides over
   // them with the blocks that fill the device once.
-  static const int starts_blocks = resident_blocks(k_cell_starts, T);
+  static const int starts_blocks = cuda::resident_blocks(k_cell_starts, T);
   cuda::launch_dependent("launch of k_cell_starts", &k_cell_starts, starts_blocks, T, s,
                          b.cell_list.get(), b.fast_counters.get(), b.cell_count.get(),
                          b.cell_start.get());
@@ -310,8 +300,8 @@ bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageCl
                          ws.points.get(), int(n), b.point_slot.get(), b.cell_start.get(),
                          b.cell_fill.get(), b.sorted_pts.get(), boxes);
   static_assert(T == kJoinThreads, "k_join_cells keeps a list a warp for blocks of this size");
-  static const int join_blocks = resident_blocks(k_join_cells, T);
-  static const int settle_blocks = resident_blocks(k_settle_open_pairs, T);
+  static const int join_blocks = cuda::resident_blocks(k_join_cells, T);
+  static const int settle_blocks = cuda::resident_blocks(k_settle_open_pairs, T);
   cuda::launch_dependent("launch of k_join_cells", &k_join_cells, join_blocks, T, s, b.keys.get(),
                          b.cell_list.get(), b.fast_counters.get(), b.cell_start.get(),
                          b.cell_count.get(), capacity - 1, boxes, b.sorted_pts.get(), thr, skip2,

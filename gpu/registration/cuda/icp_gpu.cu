@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "core/cuda/dependent_launch.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "nns/cuda/device_index.cuh"
@@ -44,7 +45,10 @@ namespace {
 // Every kernel of the loop is a dependent launch, set up while the one before it drains.
 
 // Moves each source point by the last step and finds its correspondence: pair[i] is the target
-// within the correspondence distance (or -1) and pair_d2[i] its squared distance. Points are
+// within the correspondence distance (or -1), match[i] that target's point (the nearest's, found
+// or not) and its squared distance. The sums read the point there, beside the pair, instead of
+// looking it up by the pair's index: one round trip to memory instead of two in a kernel that
+// sits on the iteration's critical path, where the search has warps to hide its own. Points are
 // taken in `order` (null: as they come): its first ctl->far_count were far from their last
 // correspondence, and the first `wide_blocks` blocks search for up to that many of them with a
 // whole warp each; the rest of the grid takes the remaining points with Lanes consecutive
@@ -55,7 +59,7 @@ template <int Lanes, class Search, bool Plane>
 __global__ void __launch_bounds__(kSearchThreads, 12)
     k_icp_correspond(Search search, float3* source, int n, const float3* targets,
                      float search_limit, double max_d2, const Control* ctl, int* seeds, int* pair,
-                     float* pair_d2, const int* order, int wide_blocks) {
+                     float4* match, const int* order, int wide_blocks) {
   cuda::wait_for_previous_grid();
   if (ctl->state != im::kNotConverged) return;  // the same for every thread of the grid
   const SearchSlot at = search_slot<Lanes>(n, order, ctl, wide_blocks);
@@ -76,11 +80,45 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
   if (rank != 0 || i >= n) return;
   if (seeds) seeds[i] = ni;
   pair[i] = ni >= 0 && double(nd) <= max_d2 ? ni : -1;
-  pair_d2[i] = nd;
+  const float3 t = ni >= 0 ? targets[ni] : make_float3(0, 0, 0);
+  match[i] = make_float4(t.x, t.y, t.z, nd);
+}
+
+// One pair's terms added into `acc`: p the moved source point, m its match (target point and
+// squared distance), ni the target's index (for its normal).
+template <bool Plane>
+__device__ __forceinline__ void add_pair(std::conditional_t<Plane, im::PlaneSums, im::Sums>& acc,
+                                         float3 p, float4 m, int ni, const float3* normals,
+                                         const double* c, const im::Criteria& criteria) {
+  const double d2 = double(m.w);
+  if constexpr (Plane) {
+    // A pair whose target normal is not finite counts for the MSE and the pair count but not in
+    // the equations (PCL skips it there).
+    const float3 nn = normals[ni];
+    if (isfinite(nn.x) && isfinite(nn.y) && isfinite(nn.z)) {
+      const float s3[3] = {p.x, p.y, p.z}, t3[3] = {m.x, m.y, m.z}, n3[3] = {nn.x, nn.y, nn.z};
+      im::add_plane(acc, s3, t3, n3, d2, criteria.kernel, criteria.kernel_scale);
+    } else {
+      acc.n += 1;
+      acc.d2 += d2;
+    }
+  } else {
+    const double s3[3] = {double(p.x) - c[0], double(p.y) - c[1], double(p.z) - c[2]};
+    const double t3[3] = {double(m.x) - c[0], double(m.y) - c[1], double(m.z) - c[2]};
+    im::add(acc, s3, t3, d2, im::robust_weight(criteria.kernel, criteria.kernel_scale, sqrt(d2)));
+  }
 }
 
 // Sums the correspondences, and the grid's last block solves the step (or, for the host solve,
 // leaves the sums in ctl).
+// The grid is one wave of at most kThreads blocks (solve_blocks), each thread taking a run of
+// consecutive points and adding their terms first. The kernel's registers leave room for two
+// blocks an SM: KITTI's 124,605 points a point a thread took two waves, the second starting 3.6
+// us after the first (H200), and the last block's sum of 487 partials (two rounds of loads for
+// some threads) took 4.6 us against 1.3 for at most 256. Runs keep the order below in the
+// points' own order within a block, as a point a thread did: with points taken by strides over
+// the grid, a late search took 36.6-37.4 us against 34.1-34.8 (KITTI, H200), its groups' points
+// no longer neighbours.
 // With `order` (`gpu`), also orders the points for the next search: far are those whose
 // correspondence lay beyond sqrt(far_d2) or was not found. They go to the front of the order
 // and the others to the back, counted per block (one atomic per block and list: a warp each
@@ -89,63 +127,65 @@ __global__ void __launch_bounds__(kSearchThreads, 12)
 // one after another, and each was a round trip to L2.
 // Point to plane (Plane) sums PCL's normal equations instead, from the targets' normals.
 template <bool Plane>
-__global__ void k_icp_solve(const float3* source, int n, const float3* targets,
-                            const float3* normals, const int* pair, const float* pair_d2,
-                            Control* ctl, im::Criteria criteria, double* partials,
-                            HistoryEntry* history, int solve_here, int* order, float far_d2) {
+__global__ void k_icp_solve(const float3* source, int n, const float3* normals, const int* pair,
+                            const float4* match, Control* ctl, im::Criteria criteria,
+                            double* partials, HistoryEntry* history, int solve_here, int* order,
+                            float far_d2) {
   constexpr int V = Plane ? kPlaneValues : kValues;
   cuda::wait_for_previous_grid();
-  // Everything this thread reads is requested before the first test: the kernel sits on the
-  // iteration's critical path, one wave long, and each round trip to memory adds to it.
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  // Everything the first two points need is requested before the first test: the kernel sits on
+  // the iteration's critical path, and each round trip to memory adds to it.
+  const int stride = int(gridDim.x * blockDim.x);
+  const int per = n / stride + (n % stride != 0);  // points a thread
+  const int begin = min(n, int(blockIdx.x * blockDim.x + threadIdx.x) * per);
+  const int end = min(n, begin + per);
   const int state = ctl->state;
-  const int ni = i < n ? pair[i] : -1;
-  const float d2 = i < n ? pair_d2[i] : INFINITY;
-  const float3 p = i < n ? source[i] : make_float3(0, 0, 0);
+  const bool has0 = begin < end, has1 = begin + 1 < end;
+  const int ni0 = has0 ? pair[begin] : -1, ni1 = has1 ? pair[begin + 1] : -1;
+  const float4 m0 = has0 ? match[begin] : make_float4(0, 0, 0, INFINITY);
+  const float4 m1 = has1 ? match[begin + 1] : make_float4(0, 0, 0, INFINITY);
+  const float3 p0 = has0 ? source[begin] : make_float3(0, 0, 0);
+  const float3 p1 = has1 ? source[begin + 1] : make_float3(0, 0, 0);
   const double c[3] = {ctl->centre[0], ctl->centre[1], ctl->centre[2]};
   if (state != im::kNotConverged) return;  // the same for every thread of the grid
+  std::conditional_t<Plane, im::PlaneSums, im::Sums> acc;
+  unsigned my_far = 0, my_near = 0;
+  for (int i = begin; i < end; ++i) {
+    const int ni = i == begin ? ni0 : i == begin + 1 ? ni1 : pair[i];
+    const float4 m = i == begin ? m0 : i == begin + 1 ? m1 : match[i];
+    if (ni >= 0)
+      add_pair<Plane>(acc,
+                      i == begin       ? p0
+                      : i == begin + 1 ? p1
+                                       : source[i],
+                      m, ni, normals, c, criteria);
+    if (m.w <= far_d2)
+      ++my_near;
+    else
+      ++my_far;
+  }
   double v[V];
 #pragma unroll
   for (int j = 0; j < V; ++j)
-    v[j] = 0;
-  if (ni >= 0) {
-    const float3 t = targets[ni];
-    if constexpr (Plane) {
-      // A pair whose target normal is not finite counts for the MSE and the pair count but
-      // not in the equations (PCL skips it there).
-      const float3 nn = normals[ni];
-      im::PlaneSums one;
-      if (isfinite(nn.x) && isfinite(nn.y) && isfinite(nn.z)) {
-        const float s3[3] = {p.x, p.y, p.z}, t3[3] = {t.x, t.y, t.z}, n3[3] = {nn.x, nn.y, nn.z};
-        im::add_plane(one, s3, t3, n3, double(d2), criteria.kernel, criteria.kernel_scale);
-      } else {
-        one.n = 1;
-        one.d2 = double(d2);
-      }
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-        v[j] = one.values()[j];
-    } else {
-      const double s3[3] = {double(p.x) - c[0], double(p.y) - c[1], double(p.z) - c[2]};
-      const double t3[3] = {double(t.x) - c[0], double(t.y) - c[1], double(t.z) - c[2]};
-      im::Sums one;
-      im::add(one, s3, t3, double(d2),
-              im::robust_weight(criteria.kernel, criteria.kernel_scale, sqrt(double(d2))));
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-        v[j] = one.values()[j];
-    }
-  }
+    v[j] = acc.values()[j];
+  // The order's places: this thread's far and near points after those of the warp's lanes
+  // before it, of the block's warps before its own, and of the blocks counted before it.
   __shared__ unsigned warp_count[2][kThreads / 32];  // far, near
   __shared__ unsigned block_base[2];
-  const unsigned lane = threadIdx.x & 31u, below = (1u << lane) - 1u;
-  const int warp = threadIdx.x >> 5;
-  const bool far = !(d2 <= far_d2);
-  const unsigned far_mask = __ballot_sync(0xffffffffu, i < n && far);
-  const unsigned near_mask = __ballot_sync(0xffffffffu, i < n && !far);
-  if (lane == 0) {
-    warp_count[0][warp] = unsigned(__popc(far_mask));
-    warp_count[1][warp] = unsigned(__popc(near_mask));
+  const unsigned lane = threadIdx.x & 31u;
+  const int warp = int(threadIdx.x >> 5);
+  unsigned far_upto = my_far, near_upto = my_near;  // inclusive over the warp's lanes
+  for (int o = 1; o < 32; o <<= 1) {
+    const unsigned f = __shfl_up_sync(0xffffffffu, far_upto, o);
+    const unsigned m = __shfl_up_sync(0xffffffffu, near_upto, o);
+    if (lane >= unsigned(o)) {
+      far_upto += f;
+      near_upto += m;
+    }
+  }
+  if (lane == 31) {
+    warp_count[0][warp] = far_upto;
+    warp_count[1][warp] = near_upto;
   }
   __shared__ double block_sums[V];
   block_sum_into<V>(v, block_sums);
@@ -159,11 +199,19 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* targets,
     block_base[1] = m ? atomicAdd(&ctl->fill_near, m) : 0u;
   }
   const bool last = finish_block<V>(block_sums, partials, &ctl->blocks_done);
-  if (order && i < n) {
-    unsigned at = block_base[far ? 0 : 1] + unsigned(__popc((far ? far_mask : near_mask) & below));
-    for (int w = 0; w < warp; ++w)
-      at += warp_count[far ? 0 : 1][w];
-    order[far ? int(at) : n - 1 - int(at)] = i;
+  if (order && begin < end) {
+    unsigned at_far = block_base[0] + far_upto - my_far;
+    unsigned at_near = block_base[1] + near_upto - my_near;
+    for (int w = 0; w < warp; ++w) {
+      at_far += warp_count[0][w];
+      at_near += warp_count[1][w];
+    }
+    for (int i = begin; i < end; ++i) {
+      if ((i == begin ? m0.w : i == begin + 1 ? m1.w : match[i].w) <= far_d2)
+        order[n - 1 - int(at_near++)] = i;
+      else
+        order[int(at_far++)] = i;
+    }
   }
   if (!last) return;
   constexpr int kWords = int(sizeof(Control) / sizeof(unsigned long long));
@@ -251,7 +299,8 @@ struct Workspace {
   cuda::DeviceBuffer<int> seeds;       // each source point's last correspondence (`gpu` only)
   cuda::DeviceBuffer<int> order;       // the order of the next search (`gpu` only)
   cuda::DeviceBuffer<int> pair;        // this iteration's correspondences
-  cuda::DeviceBuffer<float> pair_d2;
+  cuda::DeviceBuffer<float4> match;    // their points and squared distances
+  cuda::DeviceBuffer<float> pair_d2;   // the fitness search's distances
   cuda::DeviceBuffer<double> partials;
   cuda::DeviceBuffer<Control> control;
   cuda::DeviceBuffer<HistoryEntry> history;
@@ -297,6 +346,11 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   const int lanes = method == IcpMethod::Gpu ? params.gpu.lanes : 1;
   const int search_blocks = cuda::blocks_for(n * std::size_t(lanes), kSearchThreads);
   const int blocks = cuda::blocks_for(n, kThreads);
+  const bool plane = params.metric == IcpMetric::PointToPlane;
+  // One wave, and no more partials than the last block's threads read in one round.
+  const int solve_blocks = std::min({blocks, kThreads,
+                                     plane ? cuda::resident_blocks(&k_icp_solve<true>, kThreads)
+                                           : cuda::resident_blocks(&k_icp_solve<false>, kThreads)});
   im::Criteria criteria = device_criteria(params.criteria);
   criteria.kernel = int(params.kernel);
   criteria.kernel_scale = params.kernel_scale;
@@ -310,9 +364,9 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
     ws.order.reserve(n);
   }
   ws.pair.reserve(n);
+  ws.match.reserve(n);
   ws.pair_d2.reserve(n);
   ws.partials.reserve(std::size_t(blocks) * kMaxValues);
-  const bool plane = params.metric == IcpMetric::PointToPlane;
   if (plane) ws.normals.reserve(target.size());
   ws.control.reserve(1);
   ws.history.reserve(std::size_t(max_it));
@@ -378,15 +432,15 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
             "launch of k_icp_correspond", &k_icp_correspond<L.value, decltype(search), P>,
             wide_blocks + search_blocks, kSearchThreads, s, search, ws.source.get(), int(n),
             ws.index.targets.get(), search_limit, max_d2, ws.control.get(),
-            seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.pair_d2.get(),
+            seeded ? ws.seeds.get() : nullptr, ws.pair.get(), ws.match.get(),
             ordered && !first ? ws.order.get() : nullptr, wide_blocks);
       });
     });
-    cuda::launch_dependent("launch of k_icp_solve", &k_icp_solve<P>, blocks, kThreads, s,
-                           ws.source.get(), int(n), ws.index.targets.get(),
-                           P ? ws.normals.get() : nullptr, ws.pair.get(), ws.pair_d2.get(),
-                           ws.control.get(), criteria, ws.partials.get(), ws.history.get(),
-                           host_solve ? 0 : 1, ordered ? ws.order.get() : nullptr, far_d2);
+    cuda::launch_dependent("launch of k_icp_solve", &k_icp_solve<P>, solve_blocks, kThreads, s,
+                           ws.source.get(), int(n), P ? ws.normals.get() : nullptr, ws.pair.get(),
+                           ws.match.get(), ws.control.get(), criteria, ws.partials.get(),
+                           ws.history.get(), host_solve ? 0 : 1, ordered ? ws.order.get() : nullptr,
+                           far_d2);
     first = false;
   };
   auto launch = [&] {
