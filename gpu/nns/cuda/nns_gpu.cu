@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/cuda/stage_clock.cuh"
+#include "core/cuda/staged_download.cuh"
 #include "core/cuda/workspace.cuh"
 #include "nns/cuda/device_index.cuh"
 #include "nns/cuda/device_search.cuh"
@@ -383,6 +384,7 @@ struct Workspace {
   cuda::DeviceBuffer<int> out_index;
   cuda::DeviceBuffer<float> out_d2;
   RadiusScratch radius;
+  cuda::StagedDownload down;  // results of over a megabyte an array
 };
 
 // What both searches start with: the queries on the device and the method's structure built.
@@ -403,11 +405,10 @@ void download(Workspace& ws, const int* d_index, const float* d_d2, std::size_t 
   cudaStream_t s = ws.stream.get();
   indices.resize(m);
   sq_distances.resize(m);
-  if (m) {
-    CU_CHECK(cudaMemcpyAsync(indices.data(), d_index, m * sizeof(int), cudaMemcpyDeviceToHost, s));
-    CU_CHECK(
-        cudaMemcpyAsync(sq_distances.data(), d_d2, m * sizeof(float), cudaMemcpyDeviceToHost, s));
-  }
+  // Through page-locked chunks: a pageable copy ran at about 10 GB/s (bunny k = 16, 5 MB: 0.47
+  // ms on an H200).
+  ws.down.copy(indices.data(), d_index, m * sizeof(int), s);
+  ws.down.copy(sq_distances.data(), d_d2, m * sizeof(float), s);
   clock.mark("download");
   ws.stream.sync();
   clock.collect(stages);
