@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -387,6 +388,31 @@ class TestNns : public QObject {
     const auto bref = knn_search(p.targets, p.queries, k, NnsMethod::Cpu, bound);
     for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce})
       compare_knn(bref, knn_search(p.targets, p.queries, k, m, bound), p.targets, p.queries);
+  }
+
+  // The results come down through page-locked 1 MB chunks, indices and distances in one queue
+  // (core/cuda/staged_download.cuh): results small enough for the driver's own copy (64 KB in
+  // all) and just over it, of a chunk in all, of two arrays each under a chunk but over it
+  // together, of exactly one chunk an array, and ending inside a chunk.
+  void gpu_knn_results_cross_download_chunks_data() {
+    test::add_columns<int, int>({"queries", "k"});
+    for (int m : {8192, 8193, 131072, 131073, 200000, 262144, 262144 * 3 + 77})
+      QTest::newRow(qPrintable(QString("%1 results").arg(m))) << m << 1;
+    QTest::newRow("300001 results, k=3") << 100000 << 3;
+  }
+  void gpu_knn_results_cross_download_chunks() {
+    CUMULUS_REQUIRE_GPU();
+    QFETCH(int, queries);
+    QFETCH(int, k);
+    const auto targets = random_points(11, 5000, 1.0f, false);
+    const auto q = random_points(12, queries, 1.0f, false);
+    const auto ref = knn_search(targets, q, k, NnsMethod::Cpu);
+    KnnResult r;
+    r.indices.assign(7, -1);  // a reused result of another size
+    gpu_knn(targets, q, k, NnsMethod::Gpu, std::numeric_limits<float>::infinity(), r);
+    r.k = k;
+    compare_knn(ref, r, targets, q);
+    QCOMPARE(r.indices.size(), std::size_t(queries) * std::size_t(k));
   }
 
   void gpu_radius_equals_flann_data() {
