@@ -20,6 +20,7 @@
 #include "nns/cuda/device_index.cuh"
 #include "nns/cuda/device_search.cuh"
 #include "nns/cuda/visitors.cuh"
+#include "registration/cuda/gicp_fitness.cuh"
 #include "registration/cuda/gicp_gpu.h"
 #include "registration/cuda/icp_gpu.h"
 #include "registration/cuda/icp_loop_state.cuh"
@@ -256,27 +257,6 @@ __global__ void __launch_bounds__(kThreads)
     ctl->state = im::kIterations;
 }
 
-// PCL's getFitnessScore: every source point moved by the result (in double), its squared
-// distance to the nearest target; one partial sum per block.
-template <class Search>
-__global__ void k_fitness(Search search, const float3* source, int n, const float3* targets,
-                          const Control* ctl, double* partials) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const bool active = i < n;
-  double f[16];
-  im::multiply(ctl->t, ctl->guess, f);
-  float q[3] = {0, 0, 0};
-  if (active) gm::apply_double(f, &source[i].x, q);
-  float d;
-  int k;
-  nns::nearest_one(search, make_float3(q[0], q[1], q[2]), active, INFINITY, d, k);
-  double v[2] = {active && k >= 0 ? double(d) : 0.0, active && k >= 0 ? 1.0 : 0.0};
-  __shared__ double sums[2];
-  icp_cuda::block_sum_into<2>(v, sums);
-  __syncthreads();
-  if (threadIdx.x < 2) partials[2 * blockIdx.x + threadIdx.x] = sums[threadIdx.x];
-}
-
 struct Workspace {
   cuda::Stream stream;
   // The targets for the covariances' and the fitness's unbounded searches, the source for its
@@ -348,14 +328,12 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
   ws.maha.reserve(9 * n);
   ws.partials.reserve(2 * std::size_t(kV) * std::size_t(opt_blocks));
   const int point_blocks = cuda::blocks_for(n, kThreads);
-  ws.fitness.reserve(2 * std::size_t(point_blocks));
   ws.pair.reserve(n);
   ws.pair_d2.reserve(n);
   ws.control.reserve(1);
   ws.history.reserve(std::size_t(max_it));
   ws.host_control.reserve(1);
   ws.host_history.reserve(std::size_t(max_it));
-  ws.host_fitness.reserve(2 * std::size_t(point_blocks));
   ws.host_state.reserve(2);
 
   Control& hc = *ws.host_control.get();
@@ -374,6 +352,9 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
   const NnsMethod search = registration_cuda::search_of(method);
   ws.target_index.build(search, target.data(), nt, s);
   ws.source_index.build(search, source.data(), n, s);
+  const int fit_blocks = fitness_blocks(ws.target_index, n);
+  ws.fitness.reserve(2 * std::size_t(fit_blocks));
+  ws.host_fitness.reserve(2 * std::size_t(fit_blocks));
   const bool bounded = search == NnsMethod::Gpu;
   if (bounded)
     ws.pair_index.build(search, target.data(), nt, s, float(params.max_correspondence_distance),
@@ -436,9 +417,10 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
                                       ws.host_state.get(), ws.state_copied, s);
   clock.mark("iterations");
   ws.target_index.with_search([&](auto srch) {
-    k_fitness<<<point_blocks, kThreads, 0, s>>>(srch, ws.source.get(), int(n),
-                                                ws.target_index.targets.get(), ws.control.get(),
-                                                ws.fitness.get());
+    using Search = decltype(srch);
+    k_fitness<kFitnessLanes<Search>, Search><<<fit_blocks, kThreads, 0, s>>>(
+        srch, ws.source.get(), int(n), ws.target_index.targets.get(), ws.control.get()->t,
+        ws.control.get()->guess, ws.fitness.get());
     CU_CHECK_LAUNCH("k_fitness");
   });
   clock.mark("fitness");
@@ -446,7 +428,7 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
                            std::size_t(max_it) * sizeof(HistoryEntry), cudaMemcpyDeviceToHost, s));
   CU_CHECK(cudaMemcpyAsync(&hc, ws.control.get(), sizeof(Control), cudaMemcpyDeviceToHost, s));
   CU_CHECK(cudaMemcpyAsync(ws.host_fitness.get(), ws.fitness.get(),
-                           2 * std::size_t(point_blocks) * sizeof(double), cudaMemcpyDeviceToHost,
+                           2 * std::size_t(fit_blocks) * sizeof(double), cudaMemcpyDeviceToHost,
                            s));
   clock.mark("download");
   ws.stream.sync();
@@ -462,7 +444,7 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
   out.converged = out.stop == IcpStop::Transform || out.stop == IcpStop::Iterations;
   out.cost_evaluations = hc.evaluations;
   double sum = 0, count = 0;
-  for (int b = 0; b < point_blocks; ++b) {
+  for (int b = 0; b < fit_blocks; ++b) {
     sum += ws.host_fitness.get()[2 * b];
     count += ws.host_fitness.get()[2 * b + 1];
   }
