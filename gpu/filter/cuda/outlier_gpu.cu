@@ -9,7 +9,9 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_select.cuh>
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
@@ -39,6 +41,37 @@ __global__ void score_by_mean_distance(Search search, const float3* points, int 
   double sum = 0;
   for (int j = 1; j < v.size; ++j)
     sum = __dadd_rn(sum, __dsqrt_rn(double(v.d[j])));
+  score[q] = active ? __double2float_rn(__ddiv_rn(sum, double(k - 1))) : 0.0f;
+}
+
+// The same scores with a warp a point on the grid (nns::WarpKnnVisitor, the k-NN's list of
+// KnnVisitor's order held across the lanes): a thread's own list of 51 lives in local memory and
+// pays a shift of the list for every insertion. The lanes take the square roots of their entries;
+// lane 0 adds them in ascending order, as PCL does.
+template <int MaxK>
+__global__ void score_by_mean_distance_warp(nns::GridSearch search, const float3* points, int n,
+                                            int k, float* score) {
+  using Visitor = nns::WarpKnnVisitor<MaxK>;
+  __shared__ unsigned long long stage[kThreads / 32][MaxK];  // each warp's merges, then its roots
+  const int q = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
+  const int lane = int(threadIdx.x & 31);
+  if (q >= n) return;  // the whole warp
+  const float3 p = points[q];
+  const bool active = cuda::finite3(p);
+  Visitor v(k, INFINITY, stage[threadIdx.x / 32]);
+  search.group<32>(p, active, v, lane);
+  double* roots = reinterpret_cast<double*>(stage[threadIdx.x / 32]);
+  __syncwarp();  // the merges' last reads of the stage are done
+#pragma unroll
+  for (int r = 0; r < Visitor::kPer; ++r) {
+    const int e = lane * Visitor::kPer + r;
+    if (e < v.size) roots[e] = __dsqrt_rn(double(v.d[r]));
+  }
+  __syncwarp();
+  if (lane != 0) return;
+  double sum = 0;
+  for (int j = 1; j < v.size; ++j)
+    sum = __dadd_rn(sum, roots[j]);
   score[q] = active ? __double2float_rn(__ddiv_rn(sum, double(k - 1))) : 0.0f;
 }
 
@@ -169,10 +202,17 @@ std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
   const int k = params.mean_k + 1;  // the point itself comes first
   ws.index.with_search([&](auto search) {
     nns::with_max_k(k, [&](auto max_k) {
-      score_by_mean_distance<decltype(search), decltype(max_k)::value>
-          <<<cuda::blocks_for(n, kThreads), kThreads, 0, s>>>(search, ws.index.targets.get(),
-                                                              int(n), k, ws.score.get());
-      CU_CHECK_LAUNCH("score_by_mean_distance");
+      if constexpr (std::is_same_v<decltype(search), nns::GridSearch>) {
+        score_by_mean_distance_warp<std::max(32, decltype(max_k)::value)>
+            <<<cuda::blocks_for(std::size_t(n) * 32, kThreads), kThreads, 0, s>>>(
+                search, ws.index.targets.get(), int(n), k, ws.score.get());
+        CU_CHECK_LAUNCH("score_by_mean_distance_warp");
+      } else {
+        score_by_mean_distance<decltype(search), decltype(max_k)::value>
+            <<<cuda::blocks_for(n, kThreads), kThreads, 0, s>>>(search, ws.index.targets.get(),
+                                                                int(n), k, ws.score.get());
+        CU_CHECK_LAUNCH("score_by_mean_distance");
+      }
     });
   });
   clock.mark("scores");
