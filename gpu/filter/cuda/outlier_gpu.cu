@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
@@ -27,30 +26,15 @@ namespace {
 
 constexpr int kThreads = 128;
 
-// PCL: dist_sum += sqrt(double(d2)) over the neighbours after the first, then
-// float(dist_sum / mean_k); explicit roundings so nvcc contracts nothing.
-template <class Search, int MaxK>
-__global__ void score_by_mean_distance(Search search, const float3* points, int n, int k,
-                                       float* score) {
-  const int q = blockIdx.x * blockDim.x + threadIdx.x;
-  const float3 p = q < n ? points[q] : make_float3(0, 0, 0);
-  const bool active = q < n && cuda::finite3(p);
-  nns::KnnVisitor<MaxK> v(k, INFINITY);
-  search(p, active, v);
-  if (q >= n) return;
-  double sum = 0;
-  for (int j = 1; j < v.size; ++j)
-    sum = __dadd_rn(sum, __dsqrt_rn(double(v.d[j])));
-  score[q] = active ? __double2float_rn(__ddiv_rn(sum, double(k - 1))) : 0.0f;
-}
-
-// The same scores with a warp a point on the grid (nns::WarpKnnVisitor, the k-NN's list of
-// KnnVisitor's order held across the lanes): a thread's own list of 51 lives in local memory and
-// pays a shift of the list for every insertion. The lanes take the square roots of their entries;
-// lane 0 adds them in ascending order, as PCL does.
+// PCL's score of each point: dist_sum += sqrt(double(d2)) over the neighbours after the first,
+// then float(dist_sum / mean_k), with explicit roundings so nvcc contracts nothing. A warp a
+// point on the grid (nns::WarpKnnVisitor, the k-NN's list of KnnVisitor's order held across the
+// lanes): a thread's own list of 51 lived in local memory and paid a shift of the list for every
+// insertion. The lanes take the square roots of their entries; lane 0 adds them in ascending
+// order, as PCL does.
 template <int MaxK>
-__global__ void score_by_mean_distance_warp(nns::GridSearch search, const float3* points, int n,
-                                            int k, float* score) {
+__global__ void score_by_mean_distance(nns::GridSearch search, const float3* points, int n, int k,
+                                       float* score) {
   using Visitor = nns::WarpKnnVisitor<MaxK>;
   __shared__ unsigned long long stage[kThreads / 32][MaxK];  // each warp's merges, then its roots
   const int q = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
@@ -199,21 +183,13 @@ std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
   cuda::StageClock clock(s);
   prepare(ws, cloud, 0.0f, clock);
   ws.score.reserve(n);
-  const int k = params.mean_k + 1;  // the point itself comes first
-  ws.index.with_search([&](auto search) {
-    nns::with_max_k(k, [&](auto max_k) {
-      if constexpr (std::is_same_v<decltype(search), nns::GridSearch>) {
-        score_by_mean_distance_warp<std::max(32, decltype(max_k)::value)>
-            <<<cuda::blocks_for(std::size_t(n) * 32, kThreads), kThreads, 0, s>>>(
-                search, ws.index.targets.get(), int(n), k, ws.score.get());
-        CU_CHECK_LAUNCH("score_by_mean_distance_warp");
-      } else {
-        score_by_mean_distance<decltype(search), decltype(max_k)::value>
-            <<<cuda::blocks_for(n, kThreads), kThreads, 0, s>>>(search, ws.index.targets.get(),
-                                                                int(n), k, ws.score.get());
-        CU_CHECK_LAUNCH("score_by_mean_distance");
-      }
-    });
+  const int k = params.mean_k + 1;                        // the point itself comes first
+  const nns::GridSearch search = ws.index.grid_search();  // prepare() built the grid
+  nns::with_max_k(k, [&](auto max_k) {
+    score_by_mean_distance<std::max(32, decltype(max_k)::value)>
+        <<<cuda::blocks_for(std::size_t(n) * 32, kThreads), kThreads, 0, s>>>(
+            search, ws.index.targets.get(), int(n), k, ws.score.get());
+    CU_CHECK_LAUNCH("score_by_mean_distance");
   });
   clock.mark("scores");
 

@@ -82,6 +82,9 @@ struct DeviceIndex {
   void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s, float reach = 0,
              const GridDensity& density = {});
 
+  // The grid's search (built by NnsMethod::Gpu), for callers that need the grid's own kernels.
+  GridSearch grid_search() const { return GridSearch{grid.view, fine.view}; }
+
   // Calls f with the search functor of the built method.
   template <class F>
   void with_search(F&& f) const {
@@ -93,7 +96,7 @@ struct DeviceIndex {
         f(KdSearch{KdTreeView{kx.get(), ky.get(), kz.get(), kindex.get(), kd_nodes}});
         break;
       default:
-        f(GridSearch{grid.view, fine.view});
+        f(grid_search());
         break;
     }
   }

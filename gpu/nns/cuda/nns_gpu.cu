@@ -324,19 +324,17 @@ void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, 
                 int* out_index, float* out_d2, cudaStream_t s) {
   if (nq == 0) return;
   index.with_search([&](auto search) {
-    if constexpr (std::is_same_v<decltype(search), GridSearch>) {
-      if (k == 1) {
+    if (k == 1) {
+      if constexpr (std::is_same_v<decltype(search), GridSearch>) {
         k_nearest_group<kNearestLanes>
             <<<cuda::blocks_for(std::size_t(nq) * kNearestLanes, kSearchThreads), kSearchThreads, 0,
                s>>>(search, queries, nq, max_d2, out_index, out_d2);
         CU_CHECK_LAUNCH("k_nearest_group");
-        return;
+      } else {
+        k_nearest<<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
+            search, queries, nq, max_d2, out_index, out_d2);
+        CU_CHECK_LAUNCH("k_nearest");
       }
-    }
-    if (k == 1) {
-      k_nearest<<<cuda::blocks_for(nq, kSearchThreads), kSearchThreads, 0, s>>>(
-          search, queries, nq, max_d2, out_index, out_d2);
-      CU_CHECK_LAUNCH("k_nearest");
       return;
     }
     if constexpr (std::is_same_v<decltype(search), GridSearch>) {
@@ -416,7 +414,7 @@ struct Workspace {
   cuda::DeviceBuffer<int> out_index;
   cuda::DeviceBuffer<float> out_d2;
   RadiusScratch radius;
-  cuda::StagedDownload down;  // results of over a megabyte an array
+  cuda::StagedDownload down;  // the results, over 64 KB through page-locked chunks
 };
 
 // What both searches start with: the queries on the device and the method's structure built.
