@@ -336,7 +336,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
             "queries/s | agreement |\n|---|---:|---:|---|---:|---:|---|\n";
   for (const auto& c : cases) {
     if (c.label != "bunny 40256" && c.label != "kitti 1->0") continue;
-    for (int k : {1, 8, 16, 64}) {
+    for (int k : {1, 4, 8, 16, 64}) {
       KnnResult ref;
       std::vector<std::string> names;
       for (auto m : all_methods<NnsMethod>())

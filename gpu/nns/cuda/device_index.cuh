@@ -82,6 +82,10 @@ struct DeviceIndex {
   void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s, float reach = 0,
              const GridDensity& density = {});
 
+  // Whether the method searches the grid (with_search passes grid_search()).
+  bool searches_grid() const {
+    return method != NnsMethod::GpuBruteForce && method != NnsMethod::GpuKdTree;
+  }
   // The grid's search (built by NnsMethod::Gpu), for callers that need the grid's own kernels.
   GridSearch grid_search() const { return GridSearch{grid.view, fine.view}; }
 

@@ -272,4 +272,37 @@ struct RadiusFillVisitor {
   }
 };
 
+// RadiusCountVisitor for a whole warp (kWholeWarp in grid.cuh): the warp's 32 candidates of a
+// round counted at once, the same count in every lane.
+struct WarpRadiusCountVisitor {
+  float r2;
+  std::uint32_t count = 0;
+  __device__ explicit WarpRadiusCountVisitor(float r2_) : r2(r2_) {}
+  __device__ float limit() const { return r2; }
+  __device__ void visit_all(float d2, int, bool active) {
+    count += unsigned(__popc(__ballot_sync(0xffffffffu, active && d2 < r2)));
+  }
+  __device__ void merge() {}
+};
+
+// RadiusFillVisitor for a whole warp: a round's keys go to the next free places of `out`, in
+// lane order. At most `room` are written (the count found before), so a row never runs into the
+// next one's memory.
+struct WarpRadiusFillVisitor {
+  float r2;
+  unsigned long long* out;
+  std::uint32_t room, count = 0;
+  __device__ WarpRadiusFillVisitor(float r2_, unsigned long long* out_, std::uint32_t room_)
+      : r2(r2_), out(out_), room(room_) {}
+  __device__ float limit() const { return r2; }
+  __device__ void visit_all(float d2, int idx, bool active) {
+    const bool in = active && d2 < r2;
+    const unsigned found = __ballot_sync(0xffffffffu, in);
+    const unsigned at = count + unsigned(__popc(found & ((1u << (threadIdx.x & 31u)) - 1u)));
+    if (in && at < room) out[at] = distance_key(d2, idx);
+    count += unsigned(__popc(found));
+  }
+  __device__ void merge() {}
+};
+
 }  // namespace cumulus::nns
