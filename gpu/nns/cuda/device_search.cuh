@@ -10,6 +10,9 @@
 
 namespace cumulus::nns {
 
+// Threads a block of the searches' kernels (a warp a query: four queries a block).
+inline constexpr int kSearchThreads = 128;
+
 // Rows of k (index, squared distance) per query, as knn_search returns them. Asynchronous.
 void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, float max_d2,
                 int* out_index, float* out_d2, cudaStream_t s);
