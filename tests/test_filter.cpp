@@ -178,6 +178,44 @@ class TestFilter : public QObject {
               1e-4f * (1 + std::abs(pcl.cloud.intensity[i])));
   }
 
+  // gather_points: every field of every kept point (extra fields of several values included),
+  // in the order kept.
+  void gatheredPointsKeepEveryField() {
+    PointCloud c;
+    const int n = 70000;
+    ExtraField extra{"triple", 3, {}};
+    for (int i = 0; i < n; ++i) {
+      c.points.push_back({float(i), float(-i), 0.5f});
+      c.intensity.push_back(float(i) * 2);
+      c.rgb.push_back({std::uint8_t(i), std::uint8_t(i >> 8), std::uint8_t(i >> 16)});
+      c.normals.push_back({0, float(i), 1});
+      c.labels.push_back(i % 97);
+      for (int k = 0; k < 3; ++k)
+        extra.values.push_back(double(i) * 3 + k);
+    }
+    c.extra.push_back(extra);
+    c.width = n;
+    std::vector<std::int32_t> kept;
+    for (int i = 0; i < n; i += 1 + i % 5)
+      kept.push_back(i);
+    const PointCloud g = gather_points(c, kept);
+    QCOMPARE(g.size(), kept.size());
+    QCOMPARE(g.width, std::uint32_t(kept.size()));
+    QCOMPARE(g.extra.size(), std::size_t(1));
+    QCOMPARE(g.extra[0].values.size(), kept.size() * 3);
+    for (std::size_t j = 0; j < kept.size(); ++j) {
+      const auto i = std::size_t(kept[j]);
+      QVERIFY(g.points[j].x == c.points[i].x && g.points[j].y == c.points[i].y);
+      QCOMPARE(g.intensity[j], c.intensity[i]);
+      QVERIFY(g.rgb[j].r == c.rgb[i].r && g.rgb[j].g == c.rgb[i].g && g.rgb[j].b == c.rgb[i].b);
+      QCOMPARE(g.normals[j].y, c.normals[i].y);
+      QCOMPARE(g.labels[j], c.labels[i]);
+      for (std::size_t k = 0; k < 3; ++k)
+        QCOMPARE(g.extra[0].values[j * 3 + k], c.extra[0].values[i * 3 + k]);
+    }
+    QVERIFY(gather_points(c, {}).empty());
+  }
+
   void croppedPointsKeepTheirFields() {
     PointCloud c;
     for (int i = 0; i < 10; ++i) {
