@@ -92,17 +92,12 @@ struct DeviceIndex {
   // Calls f with the search functor of the built method.
   template <class F>
   void with_search(F&& f) const {
-    switch (method) {
-      case NnsMethod::GpuBruteForce:
-        f(BruteSearch{targets.get(), int(n)});
-        break;
-      case NnsMethod::GpuKdTree:
-        f(KdSearch{KdTreeView{kx.get(), ky.get(), kz.get(), kindex.get(), kd_nodes}});
-        break;
-      default:
-        f(grid_search());
-        break;
-    }
+    if (searches_grid())
+      f(grid_search());
+    else if (method == NnsMethod::GpuBruteForce)
+      f(BruteSearch{targets.get(), int(n)});
+    else
+      f(KdSearch{KdTreeView{kx.get(), ky.get(), kz.get(), kindex.get(), kd_nodes}});
   }
 };
 

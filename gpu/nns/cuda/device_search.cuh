@@ -10,7 +10,7 @@
 
 namespace cumulus::nns {
 
-// Threads a block of the searches' kernels (a warp a query: four queries a block).
+// Threads a block of the searches' kernels (four queries a block where a warp takes a query).
 inline constexpr int kSearchThreads = 128;
 
 // Rows of k (index, squared distance) per query, as knn_search returns them. Asynchronous.
