@@ -384,6 +384,29 @@ class TestSegment : public QObject {
         }
   }
 
+  // 257 to 384 rows go a warp a column only when the launch fills the SMs (40 columns each):
+  // 8,000 columns do on GPUs of up to 200 SMs.
+  void gpuWarpColumnsOfTwelveRowsEqualTheCpu() {
+    if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
+    for (const std::uint32_t h : {257u, 300u, 383u, 384u})
+      for (const double noise : {0.03, 2.0})
+        for (const int median : {0, 5}) {
+          const DepthImage img = generate_depth_columns(8000, h, 900 + h, noise, 0.05);
+          for (const bool perpendicular : {false, true}) {
+            const SegmentParams p{
+                0.05f, perpendicular ? SegmentDistance::Perpendicular : SegmentDistance::Vertical,
+                0.02f, median};
+            QVERIFY2(same(segment_columns(img, p, SegmentMethod::Gpu),
+                          segment_columns(img, p, SegmentMethod::Cpu)),
+                     qPrintable(QString("height %1 noise %2 median %3 perpendicular %4")
+                                    .arg(h)
+                                    .arg(noise)
+                                    .arg(median)
+                                    .arg(perpendicular)));
+          }
+        }
+  }
+
   void gpuEdgeColumns() {
     if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
     const SegmentParams p{0.1f};
