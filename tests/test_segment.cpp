@@ -39,6 +39,31 @@ QString gpu_skip() {
 class TestSegment : public QObject {
   Q_OBJECT
 
+  // Images `width` wide of each height, calm and very noisy, with holes, each without and with
+  // the median filter of `median_size` and by both distances: the GPU's cut rows and levels equal
+  // the CPU's.
+  static void warpColumnsEqualTheCpu(std::uint32_t width,
+                                     std::initializer_list<std::uint32_t> heights,
+                                     int median_size) {
+    for (const std::uint32_t h : heights)
+      for (const double noise : {0.03, 2.0})
+        for (const int median : {0, median_size}) {
+          const DepthImage img = generate_depth_columns(width, h, 500 + h, noise, 0.05);
+          for (const bool perpendicular : {false, true}) {
+            const SegmentParams p{
+                0.05f, perpendicular ? SegmentDistance::Perpendicular : SegmentDistance::Vertical,
+                0.02f, median};
+            QVERIFY2(same(segment_columns(img, p, SegmentMethod::Gpu),
+                          segment_columns(img, p, SegmentMethod::Cpu)),
+                     qPrintable(QString("height %1 noise %2 median %3 perpendicular %4")
+                                    .arg(h)
+                                    .arg(noise)
+                                    .arg(median)
+                                    .arg(perpendicular)));
+          }
+        }
+  }
+
  private slots:
   void vShapeIsCutAtItsApex() {
     std::vector<float> v;
@@ -364,47 +389,15 @@ class TestSegment : public QObject {
   // and the perpendicular distance, each against the CPU.
   void gpuWarpColumnsEqualTheCpuAtEveryHeight() {
     if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
-    for (const std::uint32_t h :
-         {1u, 2u, 3u, 31u, 32u, 33u, 63u, 64u, 65u, 96u, 128u, 129u, 255u, 256u})
-      for (const double noise : {0.03, 2.0})
-        for (const int median : {0, 3}) {
-          const DepthImage img = generate_depth_columns(97, h, 500 + h, noise, 0.05);
-          for (const bool perpendicular : {false, true}) {
-            const SegmentParams p{
-                0.05f, perpendicular ? SegmentDistance::Perpendicular : SegmentDistance::Vertical,
-                0.02f, median};
-            QVERIFY2(same(segment_columns(img, p, SegmentMethod::Gpu),
-                          segment_columns(img, p, SegmentMethod::Cpu)),
-                     qPrintable(QString("height %1 noise %2 median %3 perpendicular %4")
-                                    .arg(h)
-                                    .arg(noise)
-                                    .arg(median)
-                                    .arg(perpendicular)));
-          }
-        }
+    warpColumnsEqualTheCpu(
+        97, {1u, 2u, 3u, 31u, 32u, 33u, 63u, 64u, 65u, 96u, 128u, 129u, 255u, 256u}, 3);
   }
 
-  // 257 to 384 rows go a warp a column only when the launch fills the SMs (40 columns each):
-  // 8,000 columns do on GPUs of up to 200 SMs.
+  // 257 to 384 rows go a warp a column (12 rows a thread) only when the launch fills the SMs (40
+  // columns each): 8,000 columns do on GPUs of up to 200 SMs.
   void gpuWarpColumnsOfTwelveRowsEqualTheCpu() {
     if (!query_device().available) QSKIP(qPrintable(gpu_skip()));
-    for (const std::uint32_t h : {257u, 300u, 383u, 384u})
-      for (const double noise : {0.03, 2.0})
-        for (const int median : {0, 5}) {
-          const DepthImage img = generate_depth_columns(8000, h, 900 + h, noise, 0.05);
-          for (const bool perpendicular : {false, true}) {
-            const SegmentParams p{
-                0.05f, perpendicular ? SegmentDistance::Perpendicular : SegmentDistance::Vertical,
-                0.02f, median};
-            QVERIFY2(same(segment_columns(img, p, SegmentMethod::Gpu),
-                          segment_columns(img, p, SegmentMethod::Cpu)),
-                     qPrintable(QString("height %1 noise %2 median %3 perpendicular %4")
-                                    .arg(h)
-                                    .arg(noise)
-                                    .arg(median)
-                                    .arg(perpendicular)));
-          }
-        }
+    warpColumnsEqualTheCpu(8000, {257u, 300u, 383u, 384u}, 5);
   }
 
   void gpuEdgeColumns() {
