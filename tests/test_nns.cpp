@@ -364,7 +364,7 @@ class TestNns : public QObject {
   void gpu_knn_equals_flann_data() {
     test::add_columns<QString, int>({"name", "k"});
     for (const auto& c : kCases)
-      // 1: a group of lanes a query on the grid; 2 on: a warp.
+      // On the grid 1 to 7: a group of 16 lanes a query; 8 on: a warp.
       for (int k : {1, 2, 4, 7, 8, 16, 33, 64, 100, 256})
         QTest::newRow(qPrintable(QString("%1 k=%2").arg(c).arg(k))) << c << k;
   }

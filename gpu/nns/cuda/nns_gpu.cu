@@ -221,13 +221,23 @@ __global__ void k_nearest(Search search, const float3* queries, int nq, float ma
   out_d2[q] = active && i >= 0 ? d : INFINITY;
 }
 
+// This thread's query and its rank among the query's Lanes lanes, for the kernels that search
+// with a group of lanes a query.
+struct GroupSlot {
+  int q, rank;
+};
+template <int Lanes>
+__device__ __forceinline__ GroupSlot group_slot() {
+  const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  return {int(t / Lanes), int(t % Lanes)};
+}
+
 // k = 1 on the grid with a group of Lanes lanes a query (GroupNearestVisitor): the same
 // answer as k_nearest, ties included.
 template <int Lanes>
 __global__ void k_nearest_group(GridSearch search, const float3* queries, int nq, float max_d2,
                                 int* out_index, float* out_d2) {
-  const std::size_t t = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int q = int(t / Lanes), rank = int(t % Lanes);
+  const auto [q, rank] = group_slot<Lanes>();
   if (q >= nq) return;  // the whole group
   const float3 p = queries[q];
   const bool active = cuda::finite3(p);
@@ -254,6 +264,35 @@ __global__ void k_knn(Search search, const float3* queries, int nq, int k, float
   }
 }
 
+// From this k on, the grid's k-NN runs a warp per query (k_knn_warp) instead of a thread: on an
+// H100 at k = 8 it took 1.20 against 2.75 ms for 40,256 bunny queries, 2.08 against 3.38 ms for
+// KITTI's 41,556 (end to end, download included). Below it, from k = 2, a group of
+// kGroupKnnLanes lanes a query (k_knn_group): the warp left most of its lanes without targets at
+// such k. H200, k = 4, search stage: the warp 0.49-0.50 ms for the bunny's 40,256 queries and
+// 0.56 for KITTI's 124,605; 16 lanes 0.46-0.47 and 0.42; 8 lanes 0.58 and 0.45-0.46.
+constexpr int kWarpKnnMinK = 8;
+constexpr int kGroupKnnLanes = 16;
+constexpr int kGroupKnnMaxK = kWarpKnnMinK - 1;
+static_assert(kGroupKnnMaxK < kGroupKnnLanes, "a lane for each entry");
+
+// The grid's k nearest, 2 <= k < kWarpKnnMinK, with a group of Lanes lanes a query
+// (GroupKnnVisitor): lane e writes entry e.
+template <int Lanes>
+__global__ void k_knn_group(GridSearch search, const float3* queries, int nq, int k, float max_d2,
+                            int* out_index, float* out_d2) {
+  const auto [q, rank] = group_slot<Lanes>();
+  if (q >= nq) return;  // the whole group
+  const float3 p = queries[q];
+  const bool active = cuda::finite3(p);
+  GroupKnnVisitor<Lanes, kGroupKnnMaxK> v(k, max_d2);
+  search.group<Lanes>(p, active, v, rank);
+  if (rank >= k) return;
+  const std::size_t at = std::size_t(q) * std::size_t(k) + std::size_t(rank);
+  const bool have = active && rank < v.found;
+  out_index[at] = have ? key_index(v.mine) : -1;
+  out_d2[at] = have ? key_distance(v.mine) : INFINITY;
+}
+
 // The grid's k nearest with a warp per query (WarpKnnVisitor), for the larger k.
 template <int MaxK>
 __global__ void k_knn_warp(GridSearch search, const float3* queries, int nq, int k, float max_d2,
@@ -276,12 +315,6 @@ __global__ void k_knn_warp(GridSearch search, const float3* queries, int nq, int
     out_d2[row + e] = have ? v.d[r] : INFINITY;
   }
 }
-
-// From this k on, the grid's k-NN runs a warp per query (k_knn_warp) instead of a thread: on an
-// H100 at k = 8 it took 1.20 against 2.75 ms for 40,256 bunny queries, 2.08 against 3.38 ms for
-// KITTI's 41,556 (end to end, download included); on an H200 at k = 4 0.78 against 2.28 ms for
-// the bunny's, 1.07-1.14 against 2.47-2.58 ms for KITTI's 124,605.
-constexpr int kWarpKnnMinK = 2;
 
 // The grid's k = 1 runs 16 lanes a query (k_nearest_group): unbounded queries far from every
 // target walk shells of mostly empty cells, one after another for a lone thread. H200, search
@@ -309,15 +342,20 @@ void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, 
       return;
     }
     if constexpr (std::is_same_v<decltype(search), GridSearch>) {
-      if (k >= kWarpKnnMinK) {
-        with_max_k(k, [&](auto max_k) {
-          k_knn_warp<std::max(32, decltype(max_k)::value)>
-              <<<cuda::blocks_for(std::size_t(nq) * 32, kSearchThreads), kSearchThreads, 0, s>>>(
-                  search, queries, nq, k, max_d2, out_index, out_d2);
-          CU_CHECK_LAUNCH("k_knn_warp");
-        });
+      if (k < kWarpKnnMinK) {
+        k_knn_group<kGroupKnnLanes>
+            <<<cuda::blocks_for(std::size_t(nq) * kGroupKnnLanes, kSearchThreads), kSearchThreads,
+               0, s>>>(search, queries, nq, k, max_d2, out_index, out_d2);
+        CU_CHECK_LAUNCH("k_knn_group");
         return;
       }
+      with_max_k(k, [&](auto max_k) {
+        k_knn_warp<std::max(32, decltype(max_k)::value)>
+            <<<cuda::blocks_for(std::size_t(nq) * 32, kSearchThreads), kSearchThreads, 0, s>>>(
+                search, queries, nq, k, max_d2, out_index, out_d2);
+        CU_CHECK_LAUNCH("k_knn_warp");
+      });
+      return;
     }
     with_max_k(k, [&](auto max_k) {
       k_knn<decltype(search), decltype(max_k)::value>

@@ -89,6 +89,78 @@ struct GroupNearestVisitor {
   }
 };
 
+// The k nearest (k <= MaxK, a few) found by a group of Lanes consecutive lanes (a power of
+// two, more than k - 1) for one query, with KnnVisitor's order and so its result. Each lane keeps
+// the nearest of the targets it visited itself as sorted keys in registers (inserted by a fixed
+// network: a thread's list with a moving insertion point goes to local memory), and takes a
+// target only where it beats the group's k-th as of the last merge. merge() draws the group's
+// first k entries in order, one reduction over the lanes' next keys each, where some lane took a
+// target since the last: the group's limit is then its k-th, and lane e holds entry e (`mine`).
+// Every lane of the group must call merge(). (A warp a query, WarpKnnVisitor, left most of its
+// lanes without targets at such k.)
+template <int Lanes, int MaxK>
+struct GroupKnnVisitor {
+  static constexpr unsigned long long kNone = ~0ull;  // above every key: distances are finite
+  unsigned long long keys[MaxK];  // this lane's own nearest, sorted; kNone where none
+  int k;
+  float max_d2;
+  unsigned long long bar = kNone;   // the group's k-th key at the last merge
+  unsigned long long mine = kNone;  // the group's entry at this lane's rank, after a merge
+  int found = 0;                    // the group's entries at the last merge, at most k
+  bool took = false;                // this lane took a target since the last merge
+
+  __device__ GroupKnnVisitor(int k_, float max_d2_) : k(k_), max_d2(max_d2_) {
+#pragma unroll
+    for (int j = 0; j < MaxK; ++j)
+      keys[j] = kNone;
+  }
+
+  __device__ float limit() const {
+    return bar == kNone ? max_d2 : key_distance(bar);
+  }
+
+  __device__ void visit(float d2, int idx) {
+    if (!(d2 <= max_d2)) return;  // also drops NaN
+    unsigned long long carry = distance_key(d2, idx);
+    if (carry >= bar) return;
+    took = true;
+#pragma unroll
+    for (int j = 0; j < MaxK; ++j) {  // the larger of each pair moves on; past k nothing stays
+      const unsigned long long held = keys[j];
+      if (j < k && carry < held) {
+        keys[j] = carry;
+        carry = held;
+      }
+    }
+  }
+
+  __device__ void merge() {
+    const unsigned mask = Lanes == 32 ? 0xffffffffu
+                                      : ((1u << Lanes) - 1u)
+                                            << ((threadIdx.x & 31u) & ~unsigned(Lanes - 1));
+    if (!(__ballot_sync(mask, took) & mask)) return;  // the group's list is as it was
+    took = false;
+    const int rank = int(threadIdx.x & unsigned(Lanes - 1));
+    int taken = 0;  // this lane's keys drawn so far
+    found = 0;
+    mine = kNone;
+    for (int e = 0; e < k; ++e) {
+      unsigned long long head = kNone;
+#pragma unroll
+      for (int j = 0; j < MaxK; ++j)
+        if (j == taken) head = keys[j];
+      unsigned long long least = head;
+      for (int o = Lanes / 2; o > 0; o >>= 1)
+        least = min(least, __shfl_xor_sync(mask, least, o, Lanes));
+      if (least == kNone) break;  // the same in every lane of the group
+      taken += head == least;     // keys are distinct: each target is visited by one lane
+      if (rank == e) mine = least;
+      found = e + 1;
+      if (e == k - 1) bar = least;
+    }
+  }
+};
+
 // The k nearest so far, kept by a whole warp for one query, with KnnVisitor's order (distance,
 // then index) and so its result. Lane l holds entries l * kPer to l * kPer + kPer - 1 of the
 // sorted list in registers: a list of 64 or 256 stays there, where a thread's own list of that
