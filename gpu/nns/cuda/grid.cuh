@@ -10,6 +10,7 @@
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/distance.cuh"
 #include "core/point_cloud.h"
+#include "nns/cuda/visitors.cuh"
 #include "nns/grid_plan.h"
 
 namespace cumulus::nns {
@@ -180,13 +181,6 @@ __device__ __forceinline__ int2 axis_cover(float qv, float lo, float inv_cell, f
   const int a = fa <= 0.f ? 0 : fa >= float(dim - 1) ? dim - 1 : int(fa);
   const int b = fb >= float(dim - 1) ? dim - 1 : fb <= 0.f ? 0 : int(fb);
   return make_int2(a, b);
-}
-
-// The lanes of a group of Lanes consecutive lanes (a power of two) that `rank` belongs to.
-template <int Lanes>
-__device__ __forceinline__ unsigned group_mask() {
-  constexpr unsigned kBits = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
-  return kBits << ((threadIdx.x & 31u) & ~unsigned(Lanes - 1));
 }
 
 // Whether the visitor takes a candidate from every lane of the warp at once (WarpKnnVisitor).

@@ -53,6 +53,13 @@ struct KnnVisitor {
   }
 };
 
+// The lanes of the group of Lanes consecutive lanes (a power of two) this thread belongs to.
+template <int Lanes>
+__device__ __forceinline__ unsigned group_mask() {
+  constexpr unsigned kBits = Lanes == 32 ? 0xffffffffu : (1u << Lanes) - 1u;
+  return kBits << ((threadIdx.x & 31u) & ~unsigned(Lanes - 1));
+}
+
 // The single nearest target within max_d2 (ties to the lowest index), as KnnVisitor<1>, found
 // by a group of Lanes consecutive lanes (a power of two) that split each cell's targets; merge()
 // gives every lane of the group the group's best. Every lane of the group must call it.
@@ -62,10 +69,7 @@ struct GroupNearestVisitor {
   int i = INT_MAX;  // none yet; d then holds max_d2, so the first candidate must be within it
   unsigned mask;
 
-  __device__ explicit GroupNearestVisitor(float max_d2)
-      : d(max_d2),
-        mask(Lanes == 32 ? 0xffffffffu
-                         : ((1u << Lanes) - 1u) << ((threadIdx.x & 31u) & ~(Lanes - 1u))) {}
+  __device__ explicit GroupNearestVisitor(float max_d2) : d(max_d2), mask(group_mask<Lanes>()) {}
 
   __device__ float limit() const { return d; }
   __device__ bool found() const { return i != INT_MAX; }
@@ -135,9 +139,7 @@ struct GroupKnnVisitor {
   }
 
   __device__ void merge() {
-    const unsigned mask = Lanes == 32 ? 0xffffffffu
-                                      : ((1u << Lanes) - 1u)
-                                            << ((threadIdx.x & 31u) & ~unsigned(Lanes - 1));
+    const unsigned mask = group_mask<Lanes>();
     if (!(__ballot_sync(mask, took) & mask)) return;  // the group's list is as it was
     took = false;
     const int rank = int(threadIdx.x & unsigned(Lanes - 1));
