@@ -10,6 +10,7 @@
 #include "core/cuda/workspace.cuh"
 #include "core/host_pages.h"
 #include "features/cuda/features_gpu.h"
+#include "features/cuda/fpfh_weight.cuh"
 #include "features/cuda/histogram_kernels.cuh"
 #include "features/cuda/normal_kernels.cuh"
 #include "features/cuda/rows.cuh"
@@ -190,8 +191,16 @@ void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Hos
     CU_CHECK_LAUNCH("k_patch");
     ws.stream.sync();  // the host vector of patches ends here
   }
-  k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
-  CU_CHECK_LAUNCH("k_fpfh_weight");
+  if constexpr (G == 32) {
+    // Ours: eight lanes a point (fpfh_weight.cuh says why).
+    constexpr int kLanes = 8, kWarps = 4, kPoints = 32 * kWarps / kLanes;
+    k_fpfh_weight_narrow<kLanes, kWarps>
+        <<<(n + kPoints - 1) / kPoints, 32 * kWarps, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
+    CU_CHECK_LAUNCH("k_fpfh_weight_narrow");
+  } else {
+    k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
+    CU_CHECK_LAUNCH("k_fpfh_weight");
+  }
   std::vector<float>& out = result.ready();
   ws.histograms_down.copy(out.data(), ws.out.get(), out.size() * sizeof(float), s);
 }

@@ -194,6 +194,31 @@ __device__ inline int ulp_exponent(float v) {
   return max(int((__float_as_uint(v) >> 23) & 0xffu), 1) - 150;
 }
 
+// FPFH's scale for feature f (100 over the sum of its weighted bins, as PCL's normaliser) from
+// the bins' double sums and last places (the rule in k_fpfh_weight's comment); where the rule
+// does not hold, summed again in PCL's order.
+__device__ inline double feature_scale(int f, const double* sums, const int* ulps, const Rows& rows,
+                                       const float* spfh, unsigned b, unsigned e) {
+  double total = 0.0;
+  int smallest = INT_MAX;
+  for (int t = 0; t < 11; ++t) {
+    total += sums[f * 11 + t];
+    smallest = min(smallest, ulps[f * 11 + t]);
+  }
+  if (smallest != INT_MAX && !(total < ldexp(1.0, 52 + smallest))) {
+    total = 0.0;  // some addition may round: PCL's order
+    for (unsigned j = b; j < e; ++j) {
+      const float d2 = rows.d2[j];
+      if (d2 == 0.0f) continue;
+      const float wgt = 1.0f / d2;
+      const float* h = spfh + std::size_t(rows.index[j]) * 33 + f * 11;
+      for (int t = 0; t < 11; ++t)
+        total += double(h[t] * wgt);
+    }
+  }
+  return total != 0.0 ? 100.0 / total : 0.0;
+}
+
 // FPFH, second half: the neighbours' SPFHs weighted by 1 / squared distance (the point itself
 // and duplicates, at distance 0, are skipped, as PCL does), each feature scaled to sum to 100.
 // Bin sums run in neighbour order in float, as PCL's loop. PCL's normalising sums add the same
@@ -252,26 +277,8 @@ __global__ void k_fpfh_weight(int n, Rows rows, const float* spfh, float* out) {
     }
   }
   group_sync<G, Groups>();
-  if (lane < 3 && live) {
-    double total = 0.0;
-    int smallest = INT_MAX;
-    for (int t = 0; t < 11; ++t) {
-      total += s_sum[group][lane * 11 + t];
-      smallest = min(smallest, s_ulp[group][lane * 11 + t]);
-    }
-    if (smallest != INT_MAX && !(total < ldexp(1.0, 52 + smallest))) {
-      total = 0.0;  // some addition may round: PCL's order
-      for (unsigned j = b; j < e; ++j) {
-        const float d2 = rows.d2[j];
-        if (d2 == 0.0f) continue;
-        const float wgt = 1.0f / d2;
-        const float* h = spfh + std::size_t(rows.index[j]) * 33 + lane * 11;
-        for (int t = 0; t < 11; ++t)
-          total += double(h[t] * wgt);
-      }
-    }
-    s_factor[group][lane] = total != 0.0 ? 100.0 / total : 0.0;
-  }
+  if (lane < 3 && live)
+    s_factor[group][lane] = feature_scale(lane, s_sum[group], s_ulp[group], rows, spfh, b, e);
   group_sync<G, Groups>();
   if (!live) return;
   for (int r = 0; r < kBinsPerLane; ++r) {
