@@ -453,8 +453,9 @@ class TestNns : public QObject {
     }
   }
 
-  // The grid sorts rows of up to 2,048 in shared memory, longer ones with the segmented sort (as
-  // brute force does every row): rows of many lengths, with duplicates and non-finite points.
+  // The grid sorts rows of up to 512 in registers, up to 2,048 in shared memory and longer ones
+  // with the segmented sort (as brute force does every row): rows of many lengths (on both sides
+  // of each power of two where the sort changes), with duplicates and non-finite points.
   void gpu_radius_rows_of_every_length_data() {
     test::add_columns<int>({"longest"});
     for (int longest : {3000, 2048, 129, 31})
@@ -463,8 +464,8 @@ class TestNns : public QObject {
   void gpu_radius_rows_of_every_length() {
     CUMULUS_REQUIRE_GPU();
     QFETCH(int, longest);
-    std::vector<int> sizes = {63,  64,   65,   127,  128,  129,  255,  256,
-                              257, 1023, 1024, 1025, 2047, 2048, 2049, 3000};
+    std::vector<int> sizes = {63,  64,  65,   127,  128,  129,  255,  256,  257, 511,
+                              512, 513, 1023, 1024, 1025, 2047, 2048, 2049, 3000};
     for (int s = 1; s <= 40; ++s)
       sizes.push_back(s);
     Random rng(31);
