@@ -453,9 +453,8 @@ class TestNns : public QObject {
     }
   }
 
-  // The grid sorts rows of up to 512 in registers, up to 2,048 in shared memory and longer ones
-  // with the segmented sort (as brute force does every row): rows of many lengths (on both sides
-  // of each power of two where the sort changes), with duplicates and non-finite points.
+  // The grid sorts rows of up to 512 in registers, up to 2,048 in shared memory, longer ones by the
+  // segmented sort (as brute force does every row): lengths about each switch, duplicates, NaNs.
   void gpu_radius_rows_of_every_length_data() {
     test::add_columns<int>({"longest"});
     for (int longest : {3000, 2048, 129, 31})
