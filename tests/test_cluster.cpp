@@ -7,9 +7,13 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <set>
+#include <thread>
 
 #include "cluster/cluster.h"
 #include "cluster/cluster_compare.h"
@@ -552,6 +556,77 @@ class TestCluster : public QObject {
     });
     QVERIFY(inner_done.load());
     QCOMPARE(outer.load(), std::size_t(4));
+  }
+
+  // The threads woken ahead of the labels' widening (core/parallel.h): every part runs once,
+  // whether the helpers were woken or not, and woken helpers take parts beside the caller.
+  void readyThreadsRunEveryPartOnce() {
+    ReadyThreads crew(2);
+    for (bool woken : {false, true}) {
+      if (woken) crew.wake();
+      for (std::size_t parts : {std::size_t(0), std::size_t(1), std::size_t(7)}) {
+        std::vector<std::atomic<int>> ran(parts);
+        crew.run(parts, [&](std::size_t p) { ++ran[p]; });
+        for (auto& r : ran)
+          QCOMPARE(r.load(), 1);
+      }
+    }
+  }
+
+  void readyThreadsHelpOnceWoken() {
+    ReadyThreads crew(2);
+    crew.wake();
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    std::mutex m;
+    std::set<std::thread::id> who;
+    // Parts long enough for a helper that woke late to come while the caller is still at work.
+    crew.run(6, [&](std::size_t) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(4));
+      std::lock_guard<std::mutex> lock(m);
+      who.insert(std::this_thread::get_id());
+    });
+    QVERIFY2(who.size() > 1, "no helper took a part");
+  }
+
+  void readyThreadsRethrowWhatAPartThrows() {
+    ReadyThreads crew(2);
+    crew.wake();
+    std::atomic<int> ran{0};
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, crew.run(8, [&](std::size_t p) {
+      ++ran;
+      if (p == 3) throw InvalidArgument("part 3");
+    }));
+    QCOMPARE(ran.load(), 8);  // the other parts still ran
+    ReadyThreads alone(0);    // the calling thread only: the same
+    ran = 0;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, alone.run(8, [&](std::size_t p) {
+      ++ran;
+      if (p == 3) throw InvalidArgument("part 3");
+    }));
+    QCOMPARE(ran.load(), 8);
+    std::atomic<int> again{0};
+    crew.run(4, [&](std::size_t) { ++again; });
+    QCOMPARE(again.load(), 4);
+  }
+
+  // Two callers at once: the second runs its parts itself instead of waiting.
+  void readyThreadsFromTwoCallersAtOnce() {
+    ReadyThreads crew(2);
+    crew.wake();
+    std::atomic<int> a{0}, b{0};
+    std::thread other([&] {
+      crew.run(50, [&](std::size_t) {
+        ++b;
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      });
+    });
+    crew.run(50, [&](std::size_t) {
+      ++a;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    });
+    other.join();
+    QCOMPARE(a.load(), 50);
+    QCOMPARE(b.load(), 50);
   }
 
   // Mapping a large allocation's pages in ahead of use changes nothing in it: written pages keep

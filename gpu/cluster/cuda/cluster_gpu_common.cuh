@@ -54,6 +54,8 @@ enum Counter { kFinite = 0, kClusters, kBig, kKept, kLabelBlocks, kCounters };
 constexpr int kStamps = 3;
 constexpr int kStampsAt = (kCounters + 1) / 2 * 2, kSizesAt = kStampsAt + 2 * kStamps;
 constexpr int kRankSmall = 4096;
+// Labels from this many on are widened into the result by the ready threads (core/parallel.h).
+constexpr std::size_t kWidenedTogether = std::size_t(1) << 15;
 constexpr int kSummaryInts = kSizesAt + kRankSmall;
 static_assert(kStampsAt % 2 == 0, "the stamps are 8-byte words");
 __host__ __device__ inline unsigned long long* stamps_in(int* counters) {
@@ -85,19 +87,22 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
 // per id) in its own kernels (fewer launches). Brings the counters to the host, and for
-// LabelsTo::Host the labels and sizes too where there are at most 4,096 components (written into
-// host memory by the last kernel): returns whether it brought them.
+// a host LabelsTo the labels and sizes too where there are at most 4,096 components (written
+// into host memory by the last kernel): returns whether it brought them.
 enum class CanonicalInput { Components, Counted };
-// Where the labels go after a method: to the host (download_result), or nowhere yet (the
-// gathered slabs take them from the device in chunks of their own).
-enum class LabelsTo { Host, Device };
+// Where the labels go after a method: into a host vector (download_result fills it; it is sized
+// while the device works), or nowhere yet (null: the gathered slabs take them from the device in
+// chunks of their own).
+struct LabelsTo {
+  std::vector<int>* host = nullptr;
+};
 // Marks "canonicalize" on the clock once the relabelling's kernels are queued (and "canonicalize
 // (sorted)" after the sort over kRankSmall components). `chain_start`: the chain since the last
 // mark is the fast method's, its stages timed by its kernels (run_fast), and the part before its
 // labelling is called so; nullptr for the other methods.
 void reserve_canonical(Workspace& ws, std::size_t n);
 bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
-                            CanonicalInput input, LabelsTo labels_to, StageClock& clock,
+                            CanonicalInput input, const LabelsTo& labels_to, StageClock& clock,
                             const char* chain_start);
 // Brings labels and sizes back (unless canonicalize_on_device brought them: `labels_sent`),
 // marks "download" on the clock, and fills `out`; returns the host's milliseconds spent copying.
@@ -108,8 +113,8 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
 // points' device address in page-locked host memory, read by its first kernel where no copy put
 // them in ws.points.
 bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
-              LabelsTo labels_to, const float3* host_points = nullptr);
+              const LabelsTo& labels_to, const float3* host_points = nullptr);
 bool run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
-               StageClock& clock, LabelsTo labels_to);
+               StageClock& clock, const LabelsTo& labels_to);
 
 }  // namespace cumulus::cluster_cuda

@@ -205,6 +205,9 @@ void segment_batch(const std::vector<const Pixel*>& data, std::uint32_t w, std::
   std::size_t largest = 0;
   for (std::size_t c = 0; c < chunks; ++c) {
     const std::size_t first = c * chunk, count = std::min(chunk, n - first);
+    // The threads that copy the chunk out are woken before the wait, so that they are running
+    // when it lands: the last chunk's copies are the call's tail.
+    if (count > 1) ready_threads().wake();
     CU_CHECK(cudaEventSynchronize(chunk_done[c].get()));
     const unsigned* offsets = ws.host_offsets.get() + c * stride;
     const std::size_t total = offsets[count * std::size_t(width)];
@@ -218,21 +221,18 @@ void segment_batch(const std::vector<const Pixel*>& data, std::uint32_t w, std::
     }
     // The images of a chunk side by side: the last chunk's copies come after all the device's
     // work, so they are the call's tail.
-    parallel_parts(count, parts_for(count, 1),
-                   [&](std::size_t begin, std::size_t end, std::size_t) {
-                     for (std::size_t k = first + begin; k < first + end; ++k) {
-                       SegmentResult& r = out[k];
-                       r.width = w;
-                       r.height = h;
-                       const unsigned* off = offsets + (k - first) * std::size_t(width);
-                       r.offsets.resize(std::size_t(width) + 1);
-                       for (std::size_t col = 0; col <= std::size_t(width); ++col)
-                         r.offsets[col] = off[col] - off[0];
-                       r.rows.assign(rows + off[0], rows + off[width]);
-                       r.levels.assign(ws.host_levels.get() + k * width,
-                                       ws.host_levels.get() + (k + 1) * width);
-                     }
-                   });
+    ready_threads().run(count, [&](std::size_t i) {
+      const std::size_t k = first + i;
+      SegmentResult& r = out[k];
+      r.width = w;
+      r.height = h;
+      const unsigned* off = offsets + i * std::size_t(width);
+      r.offsets.resize(std::size_t(width) + 1);
+      for (std::size_t col = 0; col <= std::size_t(width); ++col)
+        r.offsets[col] = off[col] - off[0];
+      r.rows.assign(rows + off[0], rows + off[width]);
+      r.levels.assign(ws.host_levels.get() + k * width, ws.host_levels.get() + (k + 1) * width);
+    });
   }
   if (largest > slice) ws.row_slice = largest + largest / 4;
   CU_CHECK(cudaEventSynchronize(finished.get()));
