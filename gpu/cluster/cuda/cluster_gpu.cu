@@ -255,8 +255,8 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
     const short* from = ws.host_labels16.get();
     out.labels.resize(n);  // done already while the device worked
     int* to = out.labels.data();
-    // Four parts: more threads wrote no faster into a fresh result (its pages zeroed by the
-    // calling thread while it waited), and on an H200's host took 22-23 us against 18-19.
+    // Four parts: four threads already running widened KITTI's labels in 9.2 us on an H200's
+    // host, one in 20-24; in the call, 18-23 us against 25-38 (docs/benchmarks.md).
     const std::size_t parts =
         n >= kWidenedTogether ? std::min<std::size_t>(4, ready_threads().helpers() + 1) : 1;
     ready_threads().run(parts, [&](std::size_t p) {
