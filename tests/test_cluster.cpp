@@ -557,7 +557,7 @@ class TestCluster : public QObject {
   }
 
   // The threads woken ahead of the labels' widening (core/parallel.h): every part runs once,
-  // whether the helpers were woken or not, and woken helpers take parts beside the caller.
+  // whether the helpers were woken or not.
   void readyThreadsRunEveryPartOnce() {
     ReadyThreads crew(2);
     for (bool woken : {false, true}) {

@@ -126,9 +126,8 @@ ReadyThreads::ReadyThreads(std::size_t helpers) {
 ReadyThreads::~ReadyThreads() {
   {
     std::lock_guard<std::mutex> lock(m_);
-    stop_ = true;
+    stopping_ = true;
   }
-  stopping_ = true;
   wake_.notify_all();
   for (auto& t : threads_)
     t.join();
@@ -154,8 +153,8 @@ void ReadyThreads::spin_after_wakes() {
   while (true) {
     {
       std::unique_lock<std::mutex> lock(m_);
-      wake_.wait(lock, [&] { return stop_ || wakes_ != seen; });
-      if (stop_) return;
+      wake_.wait(lock, [&] { return stopping_ || wakes_ != seen; });
+      if (stopping_) return;
       seen = wakes_;
     }
     const auto until = std::chrono::steady_clock::now() + kSpin;

@@ -66,8 +66,7 @@ class ReadyThreads {
   std::mutex m_, busy_;
   std::condition_variable wake_;
   std::uint64_t wakes_ = 0;
-  bool stop_ = false;
-  std::atomic<bool> stopping_{false};
+  std::atomic<bool> stopping_{false};  // set under m_: sleepers test it in their wait
   std::atomic<Job*> job_{nullptr};
   std::atomic<int> inside_{0};  // helpers that may be reading job_'s job
   std::vector<std::thread> threads_;

@@ -219,8 +219,7 @@ void segment_batch(const std::vector<const Pixel*>& data, std::uint32_t w, std::
                           cudaMemcpyDeviceToHost));
       rows = spilled.data();
     }
-    // The images of a chunk side by side: the last chunk's copies come after all the device's
-    // work, so they are the call's tail.
+    // The images of a chunk side by side, an image a thread.
     ready_threads().run(count, [&](std::size_t i) {
       const std::size_t k = first + i;
       SegmentResult& r = out[k];
