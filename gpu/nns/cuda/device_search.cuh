@@ -20,7 +20,8 @@ void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, 
 // The CSR result of a radius search stays in `index`/`d2`, rows sorted as radius_search sorts.
 struct RadiusScratch {
   cuda::DeviceBuffer<unsigned> counts, offsets;
-  cuda::DeviceBuffer<unsigned> most;  // the longest row (the grid's search)
+  cuda::PinnedBuffer<unsigned> offsets_host;  // where the offsets land, for the caller's vector
+  cuda::DeviceBuffer<unsigned> most;          // the longest row (the grid's search)
   cuda::PinnedBuffer<unsigned> most_host;
   cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;
   cuda::DeviceBuffer<unsigned char> temp;
