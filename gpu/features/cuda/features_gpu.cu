@@ -3,6 +3,7 @@
 #include <cmath>
 #include <future>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/cuda/stage_clock.cuh"
@@ -43,6 +44,49 @@ struct Workspace {
   cuda::DeviceBuffer<unsigned> deferred_count;
   cuda::DeviceBuffer<Patch> patches;
   cuda::StagedDownload histograms_down;
+  cuda::PinnedBuffer<float3> normals_host;  // the normals on their way to the result (NormalsDown)
+  cuda::PinnedBuffer<float> curvature_host;
+  cuda::Event normals_landed;
+};
+
+// The normals and curvature to the result's vectors through page-locked memory kept with the
+// workspace: queued after the normals kernel, and copied into the vectors by the host while the
+// descriptors' first kernel runs (finish(), before the host decides deferred pairs with them).
+// Through the driver's copy into the pageable vectors the host had waited for them between the
+// two kernels: the bunny's FPFH at k = 64 took 1.17-1.18 ms against 1.03-1.05 (H200).
+class NormalsDown {
+ public:
+  NormalsDown(Workspace& ws, std::size_t n, std::vector<Point3f>& normals,
+              std::vector<float>& curvature)
+      : ws_(ws), n_(n), normals_(normals), curvature_(curvature) {
+    static_assert(sizeof(Point3f) == sizeof(float3));
+    const cudaStream_t s = ws.stream.get();
+    ws.normals_host.reserve(std::max<std::size_t>(n, 1));
+    ws.curvature_host.reserve(std::max<std::size_t>(n, 1));
+    if (n) {
+      CU_CHECK(cudaMemcpyAsync(ws.normals_host.get(), ws.normals.get(), n * sizeof(float3),
+                               cudaMemcpyDeviceToHost, s));
+      CU_CHECK(cudaMemcpyAsync(ws.curvature_host.get(), ws.curvature.get(), n * sizeof(float),
+                               cudaMemcpyDeviceToHost, s));
+    }
+    ws.normals_landed.record(s);
+  }
+  // Waits for the copies (not for the work queued after them) and fills the vectors; once.
+  void finish() {
+    if (done_) return;
+    ws_.normals_landed.wait();
+    const auto* from = reinterpret_cast<const Point3f*>(ws_.normals_host.get());
+    normals_.assign(from, from + n_);
+    curvature_.assign(ws_.curvature_host.get(), ws_.curvature_host.get() + n_);
+    done_ = true;
+  }
+
+ private:
+  Workspace& ws_;
+  std::size_t n_;
+  std::vector<Point3f>& normals_;
+  std::vector<float>& curvature_;
+  bool done_ = false;
 };
 
 // What the host needs to decide deferred pairs: the same points and normals as the device, and
@@ -52,6 +96,11 @@ struct HostSide {
   const std::vector<Point3f>& normals;
   int uniform;                           // k for k-nearest rows
   const std::vector<unsigned>* offsets;  // else row sizes from these
+  NormalsDown* normals_down = nullptr;   // `normals` once its finish() has returned
+  // Called once the descriptors' first kernel is queued, before `normals` is read.
+  void normals_ready() const {
+    if (normals_down) normals_down->finish();
+  }
   std::uint64_t row_size(int r) const {
     return uniform ? std::uint64_t(uniform)
                    : std::uint64_t((*offsets)[std::size_t(r) + 1] - (*offsets)[std::size_t(r)]);
@@ -152,6 +201,7 @@ template <int G, int Groups>
 void pfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, HostRows& result) {
   DeferList list = reset_deferred(ws, std::size_t(n) * 4);
   launch_pfh<G, Groups>(ws, n, rows, list);
+  host.normals_ready();
   unsigned deferred = deferred_count(ws);
   if (deferred > list.capacity) {  // rare: once more, with room for every deferred pair
     list = reset_deferred(ws, deferred);
@@ -177,6 +227,7 @@ void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Hos
     k_spfh<G, Groups><<<blocks, G * Groups, 0, s>>>(ws.index.targets.get(), ws.normals.get(), n,
                                                     rows, list, ws.spfh.get());
     CU_CHECK_LAUNCH("k_spfh");
+    host.normals_ready();
     deferred = deferred_count(ws);
     if (deferred <= list.capacity) break;
     room = deferred;  // rare: once more with room for every deferred pair
@@ -341,16 +392,15 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
                 params.normals.pcl_compatible, points);
     clock.mark("normals");
   }
-  if (!given) {
-    download_normals(ws, n, out.normals, out.curvature);
-    ws.stream.sync();  // the host decides deferred pairs with these normals
-  }
+  std::optional<NormalsDown> normals_down;
+  if (!given) normals_down.emplace(ws, n, out.normals, out.curvature);
   ws.out.reserve(n * std::size_t(bins));
   ws.spfh.reserve(params.descriptor == Descriptor::Fpfh ? n * 33 : 1);
   const Neighbourhood& nb = params.neighbourhood;
   const HostSide host{points, given ? *given : out.normals, nb.k > 0 ? std::min(nb.k, int(n)) : 0,
-                      &ws.feature_rows.host_offsets};
+                      &ws.feature_rows.host_offsets, normals_down ? &*normals_down : nullptr};
   if (n) descriptors_down<32, 4>(ws, params.descriptor, int(n), ws.feature_rows.view, host, result);
+  host.normals_ready();
   result.ready();
   clock.mark("descriptors and download");
   ws.stream.sync();
