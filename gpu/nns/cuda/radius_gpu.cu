@@ -77,41 +77,46 @@ __device__ __forceinline__ void warp_bitonic_step(unsigned long long* keys, unsi
   __syncwarp();
 }
 
-// Sorts 32 E keys held by a warp, entry 32 e + lane in key[e], ascending: the same bitonic network,
-// its steps between entries of one lane (a distance of 32 or more) on registers and the others by
-// shuffles. On KITTI's rows at 0.5 m the network in shared memory kept the L1 and shared memory's
-// data path 96 % busy (ncu) while the SMs issued in 44 % of their cycles.
+// One step (distance j) of a bitonic network on 32 E keys held by a warp, entry 32 e + lane in
+// key[e]: between entries of one lane (a distance of 32 or more) on registers, the others by
+// shuffles. up(e): whether this lane's entry e lies in an ascending part of the network.
+template <int E, class Up>
+__device__ __forceinline__ void warp_bitonic_step_registers(unsigned long long (&key)[E],
+                                                            unsigned lane, int j, Up up) {
+  if (j >= 32) {
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const int f = e ^ (j / 32);
+      if (f < e) continue;  // e holds the pair's lower entry
+      const unsigned long long a = key[e], b = key[f];
+      if ((a > b) == up(e)) {
+        key[e] = b;
+        key[f] = a;
+      }
+    }
+  } else {
+    const bool lower = (lane & unsigned(j)) == 0;
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+      const unsigned long long other = __shfl_xor_sync(0xffffffffu, key[e], j);
+      const bool take_smaller = lower == up(e);
+      key[e] = (other < key[e]) == take_smaller ? other : key[e];
+    }
+  }
+}
+
+// Sorts 32 E keys held by a warp ascending: the whole network, step by step as above. On KITTI's
+// rows at 0.5 m the network in shared memory kept the L1 and shared memory's data path 96 % busy
+// (ncu) while the SMs issued in 44 % of their cycles.
 template <int E>
 __device__ __forceinline__ void warp_bitonic_sort_registers(unsigned long long (&key)[E],
                                                             unsigned lane) {
 #pragma unroll
-  for (int k = 2; k <= 32 * E; k <<= 1) {
+  for (int k = 2; k <= 32 * E; k <<= 1)
 #pragma unroll
-    for (int j = k >> 1; j > 0; j >>= 1) {
-      if (j >= 32) {
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const int f = e ^ (j / 32);
-          if (f < e) continue;  // e holds the pair's lower entry
-          const bool up = ((e * 32) & k) == 0;
-          const unsigned long long a = key[e], b = key[f];
-          if ((a > b) == up) {
-            key[e] = b;
-            key[f] = a;
-          }
-        }
-      } else {
-        const bool lower = (lane & unsigned(j)) == 0;
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const unsigned long long other = __shfl_xor_sync(0xffffffffu, key[e], j);
-          const bool up = ((unsigned(e) * 32u + lane) & unsigned(k)) == 0;
-          const bool take_smaller = lower == up;
-          key[e] = (other < key[e]) == take_smaller ? other : key[e];
-        }
-      }
-    }
-  }
+    for (int j = k >> 1; j > 0; j >>= 1)
+      warp_bitonic_step_registers<E>(
+          key, lane, j, [&](int e) { return ((unsigned(e) * 32u + lane) & unsigned(k)) == 0; });
 }
 
 // The bitonic network's last steps (distances 16 E down to 1) on 32 E keys held as above,
@@ -120,27 +125,8 @@ template <int E>
 __device__ __forceinline__ void warp_bitonic_merge_registers(unsigned long long (&key)[E],
                                                              unsigned lane, bool up) {
 #pragma unroll
-  for (int j = 16 * E; j > 0; j >>= 1) {
-    if (j >= 32) {
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        const int f = e ^ (j / 32);
-        if (f < e) continue;
-        const unsigned long long a = key[e], b = key[f];
-        if ((a > b) == up) {
-          key[e] = b;
-          key[f] = a;
-        }
-      }
-    } else {
-      const bool take_smaller = ((lane & unsigned(j)) == 0) == up;
-#pragma unroll
-      for (int e = 0; e < E; ++e) {
-        const unsigned long long other = __shfl_xor_sync(0xffffffffu, key[e], j);
-        key[e] = (other < key[e]) == take_smaller ? other : key[e];
-      }
-    }
-  }
+  for (int j = 16 * E; j > 0; j >>= 1)
+    warp_bitonic_step_registers<E>(key, lane, j, [up](int) { return up; });
 }
 
 // A row of m <= 32 E keys from the warp's shared memory into registers, sorted there and written
