@@ -4,6 +4,7 @@
 #include <future>
 #include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/cuda/stage_clock.cuh"
@@ -30,6 +31,7 @@ struct DeviceRows {
   nns::RadiusScratch radius;
   std::vector<unsigned> host_offsets;
   Rows view;
+  double mean = 0;  // neighbours a row
 };
 
 struct Workspace {
@@ -279,10 +281,13 @@ void search_rows(Workspace& ws, const Neighbourhood& nb, DeviceRows& r) {
     r.d2.reserve(std::max<std::size_t>(m, 1));
     nns::search_knn(ws.index, ws.index.targets.get(), n, k, INFINITY, r.index.get(), r.d2.get(), s);
     r.view = Rows{nullptr, k, r.index.get(), r.d2.get()};
+    r.mean = k;
   } else {
     const float r2 = float(double(nb.radius) * double(nb.radius));
-    nns::search_radius(ws.index, ws.index.targets.get(), n, r2, r.radius, r.host_offsets, s);
+    const std::size_t total =
+        nns::search_radius(ws.index, ws.index.targets.get(), n, r2, r.radius, r.host_offsets, s);
     r.view = Rows{r.radius.offsets.get(), 0, r.radius.index.get(), r.radius.d2.get()};
+    r.mean = n ? double(total) / n : 0.0;
   }
 }
 
@@ -290,24 +295,53 @@ bool same(const Neighbourhood& a, const Neighbourhood& b) {
   return a.k == b.k && a.radius == b.radius;
 }
 
+// Lanes a point for k_normals: the largest power of two, up to 8, that leaves each lane 32
+// neighbours or more. ncu on an H200, k_normals in us with 1 / 2 / 4 / 8 lanes (a thread a
+// point before: KITTI r = 0.5 m 253-264): KITTI r = 0.5 m (180 a row) 249 / 280 / 204 / 197,
+// k = 64 87 / 71 / 63 / 89, k = 16 32 / 42 / 42 / 61; the bunny k = 64 39 / 38 / 39 / 43, r = 5
+// mm (51 a row) 32 / 36 / 38 / 42, k = 16 18 / 21 / 25 / 33. With short rows the block's one
+// solving warp sets the time, with long ones each lane's chain of loads.
+int normal_lanes(double mean) {
+  int lanes = 1;
+  while (lanes < 8 && mean >= 64.0 * lanes)
+    lanes *= 2;
+  return lanes;
+}
+
 // The normals into ws.normals and ws.curvature: exact on the device, or (pcl_compatible) PCL's,
 // from covariances summed here and solved on the host (pcl_normal.h says why), then uploaded.
-void run_normals(Workspace& ws, const Rows& rows, Point3f vp, bool pcl_compatible,
+void run_normals(Workspace& ws, const DeviceRows& rows, Point3f vp, bool pcl_compatible,
                  const std::vector<Point3f>& points) {
   const int n = int(ws.index.n);
   const cudaStream_t s = ws.stream.get();
   ws.normals.reserve(std::size_t(n));
   ws.curvature.reserve(std::size_t(n));
   if (!pcl_compatible) {
-    k_normals<<<cuda::blocks_for(std::size_t(n), 128), 128, 0, s>>>(
-        ws.index.targets.get(), n, rows, make_float3(vp.x, vp.y, vp.z), ws.normals.get(),
-        ws.curvature.get());
+    const auto go = [&](auto lanes) {
+      constexpr int L = decltype(lanes)::value;
+      k_normals<L><<<cuda::blocks_for(std::size_t(n), 32), 32 * L, 0, s>>>(
+          ws.index.targets.get(), n, rows.view, make_float3(vp.x, vp.y, vp.z), ws.normals.get(),
+          ws.curvature.get());
+    };
+    switch (normal_lanes(rows.mean)) {
+      case 1:
+        go(std::integral_constant<int, 1>{});
+        break;
+      case 2:
+        go(std::integral_constant<int, 2>{});
+        break;
+      case 4:
+        go(std::integral_constant<int, 4>{});
+        break;
+      default:
+        go(std::integral_constant<int, 8>{});
+    }
     CU_CHECK_LAUNCH("k_normals");
     return;
   }
   ws.covariance.reserve(std::size_t(n));
-  k_covariance_pcl<<<cuda::blocks_for(std::size_t(n), 128), 128, 0, s>>>(ws.index.targets.get(), n,
-                                                                         rows, ws.covariance.get());
+  k_covariance_pcl<<<cuda::blocks_for(std::size_t(n), 128), 128, 0, s>>>(
+      ws.index.targets.get(), n, rows.view, ws.covariance.get());
   CU_CHECK_LAUNCH("k_covariance_pcl");
   std::vector<pcl_normal::Covariance> cov(static_cast<std::size_t>(n));
   CU_CHECK(cudaMemcpyAsync(cov.data(), ws.covariance.get(), cov.size() * sizeof(cov[0]),
@@ -360,7 +394,7 @@ void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Po
   clock.mark("upload");
   if (n) search_rows(ws, nb, ws.normal_rows);
   clock.mark("neighbours");
-  if (n) run_normals(ws, ws.normal_rows.view, vp, pcl_compatible, points);
+  if (n) run_normals(ws, ws.normal_rows, vp, pcl_compatible, points);
   clock.mark("normals");
   download_normals(ws, n, out.normals, out.curvature);
   clock.mark("download");
@@ -388,8 +422,8 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   if (!given) {
     const bool shared = same(params.normals.neighbourhood, params.neighbourhood);
     if (!shared) search_rows(ws, params.normals.neighbourhood, ws.normal_rows);
-    run_normals(ws, shared ? ws.feature_rows.view : ws.normal_rows.view, vp,
-                params.normals.pcl_compatible, points);
+    run_normals(ws, shared ? ws.feature_rows : ws.normal_rows, vp, params.normals.pcl_compatible,
+                points);
     clock.mark("normals");
   }
   std::optional<NormalsDown> normals_down;
