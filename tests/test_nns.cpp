@@ -254,6 +254,30 @@ class TestNns : public QObject {
     QVERIFY(narrow.cell < wide.cell);
   }
 
+  // A grid for radius searches (radius_density) sizes cells wider than the radius for an eighth
+  // of a target each, within the cap of 8 cells a target, and plans no second grid; cells
+  // already within the radius stay.
+  void radius_grids_shrink_cells_towards_the_radius() {
+    std::vector<Point3f> slab;  // a KITTI-like spread: wide and flat, cells by volume far wider
+    Random rng(5);
+    for (int i = 0; i < 20000; ++i)
+      slab.push_back({float(rng.uniform()) * 80.0f, float(rng.uniform()) * 80.0f,
+                      float(rng.uniform()) * 4.0f});
+    const nns::GridDensity d = nns::radius_density();
+    const auto usual = nns::plan_grid(slab.data(), slab.size());
+    const float radius = usual.cell / 3;
+    const auto planned =
+        nns::plan_grid(slab.data(), slab.size(), d.points_per_cell, radius, d.within_reach);
+    QVERIFY(planned.cell < usual.cell * 0.6f);
+    QVERIFY(planned.cells() <= 8 * planned.finite + 4096);
+    QCOMPARE(planned.cell, nns::plan_grid(slab.data(), slab.size(), d.within_reach).cell);
+    QVERIFY(!nns::plan_fine_grid(slab.data(), slab.size(), planned, d.fine_points_per_cell));
+    QCOMPARE(
+        nns::plan_grid(slab.data(), slab.size(), d.points_per_cell, usual.cell * 2, d.within_reach)
+            .cell,
+        usual.cell);
+  }
+
   // A dense sheet inside a tall box crowds cells sized by the box's volume; the fine grid for
   // bounded searches holds a few of its points a cell, over the same bounds and within its
   // budget. A lattice filling its box needs none.

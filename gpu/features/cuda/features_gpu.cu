@@ -1,5 +1,6 @@
 // Normals and point feature histograms on the GPU. Compiled with -fmad=false: the pair features
 // must round exactly as PCL's float code does, or pairs near a bin edge change bins.
+#include <algorithm>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -295,6 +296,18 @@ bool same(const Neighbourhood& a, const Neighbourhood& b) {
   return a.k == b.k && a.radius == b.radius;
 }
 
+// Where every search of a call is a radius search (the descriptors' and the normals'), the grid
+// is planned for the largest radius (nns::radius_density says why); a k-nearest search has no
+// bound and keeps the usual grid.
+struct FeatureGrid {
+  float reach = 0;
+  nns::GridDensity density;
+};
+FeatureGrid feature_grid(const Neighbourhood& a, const Neighbourhood* b) {
+  if (a.k > 0 || (b && b->k > 0)) return {};
+  return {std::max(a.radius, b ? b->radius : 0.0f), nns::radius_density()};
+}
+
 // Lanes a point for k_normals: the largest power of two, up to 8, that leaves each lane 32
 // neighbours or more. ncu on an H200, k_normals in us with 1 / 2 / 4 / 8 lanes (a thread a
 // point before: KITTI r = 0.5 m 253-264): KITTI r = 0.5 m (180 a row) 249 / 280 / 204 / 197,
@@ -390,7 +403,8 @@ void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Po
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t n = points.size();
-  ws.index.build(NnsMethod::Gpu, points.data(), n, s);
+  const FeatureGrid grid = feature_grid(nb, nullptr);
+  ws.index.build(NnsMethod::Gpu, points.data(), n, s, grid.reach, grid.density);
   clock.mark("upload");
   if (n) search_rows(ws, nb, ws.normal_rows);
   clock.mark("neighbours");
@@ -411,7 +425,9 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   const std::size_t n = points.size();
   const int bins = descriptor_bins(params.descriptor);
   HostRows result(out.histograms, n * std::size_t(bins));
-  ws.index.build(NnsMethod::Gpu, points.data(), n, s);
+  const FeatureGrid grid =
+      feature_grid(params.neighbourhood, given ? nullptr : &params.normals.neighbourhood);
+  ws.index.build(NnsMethod::Gpu, points.data(), n, s, grid.reach, grid.density);
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   if (given && n)
     CU_CHECK(cudaMemcpyAsync(ws.normals.get(), given->data(), n * sizeof(float3),

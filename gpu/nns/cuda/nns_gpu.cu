@@ -378,14 +378,16 @@ struct Workspace {
   cuda::StagedDownload down;  // the results, over 64 KB through page-locked chunks
 };
 
-// What both searches start with: the queries on the device and the method's structure built.
+// What both searches start with: the queries on the device and the method's structure built
+// (for a radius search, `reach` is the radius).
 void prepare(Workspace& ws, NnsMethod method, std::span<const Point3f> targets,
-             std::span<const Point3f> queries, cuda::StageClock& clock) {
+             std::span<const Point3f> queries, cuda::StageClock& clock, float reach = 0) {
   ws.queries.reserve(std::max<std::size_t>(queries.size(), 1));
   if (!queries.empty())
     CU_CHECK(cudaMemcpyAsync(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
                              cudaMemcpyHostToDevice, ws.stream.get()));
-  ws.index.build(method, targets.data(), targets.size(), ws.stream.get());
+  ws.index.build(method, targets.data(), targets.size(), ws.stream.get(), reach,
+                 reach > 0 ? radius_density() : GridDensity{});
   clock.mark("build");
 }
 
@@ -433,7 +435,7 @@ void gpu_radius(std::span<const Point3f> targets, std::span<const Point3f> queri
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t nq = queries.size();
-  prepare(ws, method, targets, queries, clock);
+  prepare(ws, method, targets, queries, clock, std::sqrt(r2));
   const std::size_t total =
       search_radius(ws.index, ws.queries.get(), int(nq), r2, ws.radius, out.offsets, s);
   clock.mark("search");
