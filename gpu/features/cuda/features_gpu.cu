@@ -2,20 +2,19 @@
 // must round exactly as PCL's float code does, or pairs near a bin edge change bins.
 #include <algorithm>
 #include <cmath>
-#include <future>
 #include <limits>
 #include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "core/cuda/stage_clock.cuh"
-#include "core/cuda/staged_download.cuh"
 #include "core/cuda/workspace.cuh"
-#include "core/host_pages.h"
 #include "features/cuda/features_gpu.h"
+#include "features/cuda/features_workspace.cuh"
 #include "features/cuda/fpfh_weight.cuh"
 #include "features/cuda/histogram_kernels.cuh"
 #include "features/cuda/normal_kernels.cuh"
+#include "features/cuda/results_down.cuh"
 #include "features/cuda/rows.cuh"
 #include "features/pair_math.h"
 #include "nns/cuda/device_index.cuh"
@@ -25,72 +24,6 @@ namespace cumulus {
 namespace feat {
 
 // ---- host side ----------------------------------------------------------------------------
-
-struct DeviceRows {
-  cuda::DeviceBuffer<int> index;
-  cuda::DeviceBuffer<float> d2;
-  nns::RadiusScratch radius;
-  std::vector<unsigned> host_offsets;
-  Rows view;
-  double mean = 0;  // neighbours a row
-};
-
-struct Workspace {
-  cuda::Stream stream;
-  nns::DeviceIndex index;  // owns the uploaded points
-  DeviceRows feature_rows, normal_rows;
-  cuda::DeviceBuffer<float3> normals;
-  cuda::DeviceBuffer<pcl_normal::Covariance> covariance;  // the pcl_compatible normals
-  cuda::DeviceBuffer<float> curvature, spfh, out;
-  cuda::DeviceBuffer<unsigned> offsets;  // the paper's host neighbourhoods
-  cuda::DeviceBuffer<Deferred> deferred;
-  cuda::DeviceBuffer<unsigned> deferred_count;
-  cuda::DeviceBuffer<Patch> patches;
-  cuda::StagedDownload histograms_down;
-  cuda::PinnedBuffer<float3> normals_host;  // the normals on their way to the result (NormalsDown)
-  cuda::PinnedBuffer<float> curvature_host;
-  cuda::Event normals_landed;
-};
-
-// The normals and curvature to the result's vectors through page-locked memory kept with the
-// workspace: queued after the normals kernel, and copied into the vectors by the host while the
-// descriptors' first kernel runs (finish(), before the host decides deferred pairs with them).
-// Through the driver's copy into the pageable vectors the host had waited for them between the
-// two kernels: the bunny's FPFH at k = 64 took 1.17-1.18 ms against 1.03-1.05 (H200).
-class NormalsDown {
- public:
-  NormalsDown(Workspace& ws, std::size_t n, std::vector<Point3f>& normals,
-              std::vector<float>& curvature)
-      : ws_(ws), n_(n), normals_(normals), curvature_(curvature) {
-    static_assert(sizeof(Point3f) == sizeof(float3));
-    const cudaStream_t s = ws.stream.get();
-    ws.normals_host.reserve(std::max<std::size_t>(n, 1));
-    ws.curvature_host.reserve(std::max<std::size_t>(n, 1));
-    if (n) {
-      CU_CHECK(cudaMemcpyAsync(ws.normals_host.get(), ws.normals.get(), n * sizeof(float3),
-                               cudaMemcpyDeviceToHost, s));
-      CU_CHECK(cudaMemcpyAsync(ws.curvature_host.get(), ws.curvature.get(), n * sizeof(float),
-                               cudaMemcpyDeviceToHost, s));
-    }
-    ws.normals_landed.record(s);
-  }
-  // Waits for the copies (not for the work queued after them) and fills the vectors; once.
-  void finish() {
-    if (done_) return;
-    ws_.normals_landed.wait();
-    const auto* from = reinterpret_cast<const Point3f*>(ws_.normals_host.get());
-    normals_.assign(from, from + n_);
-    curvature_.assign(ws_.curvature_host.get(), ws_.curvature_host.get() + n_);
-    done_ = true;
-  }
-
- private:
-  Workspace& ws_;
-  std::size_t n_;
-  std::vector<Point3f>& normals_;
-  std::vector<float>& curvature_;
-  bool done_ = false;
-};
 
 // What the host needs to decide deferred pairs: the same points and normals as the device, and
 // each row's neighbourhood size (PCL's increment depends on it).
@@ -131,32 +64,6 @@ std::vector<Patch> decide_on_host(const std::vector<Deferred>& d, Descriptor des
   }
   return patches;
 }
-
-// The result's histograms sized (and so zero-filled, which for PFH's 125 bins costs as much as
-// the GPU's work) on a thread of their own while the GPU computes them, their pages mapped in on
-// all cores first (core/host_pages.h). ready() waits for them: after the kernels are queued, so
-// that the GPU works meanwhile.
-class HostRows {
- public:
-  HostRows(std::vector<float>& rows, std::size_t values)
-      : rows_(rows), sized_(std::async(std::launch::async, [&rows, values] {
-          rows.reserve(values);
-          prefault_pages(rows.data(), values * sizeof(float));
-          rows.resize(values);
-        })) {}
-  std::vector<float>& ready() {
-    WallTimer waited;
-    if (sized_.valid()) sized_.get();
-    wait_ms_ += waited.ms();
-    return rows_;
-  }
-  double wait_ms() const { return wait_ms_; }
-
- private:
-  std::vector<float>& rows_;
-  std::future<void> sized_;
-  double wait_ms_ = 0;
-};
 
 // Room for the pairs the kernels defer, and the count reset.
 DeferList reset_deferred(Workspace& ws, std::size_t at_least) {
@@ -282,13 +189,10 @@ void search_rows(Workspace& ws, const Neighbourhood& nb, DeviceRows& r) {
     r.d2.reserve(std::max<std::size_t>(m, 1));
     nns::search_knn(ws.index, ws.index.targets.get(), n, k, INFINITY, r.index.get(), r.d2.get(), s);
     r.view = Rows{nullptr, k, r.index.get(), r.d2.get()};
-    r.mean = k;
   } else {
     const float r2 = float(double(nb.radius) * double(nb.radius));
-    const std::size_t total =
-        nns::search_radius(ws.index, ws.index.targets.get(), n, r2, r.radius, r.host_offsets, s);
+    nns::search_radius(ws.index, ws.index.targets.get(), n, r2, r.radius, r.host_offsets, s);
     r.view = Rows{r.radius.offsets.get(), 0, r.radius.index.get(), r.radius.d2.get()};
-    r.mean = n ? double(total) / n : 0.0;
   }
 }
 
@@ -336,7 +240,7 @@ void run_normals(Workspace& ws, const DeviceRows& rows, Point3f vp, bool pcl_com
           ws.index.targets.get(), n, rows.view, make_float3(vp.x, vp.y, vp.z), ws.normals.get(),
           ws.curvature.get());
     };
-    switch (normal_lanes(rows.mean)) {
+    switch (normal_lanes(rows.mean(n))) {
       case 1:
         go(std::integral_constant<int, 1>{});
         break;
