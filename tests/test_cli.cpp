@@ -369,6 +369,23 @@ class TestCli : public QObject {
     QCOMPARE(cli({"filter", street}).code, 2);
   }
 
+  // --sweeps measures the filters named and no other; a name it does not know is refused.
+  void benchFilterMeasuresTheSweepsNamed() {
+    QTemporaryDir dir;
+    const std::string out = dir.path().toStdString();
+    const std::string sample = cumulus::test::sampleDir().toStdString();
+    const Run r = cli({"bench", "filter", "--sample", sample, "--out", out, "--sweeps", "ror",
+                       "--repeat", "1", "--warmup", "0", "--no-open3d"});
+    QCOMPARE(r.code, 0);
+    const QList<QByteArray> rows =
+        cumulus::test::readAll(dir.path() + "/filter.csv").trimmed().split('\n');
+    QVERIFY(rows.size() >= 2);  // the header and the cpu row, a gpu row where there is a GPU
+    for (qsizetype i = 1; i < rows.size(); ++i)
+      QVERIFY2(rows[i].startsWith("ror,street_scene.pcd,"), rows[i].constData());
+    QCOMPARE(
+        cli({"bench", "filter", "--sample", sample, "--out", out, "--sweeps", "ror,blur"}).code, 2);
+  }
+
   // The ground of the sample street: a level plane 1.73 m below the sensor; the rest written.
   void groundOnSampleStreet() {
     QTemporaryDir dir;

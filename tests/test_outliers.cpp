@@ -243,6 +243,42 @@ class TestOutliers : public QObject {
     }
   }
 
+  // A clump of 3,000 points on a few millimetres (one cell of thousands, as near a LiDAR) beside
+  // a thin line, counted at every threshold around the clump's own size: the GPU keeps exactly
+  // PCL's points.
+  void gpuCountInADenseCellKeepsPclsPoints() {
+    PointCloud c;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> clump(-0.002f, 0.002f);
+    for (int i = 0; i < 3000; ++i)
+      c.points.push_back({clump(rng), clump(rng), clump(rng)});
+    for (int i = 0; i < 400; ++i)  // 4 cm apart: two neighbours within 5 cm, none at its edge
+      c.points.push_back({1.0f + 0.04f * float(i), 0.5f, 0});
+    c.points.push_back({NAN, 0, 0});
+    c.width = std::uint32_t(c.points.size());
+    // What PCL keeps here, so that the comparison below covers both ends: every clump point
+    // up to 2,999 others, none at 3,000; the line's inner points at 2, its ends at 1.
+    QCOMPARE(remove_radius_outliers(c, {0.05, 2999, false}, FilterMethod::Cpu).kept.size(),
+             std::size_t(3000));
+    QCOMPARE(remove_radius_outliers(c, {0.05, 3000, false}, FilterMethod::Cpu).kept.size(),
+             std::size_t(0));
+    QCOMPARE(remove_radius_outliers(c, {0.05, 2, false}, FilterMethod::Cpu).kept.size(),
+             std::size_t(3000 + 398));
+    CUMULUS_REQUIRE_GPU();
+    for (const int min_neighbors : {1, 2, 3, 2998, 2999, 3000}) {
+      for (const bool negative : {false, true}) {
+        const RadiusOutlierParams p{0.05, min_neighbors, negative};
+        const FilterResult gpu = remove_radius_outliers(c, p, FilterMethod::Gpu);
+        const FilterResult pcl = remove_radius_outliers(c, p, FilterMethod::Cpu);
+        QVERIFY2(gpu.kept == pcl.kept, qPrintable(QString("min %1%2: kept %3, PCL %4")
+                                                      .arg(min_neighbors)
+                                                      .arg(negative ? " outliers" : "")
+                                                      .arg(gpu.kept.size())
+                                                      .arg(pcl.kept.size())));
+      }
+    }
+  }
+
   void absurdParametersAreRefusedWithTheReason() {
     const PointCloud c = line_with_outlier();
     const auto refused = [&](auto&& call, const char* words) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "args.h"
@@ -106,8 +107,19 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
     const auto leaf = float(f.x);
     return voxel_grid(cloud, {{leaf, leaf, leaf}, 0}, m);
   };
+  // --sweeps picks filters by name (every one by default), so one filter can be measured alone.
+  std::set<std::string> sweeps;
+  {
+    std::istringstream ss(a.get("sweeps", "crop,voxel,sor,ror"));
+    for (std::string name; std::getline(ss, name, ',');) {
+      if (name != "crop" && name != "voxel" && name != "sor" && name != "ror")
+        throw UsageError("bench filter: unknown sweep '" + name + "' (crop, voxel, sor, ror)");
+      sweeps.insert(name);
+    }
+  }
   for (const auto& c : cases) {
     for (const Filter& f : filters) {
+      if (!sweeps.count(f.sweep)) continue;
       FilterResult ref;
       if (f.voxels) {
         try {

@@ -17,12 +17,13 @@ struct GridDensity {
   float fine_points_per_cell = 6.0f;  // the finer second grid of bounded searches (plan_fine_grid)
 };
 
-// The density for a grid that serves only radius searches, planned with the largest radius as
-// its reach: where cells of 2 targets come out wider than the radius, an eighth of a target a
-// cell by volume (at most 8 cells a target), and no second, finer grid. A KITTI frame's cells for
-// a 0.5 m search: 1.54 m -> 0.76 m; on an H200 (ncu, us) its count 452 -> 267 and fill 1,203 ->
-// 1,044, FPFH's neighbours stage 1.29-1.31 -> 1.03-1.06 ms (docs/benchmarks.md). The rows are the
-// same: sorted by distance and index whatever the cells.
+// The density for a grid that serves only radius searches (radius_search, the features' radius
+// neighbourhoods, the radius outlier count), planned with the largest radius as its reach: where
+// cells of 2 targets come out wider than the radius, an eighth of a target a cell by volume (at
+// most 8 cells a target), and no second, finer grid. A KITTI frame's cells for a 0.5 m search: 1.54
+// m -> 0.76 m; on an H200 (ncu, us) its count 452 -> 267 and fill 1,203 -> 1,044, FPFH's neighbours
+// stage 1.29-1.31 -> 1.03-1.06 ms (docs/benchmarks.md). The rows are the same: sorted by distance
+// and index whatever the cells.
 inline GridDensity radius_density() {
   GridDensity d;
   d.within_reach = 0.125f;
