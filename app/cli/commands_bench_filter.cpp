@@ -116,6 +116,7 @@ int run_bench_filter(const Args& a, std::ostream& out, const std::string& comman
         throw UsageError("bench filter: unknown sweep '" + name + "' (crop, voxel, sor, ror)");
       sweeps.insert(name);
     }
+    if (sweeps.empty()) throw UsageError("bench filter: --sweeps names no filter");
   }
   for (const auto& c : cases) {
     for (const Filter& f : filters) {
