@@ -6,6 +6,10 @@
 #   scripts/gpu-pack.sh makes .gpu/ and .gpu-lib/ on this machine; then, on the GPU machine:
 #   scripts/gpu-check.sh libs (carrying .gpu-lib), then (carrying .gpu)
 #   scripts/gpu-check.sh tests|sanitize|bench|icp|icp-bench|features|features-bench|filters|all
+#   and, for the GUI (scripts/gpu-pack-gui.sh makes .gpu-gui/; carry its parts and the data):
+#   scripts/gpu-check.sh gui   (GUI_PROGRAM: test_gui, test_windows or test_small_things, default
+#   test_gui; GUI_TESTS: its arguments, default the GPU latency test; GUI_VENDORS: the GLX
+#   vendors, default "nvidia mesa")
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/out}
@@ -26,9 +30,51 @@ if [ ! -d /opt/deps/lib ]; then
   fi
 fi
 [ "${1:-}" = libs ] && { echo "libraries in /opt/deps/lib: $(ls /opt/deps/lib | wc -l)"; exit 0; }
+
+if [ "${1:-}" = gui ]; then
+  # The GUI's pack (scripts/gpu-pack-gui.sh: .gpu-gui/partNN, one or more a call), unpacked into
+  # /opt/gui once all have come; then test_gui's GPU measurement under Xvfb, drawn by the GPU's
+  # OpenGL (the driver's GLX, chosen through glvnd) and by Mesa's software one.
+  g=/opt/gui
+  if [ ! -d $g/bin ]; then
+    mkdir -p $g/parts
+    cp "$root"/.gpu-gui/part* "$root"/.gpu-gui/count $g/parts/ 2>/dev/null
+    have=$(ls $g/parts | grep -c '^part')
+    want=$(cat $g/parts/count 2>/dev/null || echo 0)
+    if [ "$want" -gt 0 ] && [ "$have" -ge "$want" ]; then
+      cat $g/parts/part* | xz -d | tar xf - -C $g && rm -rf $g/parts
+    else
+      echo "GUI pack: $have of $want parts here; carry the rest of .gpu-gui"
+      exit 1
+    fi
+  fi
+  # Xvfb runs xkbcomp from /usr/bin, reads the keymaps under /usr/share/X11/xkb and loads Mesa's
+  # software GLX from the Debian path, none of which a variable moves: put them there where the
+  # host has none.
+  [ -e /usr/bin/xkbcomp ] || cp $g/bin/xkbcomp /usr/bin/
+  [ -e /usr/share/X11/xkb ] || { mkdir -p /usr/share/X11 && cp -r $g/xkb /usr/share/X11/xkb; }
+  dri=/usr/lib/x86_64-linux-gnu/dri
+  [ -e $dri/swrast_dri.so ] || { mkdir -p $dri && cp $g/dri/swrast_dri.so $dri/; }
+  printf '<?xml version="1.0"?>\n<fontconfig><dir>%s/fonts</dir><cachedir>/tmp/fc</cachedir></fontconfig>\n' $g > $g/fonts.conf
+  export LD_LIBRARY_PATH=/opt/deps/lib:$g/lib:${LD_LIBRARY_PATH:-}
+  export QT_PLUGIN_PATH=$g/plugins FONTCONFIG_FILE=$g/fonts.conf LIBGL_DRIVERS_PATH=$g/dri
+  export CUMULUS_DATA=${CUMULUS_DATA:-$root/.gpu/data} CUMULUS_SAMPLE_DIR=$root/sample_data
+  export CUMULUS_GUI_BINARY=$g/bin/cumulus
+  $g/bin/Xvfb :7 -screen 0 1920x1080x24 -nolisten tcp > "$out/xvfb.log" 2>&1 &
+  xvfb=$!
+  for _ in $(seq 50); do [ -e /tmp/.X11-unix/X7 ] && break; sleep 0.1; done
+  export DISPLAY=:7
+  for vendor in ${GUI_VENDORS:-nvidia mesa}; do
+    echo "== OpenGL through glvnd's vendor $vendor"
+    __GLX_VENDOR_LIBRARY_NAME=$vendor $g/bin/${GUI_PROGRAM:-test_gui} ${GUI_TESTS:-liveGpuClusteringOfAKittiFrameShowsItsLatency} \
+      2>&1 | tee -a "$out/gui.log" | grep -vE '^(PASS|QDEBUG)'
+  done
+  kill $xvfb
+  exit 0
+fi
 [ -d "$root/.gpu/bin" ] || tar xJf "$root/.gpu/bin.tar.xz" -C "$root/.gpu"
 export LD_LIBRARY_PATH=/opt/deps/lib:${LD_LIBRARY_PATH:-}
-export CUMULUS_DATA=$root/.gpu/data CUMULUS_SAMPLE_DIR=$root/sample_data
+export CUMULUS_DATA=${CUMULUS_DATA:-$root/.gpu/data} CUMULUS_SAMPLE_DIR=$root/sample_data
 bin=$root/.gpu/bin
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$out/gpu.txt"
 what=${1:-all}

@@ -130,6 +130,26 @@ class TestJobs : public QObject {
     QCOMPARE(progress.count(), 1);  // a cancelled job's progress is not shown
   }
 
+  // `arrived` marks the end of a job's own time: it comes before the result is handled, and only
+  // for a result that is delivered.
+  void arrivedPrecedesTheHandlingOfDeliveredResultsOnly() {
+    JobRunner runner(nullptr);
+    auto gate = std::make_shared<Gate>();
+    std::vector<QString> order;
+    connect(&runner, &JobRunner::arrived, [&] { order.push_back("arrived"); });
+    runner.start(
+        [gate](const JobControl&) {
+          gate->wait();
+          return 1;
+        },
+        [&](int) { order.push_back("handled 1"); });
+    runner.start([](const JobControl&) { return 2; },
+                 [&](int) { order.push_back("handled 2"); });  // supersedes the first
+    gate->open = true;
+    QTRY_VERIFY(!runner.busy());
+    QCOMPARE(order, (std::vector<QString>{"arrived", "handled 2"}));
+  }
+
   void eachPolicyDeliversEveryJob() {
     JobRunner runner(nullptr, JobRunner::Policy::Each);
     std::vector<int> delivered;

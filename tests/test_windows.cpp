@@ -477,8 +477,13 @@ class TestWindows : public QObject {
     QCOMPARE(cmp->outcomes().size(), std::size_t(gpu ? 2 : 1));
     QCOMPARE(cmp->table()->item(0, 0)->text(), QString("cpu"));
     QCOMPARE(cmp->table()->item(0, 4)->text(), QString("reference"));
+    // The filters are deterministic and agree; the RANSAC plane is random and may miss issue
+    // 32's bounds, which the verdict then names alone (on the H200 the street's GPU plane has
+    // 16,872 inliers against PCL's 16,873: docs/benchmarks.md).
     for (const auto& a : cmp->agreements())
-      QVERIFY2(a.identical || a.summary.isEmpty(), qPrintable(a.summary));
+      QVERIFY2(a.identical || a.summary.isEmpty() ||
+                   (a.summary.startsWith("DIFFERENT: ground plane ") && !a.summary.contains(";")),
+               qPrintable(a.summary));
     QCOMPARE(cmp->chart()->bars().size(), cmp->outcomes().size());
   }
 };

@@ -70,6 +70,7 @@ ClusterController::ClusterController(const Workbench& bench, ui::ClusterPanel* p
   connect(bench_.cloud_view, &ui::VtkCloudView::rendered, this, [this] {
     if (!since_result_.isValid()) return;
     latency_.redraw = double(since_result_.nsecsElapsed()) * 1e-6;
+    latency_.points_drawn = bench_.cloud_view->drawnPoints();
     since_result_.invalidate();
     bench_.status->showMessage(
         tr("Clustered: %1 ms from the change to the view (live pause %2, run %3 of which the "
@@ -124,7 +125,10 @@ void ClusterController::datasetShown(int row) {
                     .arg(points)
                     .arg(qulonglong(live_open_limit()))
               : tr("Press Run to cluster %L1 points.").arg(points));
-  if (panel_->inFront() && !large) jobs_->rerunSoon();
+  if (large)
+    jobs_->holdRerun();
+  else if (panel_->inFront())
+    jobs_->rerunSoon();
 }
 
 void ClusterController::frameChanged() {
@@ -139,6 +143,9 @@ void ClusterController::onResult(std::shared_ptr<const PointCloud> cloud,
                                  std::shared_ptr<const ClusterResult> r,
                                  std::vector<ClusterSummary> summary) {
   latency_ = {jobs_->waitedMs(), jobs_->sinceStartMs(), r->total_ms, 0};
+  // The redraw counts from here: the result's handling (history, document, the panel's tables)
+  // is on the way to the screen as much as the frame is.
+  since_result_.start();
   DocumentModel* doc = bench_.document;
   const int row = doc->findCloud(cloud.get());
   const ClusterParams p = panel_->params();
@@ -155,11 +162,11 @@ void ClusterController::onResult(std::shared_ptr<const PointCloud> cloud,
       selected_ = -1;
       bench_.cloud_view->setBox(nullptr);
       panel_->setResult(r, summary);
-      since_result_.start();
       emit clusterColoursWanted();
       bench_.cloud_view->update();  // a frame even where the colours were already on show
     }
   }
+  if (row < 0 || row != bench_.current_row()) since_result_.invalidate();  // no frame to wait for
   emit finished(true);
 }
 

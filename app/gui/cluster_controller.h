@@ -40,9 +40,11 @@ class ClusterController : public QObject {
 
   // The last result's way to the screen, in ms: the live pause after the parameter change
   // (0 when Run started it), the job's wall time from its start to its result on the UI thread
-  // (the algorithm's own total among it), and the redraw from there to the frame drawn.
+  // (the algorithm's own total among it), and the redraw from there to the frame drawn (the
+  // result's handling on the UI thread among it).
   struct Latency {
     double wait = 0, run = 0, algorithm = 0, redraw = 0;
+    std::size_t points_drawn = 0;  // by that frame (fewer than the cloud's: a level of detail)
     double total() const { return wait + run + redraw; }
   };
   const Latency& lastLatency() const { return latency_; }

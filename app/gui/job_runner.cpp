@@ -29,7 +29,10 @@ void JobRunner::run(quint64 generation, std::shared_ptr<std::atomic<bool>> stop,
     --running_;
     const bool current =
         generation > dropped_upto_ && (policy_ == Policy::Each || generation == generation_);
-    if (current) deliver();
+    if (current) {
+      emit arrived();
+      deliver();
+    }
     if (pending_) {
       auto next = std::move(pending_);
       run(next->generation, std::move(next->stop), std::move(next->task));

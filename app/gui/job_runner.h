@@ -95,6 +95,9 @@ class JobRunner : public QObject {
  signals:
   void busyChanged(bool busy);
   void progress(qint64 done, qint64 total);
+  // A job's outcome came back and is about to be handed over (its own time ends here; the
+  // handling on the UI thread comes after).
+  void arrived();
   // After a job's outcome was delivered (or dropped, with delivered false).
   void finished(bool delivered);
 

@@ -35,15 +35,19 @@ class PanelJobs : public QObject {
   void rerunSoon();
   // Runs at once if Live is on (a sequence's next frame: no pause, the player waits instead).
   void runNowIfLive();
+  // Drops a re-run still waiting for its pause: what it would run on is now a cloud that waits
+  // for Run (over the live-open limit).
+  void holdRerun();
   void cancel();
 
   // Milliseconds from the last parameter change to its job's start (0: not started by a
   // change), and since that job started.
   double waitedMs() const { return waited_ms_; }
   double sinceStartMs() const;
-  // The live pause now in force: twice the last delivered job's wall time, at most the pause
-  // given at construction. A slider dragged over a fast job then re-runs at once; over a slow
-  // one it still waits, so that no job is started per step of the drag.
+  // The live pause now in force: twice the last delivered job's own time (from its start to its
+  // result's arrival, before the UI handles the result), at most the pause given at
+  // construction. A slider dragged over a fast job then re-runs at once; over a slow one it
+  // still waits, so that no job is started per step of the drag.
   int pauseMs() const;
 
  signals:

@@ -116,14 +116,17 @@ void PipelineController::datasetShown(int row) {
   result_.reset();
   shown_.reset();
   panel_->clearResult();
-  if (row < 0 || !bench_.document->at(row).isCloud() || !panel_->inFront()) return;
-  if (bench_.document->at(row).cloud->size() > live_open_limit())
-    panel_->setStatus(tr("Press Run to find the objects of %L1 points (Live does not start by "
-                         "itself on clouds over %L2 points).")
-                          .arg(qulonglong(bench_.document->at(row).cloud->size()))
-                          .arg(qulonglong(live_open_limit())));
-  else
+  if (row < 0 || !bench_.document->at(row).isCloud()) return;
+  if (bench_.document->at(row).cloud->size() > live_open_limit()) {
+    jobs_->holdRerun();
+    if (panel_->inFront())
+      panel_->setStatus(tr("Press Run to find the objects of %L1 points (Live does not start by "
+                           "itself on clouds over %L2 points).")
+                            .arg(qulonglong(bench_.document->at(row).cloud->size()))
+                            .arg(qulonglong(live_open_limit())));
+  } else if (panel_->inFront()) {
     jobs_->rerunSoon();
+  }
 }
 
 void PipelineController::frameChanged() {
