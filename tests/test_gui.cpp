@@ -475,6 +475,18 @@ class TestGui : public QObject {
     QVERIFY(second.run > 0 && second.redraw > 0);
   }
 
+  // The palette gives every label label_color's colour: those it holds, those past it (labels
+  // larger than the point count, as a file may carry) and -1.
+  void labelPaletteGivesEachLabelItsColour() {
+    const std::vector<std::int32_t> labels = {-1, 0, 5, 3, 2'000'000'000, 5, -1, 1};
+    const ui::LabelPalette palette(labels);
+    for (const std::int32_t l : {-1, 0, 1, 3, 5, 7, 8, 2'000'000'000}) {
+      const Rgb8 a = palette(l), b = ui::label_color(l);
+      QVERIFY2(a.r == b.r && a.g == b.g && a.b == b.b, qPrintable(QString::number(l)));
+    }
+    QVERIFY(ui::LabelPalette(std::vector<std::int32_t>{})(4).r == ui::label_color(4).r);
+  }
+
   // The live pause follows a job's own time, not the UI's handling of its result: a job of no
   // time whose result takes 300 ms to handle leaves a short pause, not twice 300 ms (or the
   // longest).

@@ -38,6 +38,17 @@ Rgb8 label_color(std::int32_t label) {
           std::uint8_t(channel(1) * 255)};
 }
 
+LabelPalette::LabelPalette(const std::vector<std::int32_t>& labels) {
+  std::int32_t top = -1;
+  for (const auto l : labels)
+    top = std::max(top, l);
+  // Labels read from a file can be anything: a palette longer than the points would cost more
+  // than it saves, so larger labels are worked out as they come.
+  colours_.resize(std::min(std::size_t(top + 1), labels.size()));
+  for (std::size_t k = 0; k < colours_.size(); ++k)
+    colours_[k] = label_color(std::int32_t(k));
+}
+
 bool supports(const PointCloud& cloud, ColorMode mode) {
   switch (mode) {
     case ColorMode::Height:
@@ -90,8 +101,9 @@ std::vector<Rgb8> cloud_colors(const PointCloud& cloud, ColorMode mode) {
   if (mode == ColorMode::Rgb) return cloud.rgb;
   std::vector<Rgb8> out(cloud.size());
   if (mode == ColorMode::Label) {
+    const LabelPalette palette(cloud.labels);
     for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] = label_color(cloud.labels[i]);
+      out[i] = palette(cloud.labels[i]);
     return out;
   }
   const auto rule = scalar_colouring(cloud, mode);

@@ -16,6 +16,20 @@ enum class ColorMode { Height, Intensity, Rgb, Label };
 Rgb8 turbo(double t);
 // A stable, well-separated colour for a label; -1 (no cluster) is grey.
 Rgb8 label_color(std::int32_t label);
+// label_color for every label up to the largest of `labels`, worked out once: a cloud's points
+// then take their label's colour by a lookup, not by a colour worked out a point (on a
+// 125k-point frame of a few hundred clusters, 2 ms of the UI thread's way to the view).
+class LabelPalette {
+ public:
+  explicit LabelPalette(const std::vector<std::int32_t>& labels);
+  Rgb8 operator()(std::int32_t label) const {
+    return label >= 0 && std::size_t(label) < colours_.size() ? colours_[std::size_t(label)]
+                                                              : label_color(label);
+  }
+
+ private:
+  std::vector<Rgb8> colours_;
+};
 // Whether `mode` can colour this cloud (intensity, RGB and labels must be present).
 bool supports(const PointCloud& cloud, ColorMode mode);
 // Height or intensity colouring as a rule: the range worked out once, then any point's colour on

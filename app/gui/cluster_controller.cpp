@@ -180,8 +180,9 @@ void ClusterController::applyColours() {
   if (bench_.cloud_view->cloud() != doc->at(row).cloud)
     bench_.cloud_view->setCloud(doc->at(row).cloud, false);
   std::vector<Rgb8> colours(labels.size());
+  const ui::LabelPalette palette(labels);
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    Rgb8 c = ui::label_color(labels[i]);
+    Rgb8 c = palette(labels[i]);
     if (selected_ >= 0 && labels[i] != selected_)  // dim the others
       c = {std::uint8_t(40 + c.r / 5), std::uint8_t(40 + c.g / 5), std::uint8_t(40 + c.b / 5)};
     colours[i] = c;

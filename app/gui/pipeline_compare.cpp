@@ -81,8 +81,9 @@ CompareSubject pipeline_compare(std::shared_ptr<const PointCloud> cloud, const Q
     } else {
       for (const auto i : r.ground)
         colours[std::size_t(i)] = kGround;
+      const ui::LabelPalette palette(r.labels);
       for (std::size_t j = 0; j < r.kept.size() && j < r.labels.size(); ++j)
-        if (r.labels[j] >= 0) colours[std::size_t(r.kept[j])] = ui::label_color(r.labels[j]);
+        if (r.labels[j] >= 0) colours[std::size_t(r.kept[j])] = palette(r.labels[j]);
     }
     std::vector<ui::BoxCorners> boxes;
     for (const auto& obj : r.objects) {

@@ -103,9 +103,10 @@ void PipelineController::draw() {
   std::vector<Rgb8> colours(shown->size(), kLeftOver);
   for (const auto i : result_->ground)
     colours[std::size_t(i)] = kGround;
+  const ui::LabelPalette palette(result_->labels);
   for (std::size_t j = 0; j < result_->kept.size() && j < result_->labels.size(); ++j)
     if (result_->labels[j] >= 0)
-      colours[std::size_t(result_->kept[j])] = ui::label_color(result_->labels[j]);
+      colours[std::size_t(result_->kept[j])] = palette(result_->labels[j]);
   shown_ = shown;
   bench_.cloud_view->setCloud(shown_, false);
   bench_.cloud_view->setColors(colours);
