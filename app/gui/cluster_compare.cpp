@@ -39,10 +39,14 @@ CompareSubject cluster_compare(std::shared_ptr<const PointCloud> cloud, const QS
             : nullptr;
     const ClusterResult& r = o.as<ClusterResult>();
     std::vector<Rgb8> c(r.labels.size());
-    const ui::LabelPalette palette(diff ? std::vector<std::int32_t>{} : r.labels);
-    for (std::size_t i = 0; i < c.size(); ++i)
-      c[i] = diff ? (diff->point_differs[i] ? Rgb8{230, 40, 40} : Rgb8{90, 90, 90})
-                  : palette(r.labels[i]);
+    if (diff) {
+      for (std::size_t i = 0; i < c.size(); ++i)
+        c[i] = diff->point_differs[i] ? Rgb8{230, 40, 40} : Rgb8{90, 90, 90};
+    } else {
+      const ui::LabelPalette palette(r.labels);
+      for (std::size_t i = 0; i < c.size(); ++i)
+        c[i] = palette(r.labels[i]);
+    }
     static_cast<ui::VtkCloudView*>(view)->setColors(c);
   };
   return s;
