@@ -5,7 +5,7 @@
 # starts, an X server (Xvfb) with its keymap compiler and keymaps, Mesa's software GLX for that
 # server (and for a run without the GPU's OpenGL), the Qt xcb platform plugins, a font, and every
 # shared library these load that scripts/gpu-pack.sh's parts (.gpu-lib) do not already carry.
-# Packed with xz in parts of 20 MB: the device tool carries at most 64 MiB a call, the working
+# Packed with xz in parts of 16 MiB: the device tool carries at most 64 MiB a call, the working
 # tree and a part of .gpu-lib included. scripts/gpu-check.sh gui unpacks them once all have come
 # and runs the GUI's GPU measurement (or other GUI tests).
 #   scripts/gpu-pack-gui.sh     (after scripts/gpu-pack.sh; builds what it packs in ./build)
@@ -30,7 +30,7 @@ cp /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf /usr/share/fonts/truetype/dej
 # glvnd chooses the GLX vendor by name (libGLX_<name>.so.0) and the X server's Mesa GLX loads
 # libglapi: neither shows in ldd, so both are named.
 extra="$multiarch/libGLX_mesa.so.0 $multiarch/libglapi.so.0"
-xz -dc .gpu-lib/part00 | tar tf - | sed 's|^lib/||' | sort > "$stage/have"
+cat .gpu-lib/part[0-9]* | xz -dc | tar tf - | sed 's|^lib/||' | sort > "$stage/have"
 {
   for f in "$stage"/bin/* "$stage"/dri/* "$stage"/plugins/*/* $extra; do ldd "$f" | awk '/=>/ {print $3}'; done
   echo "$extra" | tr ' ' '\n'
@@ -40,6 +40,6 @@ xz -dc .gpu-lib/part00 | tar tf - | sed 's|^lib/||' | sort > "$stage/have"
   done
 rm "$stage/have"
 rm -rf .gpu-gui && mkdir -p .gpu-gui
-tar -C "$stage" -cf - . | xz -T0 -9 | split -b 20M -d - .gpu-gui/part
+tar -C "$stage" -cf - . | xz -T0 -9 | split -b 16M -d - .gpu-gui/part
 ls .gpu-gui | grep -c '^part' > .gpu-gui/count
 du -sh .gpu-gui/*

@@ -247,6 +247,35 @@ class TestCluster : public QObject {
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, generate_cluster_cloud({100, 10, 20, 1, 1.0f, 1}));
   }
 
+  // Each kept cluster's size, centroid and box in world coordinates (the cloud's origin added);
+  // points with no cluster count nowhere.
+  void summaryGivesEachClusterItsSizeCentroidAndBox() {
+    PointCloud c;
+    c.origin = {1000.0, -2000.0, 5.0};
+    c.points = {{0, 0, 0}, {1, 2, 3}, {9, 9, 9}, {-1, 4, 1}, {2, -2, 2}, {7, 7, 7}};
+    ClusterResult r;
+    r.labels = {1, 0, -1, 0, 1, 0};
+    r.sizes = {3, 2};
+    const auto s = summarize_clusters(c, r);
+    QCOMPARE(s.size(), std::size_t(2));
+    QCOMPARE(s[0].id, 0);
+    QCOMPARE(s[0].size, std::size_t(3));
+    QCOMPARE(s[1].size, std::size_t(2));
+    const double c0[3] = {1000 + 7.0 / 3, -2000 + 13.0 / 3, 5 + 11.0 / 3};
+    const double lo0[3] = {999, -1998, 6}, hi0[3] = {1007, -1993, 12};
+    const double lo1[3] = {1000, -2002, 5}, hi1[3] = {1002, -2000, 7};
+    for (int a = 0; a < 3; ++a) {
+      QVERIFY(std::abs(s[0].centroid[a] - c0[a]) < 1e-9);
+      QCOMPARE(s[0].min[a], lo0[a]);
+      QCOMPARE(s[0].max[a], hi0[a]);
+      QCOMPARE(s[1].min[a], lo1[a]);
+      QCOMPARE(s[1].max[a], hi1[a]);
+    }
+    QCOMPARE(s[1].centroid[0], 1001.0);
+    r.labels.pop_back();
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument, summarize_clusters(c, r));
+  }
+
   void exportsSummaryAndFiles() {
     const PointCloud c = random_blobs(4, 800, false);
     const ClusterResult r = euclidean_cluster(c, {0.8f, 3, 100000}, ClusterMethod::Cpu);

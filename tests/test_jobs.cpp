@@ -150,6 +150,23 @@ class TestJobs : public QObject {
     QCOMPARE(order, (std::vector<QString>{"arrived", "handled 2"}));
   }
 
+  // `arrived` gives the job's own time on its worker: a UI thread still busy when the job ends
+  // (a frame being drawn) does not lengthen it, nor so the live pause that follows it.
+  void arrivedGivesTheJobsOwnTime() {
+    JobRunner runner(nullptr);
+    QSignalSpy arrived(&runner, &JobRunner::arrived);
+    runner.start(
+        [](const JobControl&) {
+          QThread::msleep(30);
+          return 1;
+        },
+        [](int) {});
+    QThread::msleep(300);  // the UI thread busy well past the job's end
+    QTRY_COMPARE(arrived.count(), 1);
+    const double ms = arrived.at(0).at(0).toDouble();
+    QVERIFY2(ms >= 29 && ms < 250, qPrintable(QString::number(ms)));
+  }
+
   void eachPolicyDeliversEveryJob() {
     JobRunner runner(nullptr, JobRunner::Policy::Each);
     std::vector<int> delivered;

@@ -16,6 +16,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTableView>
 #include <QTableWidget>
 
 #include <Eigen/LU>
@@ -43,6 +44,7 @@
 #include "run_history.h"
 #include "segment/segment.h"
 #include "segment_panel.h"
+#include "size_histogram.h"
 #include "test_support.h"
 #include "timing_chart.h"
 #include "vtk_cloud_view.h"
@@ -121,6 +123,61 @@ class TestWindows : public QObject {
     QCOMPARE(cluster.params().max_size, std::size_t(100));
     cluster.setParams(ClusterParams{});
     QCOMPARE((*it)->text(), QString("no limit"));
+  }
+
+  // The cluster list shows a result's largest clusters (at most 2,000 rows) with their colour,
+  // size and centroid; picking a row reports its cluster, selecting one from outside does not;
+  // the size histogram can wait for its turn and then shows the result's sizes.
+  void clusterListShowsTheLargestClustersAndPicksThem() {
+    ui::ClusterPanel cluster;
+    auto result = std::make_shared<ClusterResult>();
+    std::vector<ClusterSummary> summary;
+    for (int c = 0; c < 2500; ++c) {
+      result->sizes.push_back(std::size_t(3000 - c));
+      ClusterSummary s;
+      s.id = c;
+      s.size = result->sizes.back();
+      s.centroid[0] = c;
+      s.centroid[1] = -0.5;
+      s.centroid[2] = 1.234;
+      summary.push_back(s);
+    }
+    cluster.setResult(result, summary, true);
+    auto* table = cluster.findChild<QTableView*>("clusters");
+    QVERIFY(table);
+    const QAbstractItemModel* m = table->model();
+    QCOMPARE(m->rowCount(), 2000);
+    QCOMPARE(m->columnCount(), 3);
+    QCOMPARE(m->headerData(1, Qt::Horizontal).toString(), QString("Points"));
+    QCOMPARE(m->data(m->index(7, 0)).toString(), QString("7"));
+    QCOMPARE(m->data(m->index(7, 1)).toString(), QString("2993"));
+    QCOMPARE(m->data(m->index(7, 2)).toString(), QString("7.00, -0.50, 1.23"));
+    const Rgb8 c = ui::label_color(7);
+    QCOMPARE(m->data(m->index(7, 0), Qt::DecorationRole).value<QColor>(), QColor(c.r, c.g, c.b));
+    QVERIFY(!m->data(m->index(2000, 0)).isValid());
+    // The histogram kept its (empty) plot until asked.
+    QVERIFY(cluster.histogram()->bins().empty());
+    cluster.showPendingSizes();
+    QCOMPARE(int(cluster.histogram()->bins().size()), 12);  // 501..3000 points: bins 8 to 11
+    QCOMPARE(cluster.histogram()->bins()[11], 3000 - 2048 + 1);
+    QSignalSpy picked(&cluster, &ui::ClusterPanel::clusterSelected);
+    table->selectRow(5);
+    QCOMPARE(picked.count(), 1);
+    QCOMPARE(picked.at(0).at(0).toInt(), 5);
+    QCOMPARE(cluster.selectedCluster(), 5);
+    cluster.selectCluster(9);
+    QCOMPARE(picked.count(), 1);
+    QCOMPARE(cluster.selectedCluster(), 9);
+    cluster.selectCluster(-1);
+    QCOMPARE(cluster.selectedCluster(), -1);
+    // A new result empties the selection; clearing empties the list and the histogram.
+    table->selectRow(3);
+    cluster.setResult(result, {summary.begin(), summary.begin() + 4});
+    QCOMPARE(m->rowCount(), 4);
+    QCOMPARE(cluster.selectedCluster(), -1);
+    cluster.clearResult();
+    QCOMPARE(m->rowCount(), 0);
+    QVERIFY(cluster.histogram()->bins().empty());
   }
 
   // A user's edit is reported once; the panel filling itself in is not reported.

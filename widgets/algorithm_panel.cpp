@@ -7,6 +7,7 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include "core/device.h"
@@ -15,6 +16,10 @@
 namespace cumulus::ui {
 
 AlgorithmPanel::AlgorithmPanel(QWidget* parent) : QWidget(parent) {
+  busy_look_ = new QTimer(this);
+  busy_look_->setSingleShot(true);
+  busy_look_->setInterval(kBusyLookMs);
+  connect(busy_look_, &QTimer::timeout, this, &AlgorithmPanel::showBusyLook);
   column_ = new QVBoxLayout(this);
   form_ = new QFormLayout;
   method_ = new QComboBox(this);
@@ -97,8 +102,21 @@ QDoubleSpinBox* AlgorithmPanel::doubleSpin(const SpinSettings& s) {
 }
 
 void AlgorithmPanel::setBusy(bool busy) {
-  controls_->setBusy(busy);
-  if (busy && !busy_status_.isEmpty()) status_->setText(busy_status_);
+  if (busy) {
+    if (!looksBusy() && !busy_look_->isActive()) busy_look_->start();
+    return;
+  }
+  busy_look_->stop();
+  controls_->setBusy(false);
+}
+
+void AlgorithmPanel::showBusyLook() {
+  controls_->setBusy(true);
+  if (!busy_status_.isEmpty()) status_->setText(busy_status_);
+}
+
+bool AlgorithmPanel::looksBusy() const {
+  return controls_->busy();
 }
 
 void AlgorithmPanel::setStatus(const QString& html) {
@@ -106,6 +124,7 @@ void AlgorithmPanel::setStatus(const QString& html) {
 }
 
 void AlgorithmPanel::setError(const QString& message) {
+  busy_look_->stop();
   controls_->setBusy(false);
   status_->setText(tr("<span style='color:#c0392b'>%1</span>").arg(message.toHtmlEscaped()));
 }

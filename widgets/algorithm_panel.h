@@ -14,6 +14,7 @@ class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
 class QSpinBox;
+class QTimer;
 class QVBoxLayout;
 
 namespace cumulus::ui {
@@ -40,7 +41,12 @@ class AlgorithmPanel : public QWidget {
   // GPU methods are offered only when usable, with `reason` as their tooltip otherwise; a GPU
   // method chosen then is replaced by the table's default without a GPU.
   void setGpuAvailable(bool available, const QString& reason);
+  // A job runs (or not). The busy look (Cancel enabled, the Run button's and the status line's
+  // busy texts) comes only once a job has run for kBusyLookMs: a live re-run that takes a few
+  // ms would otherwise flash it and cost the window two frames on its way to the view.
   void setBusy(bool busy);
+  bool looksBusy() const;
+  static constexpr int kBusyLookMs = 150;
   void setStatus(const QString& html);
   void setError(const QString& message);  // also ends the busy state
 
@@ -105,7 +111,10 @@ class AlgorithmPanel : public QWidget {
   void watchOne(QComboBox* w);
   void edited();
 
+  void showBusyLook();
+
   QString busy_status_;
+  QTimer* busy_look_ = nullptr;
   bool filling_ = false;
   bool in_front_ = true;
   QVBoxLayout* column_ = nullptr;

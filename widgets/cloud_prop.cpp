@@ -237,6 +237,22 @@ void CloudProp::upload() {
   startGather();
 }
 
+void CloudProp::recolourNow() {
+  if (!data_ || upload_all_) return;
+  const std::size_t n = data_->size();
+  if (colours_version_ != data_->colours_version) {
+    colours_version_ = data_->colours_version;
+    colours_uploaded_ = 0;
+  }
+  if (positions_uploaded_ < n || colours_uploaded_ >= n || n - colours_uploaded_ > kPage) return;
+  abandonGather();  // of these colours or older ones: replaced by the copy below
+  while (colours_uploaded_ < n) {
+    bool positions = false;
+    const auto [from, count] = nextRange(&positions);
+    copyIn(gather(data_, data_->colouring, data_->colours_version, from, count, positions));
+  }
+}
+
 void CloudProp::startGather() {
   if (staging_busy_ || !uploading()) return;
   bool positions = false;
@@ -338,7 +354,10 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
   }
   upload();
   const std::size_t uploaded = std::min(positions_uploaded_, colours_uploaded_);
-  if (uploaded == 0) return 0;
+  if (uploaded == 0) {
+    shown_total_ = 0;  // the frame shows none of the points (nor the image of frames before)
+    return 0;
+  }
   vtkMatrix4x4 *wcvc = nullptr, *vcdc = nullptr, *wcdc = nullptr;
   vtkMatrix3x3* normals = nullptr;
   cam->GetKeyMatrices(ren, wcvc, normals, vcdc, wcdc);

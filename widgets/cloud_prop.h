@@ -91,6 +91,12 @@ class CloudProp : public vtkProp {
   // next chunk can be copied. On: every point is uploaded in the first frame (exports).
   void setUploadAll(bool on) { upload_all_ = on; }
   void setChunkReady(std::function<void()> ready) { ready_ = std::move(ready); }
+  // New colours for a cloud whose positions are all in, and no more than a page of them: copied
+  // in now (the GL context current), so that the next frame shows them. On the worker they
+  // would arrive a frame later, and that frame in between would show no points: a live
+  // re-colouring (a parameter dragged) would flicker and each result reach the screen a frame
+  // late. Larger clouds' colours still come a page a frame.
+  void recolourNow();
 
   // Points drawn by the last frame, and the points its image shows (those of earlier frames it
   // added to included).

@@ -11,12 +11,12 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
-#include <QTableWidget>
+#include <QTableView>
 #include <QVBoxLayout>
 
 #include <cmath>
 
-#include "colormap.h"
+#include "cluster_table.h"
 #include "size_histogram.h"
 #include "stage_table.h"
 
@@ -59,7 +59,15 @@ ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
   column()->addWidget(histogram_);
   stages_ = new StageTable(150, this);
   column()->addWidget(stages_);
-  clusters_ = row_picker_table({tr("Cluster"), tr("Points"), tr("Centroid")}, this);
+  cluster_rows_ = new ClusterTableModel(this);
+  clusters_ = new QTableView(this);
+  clusters_->setObjectName("clusters");
+  clusters_->setModel(cluster_rows_);
+  clusters_->horizontalHeader()->setStretchLastSection(true);
+  clusters_->verticalHeader()->hide();
+  clusters_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  clusters_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  clusters_->setSelectionMode(QAbstractItemView::SingleSelection);
   column()->addWidget(clusters_, 1);
   auto* row = new QHBoxLayout;
   row->addWidget(new QLabel(tr("Export:"), this));
@@ -72,7 +80,7 @@ ClusterPanel::ClusterPanel(QWidget* parent) : MethodPanel(parent) {
                 &ClusterPanel::exportCsvRequested);
   column()->addLayout(row);
   enableExports(false);
-  connect(clusters_, &QTableWidget::itemSelectionChanged, this, [this] {
+  connect(clusters_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
     if (!filling()) emit clusterSelected(selectedCluster());
   });
 }
@@ -108,7 +116,7 @@ void ClusterPanel::setParams(const ClusterParams& p) {
 }
 
 void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
-                             std::vector<ClusterSummary> summary) {
+                             std::vector<ClusterSummary> summary, bool chart_later) {
   Filling guard(this);
   std::size_t kept_points = 0;
   for (auto s : r->sizes)
@@ -124,35 +132,27 @@ void ClusterPanel::setResult(std::shared_ptr<const ClusterResult> r,
                 .arg(r->non_finite
                          ? tr("; %L1 non-finite points skipped").arg(qulonglong(r->non_finite))
                          : QString()));
-  histogram_->setSizes(r->sizes);
+  pending_sizes_ = r;
+  if (!chart_later) showPendingSizes();
   stages_->setStages(r->stages);
   // The list shows the largest clusters; thousands of singletons would only slow it down.
-  const int rows = int(std::min<std::size_t>(summary.size(), 2000));
   clusters_->clearSelection();
-  clusters_->setRowCount(rows);
-  for (int i = 0; i < rows; ++i) {
-    const auto& s = summary[std::size_t(i)];
-    auto* id = new QTableWidgetItem(QString::number(s.id));
-    const Rgb8 c = label_color(s.id);
-    id->setData(Qt::DecorationRole, QColor(c.r, c.g, c.b));
-    clusters_->setItem(i, 0, id);
-    auto* size = new QTableWidgetItem(QString::number(qulonglong(s.size)));
-    size->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-    clusters_->setItem(i, 1, size);
-    clusters_->setItem(i, 2,
-                       new QTableWidgetItem(QString("%1, %2, %3")
-                                                .arg(s.centroid[0], 0, 'f', 2)
-                                                .arg(s.centroid[1], 0, 'f', 2)
-                                                .arg(s.centroid[2], 0, 'f', 2)));
-  }
+  cluster_rows_->setSummary(std::move(summary), 2000);
   enableExports(true);
   setBusy(false);
 }
 
+void ClusterPanel::showPendingSizes() {
+  if (!pending_sizes_) return;
+  histogram_->setSizes(pending_sizes_->sizes);
+  pending_sizes_.reset();
+}
+
 void ClusterPanel::clearResult() {
   Filling guard(this);
-  clusters_->setRowCount(0);
+  cluster_rows_->clear();
   stages_->setStages({});
+  pending_sizes_.reset();
   histogram_->setSizes({});
   setStatus(tr("No result yet."));
   enableExports(false);
@@ -161,9 +161,9 @@ void ClusterPanel::clearResult() {
 void ClusterPanel::selectCluster(int id) {
   Filling guard(this);
   clusters_->clearSelection();
-  if (id >= 0 && id < clusters_->rowCount()) {
+  if (id >= 0 && id < cluster_rows_->rowCount()) {
     clusters_->selectRow(id);
-    clusters_->scrollToItem(clusters_->item(id, 0));
+    clusters_->scrollTo(cluster_rows_->index(id, 0));
   }
 }
 

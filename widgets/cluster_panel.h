@@ -11,10 +11,11 @@
 class QCheckBox;
 class QPushButton;
 class QSpinBox;
-class QTableWidget;
+class QTableView;
 
 namespace cumulus::ui {
 
+class ClusterTableModel;
 class SizeHistogram;
 
 class ClusterPanel : public MethodPanel<ClusterMethod> {
@@ -29,7 +30,12 @@ class ClusterPanel : public MethodPanel<ClusterMethod> {
   bool removeGround() const;
   void setRemoveGround(bool on);
 
-  void setResult(std::shared_ptr<const ClusterResult> result, std::vector<ClusterSummary> summary);
+  // With `chart_later`, the size histogram keeps its plot until showPendingSizes(): the 3D
+  // view's frames come first (a chart's frame costs 4-8 ms of VTK's text layout on the UI
+  // thread, with any OpenGL).
+  void setResult(std::shared_ptr<const ClusterResult> result, std::vector<ClusterSummary> summary,
+                 bool chart_later = false);
+  void showPendingSizes();
   void clearResult();
   void selectCluster(int id);  // -1: none
   int selectedCluster() const;
@@ -49,9 +55,11 @@ class ClusterPanel : public MethodPanel<ClusterMethod> {
   QSpinBox* max_ = nullptr;
   QCheckBox* ground_ = nullptr;
   class StageTable* stages_ = nullptr;
-  QTableWidget* clusters_ = nullptr;
+  QTableView* clusters_ = nullptr;
+  ClusterTableModel* cluster_rows_ = nullptr;
   SizeHistogram* histogram_ = nullptr;
-  QPushButton* exports_[3] = {};  // labels, per cluster, CSV
+  QPushButton* exports_[3] = {};                        // labels, per cluster, CSV
+  std::shared_ptr<const ClusterResult> pending_sizes_;  // the result the histogram waits for
 };
 
 }  // namespace cumulus::ui

@@ -32,6 +32,10 @@ void RunControls::setLive(bool on) {
   live_->setChecked(on);
 }
 
+bool RunControls::busy() const {
+  return cancel_->isEnabled();
+}
+
 void RunControls::setBusy(bool busy) {
   cancel_->setEnabled(busy);
   if (!busy_text_.isEmpty()) run_->setText(busy ? busy_text_ : run_text_);

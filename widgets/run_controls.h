@@ -18,6 +18,7 @@ class RunControls : public QWidget {
   bool live() const;
   void setLive(bool on);
   void setBusy(bool busy);
+  bool busy() const;  // showing the busy look
   // The row itself, for a panel's extra buttons.
   QHBoxLayout* row() const { return row_; }
 

@@ -306,6 +306,9 @@ void VtkCloudView::setInteracting(bool on) {
 }
 
 void VtkCloudView::paintGL() {
+  // A small cloud's new colours go up before the frame decides what it is: it is then a frame
+  // at rest showing them, not a moving frame that shows none.
+  if (vtkReady() && points_->GetVisibility()) points_->recolourNow();
   // While points are still arriving, frames keep to the moving budget: each also copies a page.
   const bool moving = interacting_ || points_->uploading();
   double& budget = moving ? move_budget_ : rest_budget_;
@@ -317,12 +320,11 @@ void VtkCloudView::paintGL() {
   points_->setDrawTimeLimit(2 * target);
   // At rest each frame adds its budget to the image of the frames before it.
   points_->setAccumulate(!moving);
-  QElapsedTimer clock;
-  clock.start();
+  frame_clock_.start();
   VtkGlWidget::paintGL();
   // The frame's real cost: a software renderer (and a GPU's queue) may still be drawing.
   context()->functions()->glFinish();
-  last_frame_ms_ = double(clock.nsecsElapsed()) * 1e-6;
+  last_frame_ms_ = currentFrameMs();
   // The next frame's budget: the points this frame's time allowed at its target.
   // A frame costs a fixed part (clearing, the blit) and a part a point, so the budget moves by
   // a bounded factor a frame towards where the time would meet the target (growing slowly: a

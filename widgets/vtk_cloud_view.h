@@ -1,5 +1,6 @@
 #pragma once
 // The 3D view: the cloud, its picks, boxes, paths and segments, drawn by VTK in a VtkGlWidget.
+#include <QElapsedTimer>
 #include <QPoint>
 
 #include <array>
@@ -112,6 +113,9 @@ class VtkCloudView : public VtkGlWidget {
   std::size_t drawnPoints() const;
   bool fullDetail() const { return points_->GetVisibility() && points_->complete(); }
   double lastFrameMs() const { return last_frame_ms_; }
+  // Milliseconds since the frame being drawn began (read from a `rendered` handler: that frame's
+  // own time up to the point VTK finished it).
+  double currentFrameMs() const { return double(frame_clock_.nsecsElapsed()) * 1e-6; }
   bool interacting() const { return interacting_; }
   // Points are still being moved into the GPU's buffers (a share each frame).
   bool uploading() const { return points_->GetVisibility() && points_->uploading(); }
@@ -170,6 +174,7 @@ class VtkCloudView : public VtkGlWidget {
   // holds the UI thread (a GPU reaches all points within a few dozen frames).
   double move_budget_ = 5e4, rest_budget_ = 5e4;
   double move_target_ms_ = 30, rest_target_ms_ = 30, last_frame_ms_ = 0;
+  QElapsedTimer frame_clock_;
   bool interacting_ = false;
   QTimer* wheel_rest_ = nullptr;  // the camera rests a moment after the last wheel step
   vtkNew<vtkAxesActor> axes_;

@@ -61,17 +61,32 @@ ClusterController::ClusterController(const Workbench& bench, ui::ClusterPanel* p
     : QObject(parent), bench_(bench), panel_(panel), runner_(new JobRunner(this)) {
   jobs_ = new PanelJobs(
       panel_, runner_, 250, [this] { run(); }, this);
+  // The size histogram follows once results have stopped coming for a moment: its frame (4-8
+  // ms of VTK's text layout on the UI thread) would otherwise hold up the next change's run and
+  // frame while a parameter is being dragged.
+  chart_later_ = new QTimer(this);
+  chart_later_->setSingleShot(true);
+  chart_later_->setInterval(200);
+  connect(chart_later_, &QTimer::timeout, panel_, &ui::ClusterPanel::showPendingSizes);
   connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::ClusterPanel::clusterSelected, this, &ClusterController::selectCluster);
   connect(panel_, &ui::ClusterPanel::exportLabelsRequested, this, &ClusterController::exportLabels);
   connect(panel_, &ui::ClusterPanel::exportFilesRequested, this, &ClusterController::exportFiles);
   connect(panel_, &ui::ClusterPanel::exportCsvRequested, this, &ClusterController::exportCsv);
-  // A result's frame: its redraw ends the measured way from the change to the screen.
+  // A result's frame: drawn by the 3D view, then on screen once the window has composed and
+  // swapped it, where the measured way from the change to the screen ends.
   connect(bench_.cloud_view, &ui::VtkCloudView::rendered, this, [this] {
-    if (!since_result_.isValid()) return;
-    latency_.redraw = double(since_result_.nsecsElapsed()) * 1e-6;
+    if (!since_result_.isValid() || result_drawn_) return;
+    latency_.drawn = double(since_result_.nsecsElapsed()) * 1e-6;
+    latency_.frame = bench_.cloud_view->currentFrameMs();
     latency_.points_drawn = bench_.cloud_view->drawnPoints();
+    result_drawn_ = true;
+  });
+  connect(bench_.cloud_view, &QOpenGLWidget::frameSwapped, this, [this] {
+    if (!since_result_.isValid() || !result_drawn_) return;
+    latency_.redraw = double(since_result_.nsecsElapsed()) * 1e-6;
     since_result_.invalidate();
+    result_drawn_ = false;
     bench_.status->showMessage(
         tr("Clustered: %1 ms from the change to the view (live pause %2, run %3 of which the "
            "algorithm %4, redraw %5)")
@@ -142,10 +157,11 @@ void ClusterController::cancel() {
 void ClusterController::onResult(std::shared_ptr<const PointCloud> cloud,
                                  std::shared_ptr<const ClusterResult> r,
                                  std::vector<ClusterSummary> summary) {
-  latency_ = {jobs_->waitedMs(), jobs_->sinceStartMs(), r->total_ms, 0};
+  latency_ = {jobs_->waitedMs(), jobs_->sinceStartMs(), r->total_ms};
   // The redraw counts from here: the result's handling (history, document, the panel's tables)
   // is on the way to the screen as much as the frame is.
   since_result_.start();
+  result_drawn_ = false;
   DocumentModel* doc = bench_.document;
   const int row = doc->findCloud(cloud.get());
   const ClusterParams p = panel_->params();
@@ -161,11 +177,13 @@ void ClusterController::onResult(std::shared_ptr<const PointCloud> cloud,
     if (row == bench_.current_row()) {
       selected_ = -1;
       bench_.cloud_view->setBox(nullptr);
-      panel_->setResult(r, summary);
+      panel_->setResult(r, std::move(summary), true);
+      chart_later_->start();
       emit clusterColoursWanted();
       bench_.cloud_view->update();  // a frame even where the colours were already on show
     }
   }
+  latency_.handling = double(since_result_.nsecsElapsed()) * 1e-6;
   if (row < 0 || row != bench_.current_row()) since_result_.invalidate();  // no frame to wait for
   emit finished(true);
 }

@@ -5,6 +5,8 @@
 #include <QElapsedTimer>
 #include <QObject>
 
+class QTimer;
+
 #include "cluster/cluster_export.h"
 #include "job_runner.h"
 #include "panel_jobs.h"
@@ -40,10 +42,14 @@ class ClusterController : public QObject {
 
   // The last result's way to the screen, in ms: the live pause after the parameter change
   // (0 when Run started it), the job's wall time from its start to its result on the UI thread
-  // (the algorithm's own total among it), and the redraw from there to the frame drawn (the
-  // result's handling on the UI thread among it).
+  // (the algorithm's own total among it), and the redraw from there to
+  // the frame on screen (the window composed and swapped). Of the redraw: the result's handling
+  // on the UI thread (the panel's tables, the colours), when the 3D view had drawn its frame
+  // (`drawn`) and that frame's own time (`frame`); from `drawn` on, the window's other paints,
+  // its composition and swap.
   struct Latency {
     double wait = 0, run = 0, algorithm = 0, redraw = 0;
+    double handling = 0, drawn = 0, frame = 0;
     std::size_t points_drawn = 0;  // by that frame (fewer than the cloud's: a level of detail)
     double total() const { return wait + run + redraw; }
   };
@@ -70,7 +76,9 @@ class ClusterController : public QObject {
   PanelJobs* jobs_;
   int selected_ = -1;
   Latency latency_;
-  QElapsedTimer since_result_;  // valid from a result's arrival until its frame is drawn
+  QElapsedTimer since_result_;     // valid from a result's arrival until its frame is on screen
+  bool result_drawn_ = false;      // the 3D view drew that frame; the window's swap comes next
+  QTimer* chart_later_ = nullptr;  // plots the panel's size histogram once results pause
 };
 
 }  // namespace cumulus::app

@@ -22,16 +22,16 @@ void JobRunner::launch(quint64 generation, std::shared_ptr<std::atomic<bool>> st
 
 void JobRunner::run(quint64 generation, std::shared_ptr<std::atomic<bool>> stop, Task task) {
   if (policy_ == Policy::Latest) latest_stop_ = stop;
-  auto* watcher = new QFutureWatcher<Delivery>(this);
-  connect(watcher, &QFutureWatcher<Delivery>::finished, this, [this, watcher, generation] {
-    const Delivery deliver = watcher->result();
+  auto* watcher = new QFutureWatcher<Outcome>(this);
+  connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, generation] {
+    const Outcome outcome = watcher->result();
     watcher->deleteLater();
     --running_;
     const bool current =
         generation > dropped_upto_ && (policy_ == Policy::Each || generation == generation_);
     if (current) {
-      emit arrived();
-      deliver();
+      emit arrived(outcome.ms);
+      outcome.deliver();
     }
     if (pending_) {
       auto next = std::move(pending_);

@@ -8,6 +8,7 @@
 //   between are never queued).
 // - Each (loading files): every job runs and delivers; cancel() drops them all.
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QFutureWatcher>
 #include <QObject>
 #include <QPointer>
@@ -69,20 +70,26 @@ class JobRunner : public QObject {
           },
           Qt::QueuedConnection);
     });
-    // The task hands back a closure that delivers its outcome on the UI thread.
+    // The task hands back a closure that delivers its outcome on the UI thread, and its own
+    // time on the worker.
     Task task = [work = std::move(work), done = std::move(done), failed = std::move(failed),
-                 control]() mutable -> Delivery {
+                 control]() mutable -> Outcome {
+      QElapsedTimer clock;
+      clock.start();
+      const auto ms = [&clock] { return double(clock.nsecsElapsed()) * 1e-6; };
       try {
         auto result = std::make_shared<Result>(work(control));
-        return [done = std::move(done), result]() mutable { done(std::move(*result)); };
+        return {[done = std::move(done), result]() mutable { done(std::move(*result)); }, ms()};
       } catch (const std::exception& e) {
-        return [failed, message = QString::fromStdString(e.what())] {
-          if (failed) failed(message);
-        };
+        return {[failed, message = QString::fromStdString(e.what())] {
+                  if (failed) failed(message);
+                },
+                ms()};
       } catch (...) {
-        return [failed] {
-          if (failed) failed(QObject::tr("unknown error"));
-        };
+        return {[failed] {
+                  if (failed) failed(QObject::tr("unknown error"));
+                },
+                ms()};
       }
     };
     launch(generation, std::move(stop), std::move(task));
@@ -95,15 +102,20 @@ class JobRunner : public QObject {
  signals:
   void busyChanged(bool busy);
   void progress(qint64 done, qint64 total);
-  // A job's outcome came back and is about to be handed over (its own time ends here; the
-  // handling on the UI thread comes after).
-  void arrived();
+  // A job's outcome came back and is about to be handed over (the handling on the UI thread
+  // comes after); `job_ms` is the job's own time on its worker, from its start there to its end,
+  // whatever kept the UI thread from taking the outcome at once.
+  void arrived(double job_ms);
   // After a job's outcome was delivered (or dropped, with delivered false).
   void finished(bool delivered);
 
  private:
   using Delivery = std::function<void()>;
-  using Task = std::function<Delivery()>;
+  struct Outcome {
+    Delivery deliver;
+    double ms = 0;  // the job's own time on its worker
+  };
+  using Task = std::function<Outcome()>;
   void launch(quint64 generation, std::shared_ptr<std::atomic<bool>> stop, Task task);
   void run(quint64 generation, std::shared_ptr<std::atomic<bool>> stop, Task task);
   void reportProgress(quint64 generation, qint64 done, qint64 total);

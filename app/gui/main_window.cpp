@@ -481,6 +481,18 @@ void MainWindow::onPointPicked(qint64 index) {
                                .arg(c.origin[2] + p.z, 0, 'f', 3));
 }
 
+bool MainWindow::event(QEvent* e) {
+  // Before the window is painted, the layouts that changed texts and rows invalidated are
+  // settled, up to the window. Qt settles nested layouts one level a turn of the event loop
+  // (a panel, then its dock, then the window), after this paint, and each level then repaints
+  // the window again: a live result (the panel's status and lists) cost two more frames, which
+  // held up the next parameter change's re-run (5-10 ms each with the GPU's OpenGL under Xvfb).
+  if (e->type() == QEvent::UpdateRequest)
+    for (int level = 0; level < 6; ++level)
+      QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+  return QMainWindow::event(e);
+}
+
 void MainWindow::closeEvent(QCloseEvent* e) {
   cancelLoading();
   saveSettings();

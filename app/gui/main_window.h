@@ -138,6 +138,7 @@ class MainWindow : public QMainWindow {
   void gpuMemoryReleased(const QString& message);
 
  protected:
+  bool event(QEvent* e) override;
   void closeEvent(QCloseEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;

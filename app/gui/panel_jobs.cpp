@@ -24,9 +24,10 @@ PanelJobs::PanelJobs(ui::AlgorithmPanel* panel, JobRunner* runner, int pause_ms,
   connect(panel_, &ui::AlgorithmPanel::parametersChanged, this, &PanelJobs::rerunSoon);
   connect(panel_, &ui::AlgorithmPanel::runRequested, this, run);
   connect(panel_, &ui::AlgorithmPanel::cancelRequested, this, &PanelJobs::cancel);
-  // The pause follows the job's own time, to its result's arrival: counting the UI's handling
-  // of the result too (the colours, the panel's tables) had made a 4 ms GPU job wait 30 ms.
-  connect(runner_, &JobRunner::arrived, this, [this] { jobDelivered(sinceStartMs()); });
+  // The pause follows the job's own time on its worker: counting the UI's handling of the
+  // result too (the colours, the panel's tables) had made a 4 ms GPU job wait 30 ms, and a
+  // result that waited for a frame to end made the next pause longer, and so the next wait.
+  connect(runner_, &JobRunner::arrived, this, &PanelJobs::jobDelivered);
   connect(runner_, &JobRunner::finished, this, [this](bool delivered) {
     if (runner_->busy()) return;
     panel_->setBusy(false);

@@ -44,10 +44,10 @@ class PanelJobs : public QObject {
   // change), and since that job started.
   double waitedMs() const { return waited_ms_; }
   double sinceStartMs() const;
-  // The live pause now in force: twice the last delivered job's own time (from its start to its
-  // result's arrival, before the UI handles the result), at most the pause given at
-  // construction. A slider dragged over a fast job then re-runs at once; over a slow one it
-  // still waits, so that no job is started per step of the drag.
+  // The live pause now in force: twice the last delivered job's own time (on its worker, not
+  // counting the UI's handling of its result), at most the pause given at construction. A slider
+  // dragged over a fast job then re-runs at once; over a slow one it still waits, so that no job is
+  // started per step of the drag.
   int pauseMs() const;
 
  signals:
@@ -64,7 +64,7 @@ class PanelJobs : public QObject {
   QElapsedTimer since_change_, since_start_;
   double waited_ms_ = 0;
 
-  void jobDelivered(double ms);  // a job's result arrived after `ms`: the pause follows it
+  void jobDelivered(double ms);  // a job that took `ms` delivered: the pause follows it
 };
 
 }  // namespace cumulus::app

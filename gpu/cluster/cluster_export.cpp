@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 
 #include "core/error.h"
 #include "io/atomic_file.h"
@@ -14,26 +15,37 @@ namespace cumulus {
 std::vector<ClusterSummary> summarize_clusters(const PointCloud& cloud, const ClusterResult& r) {
   if (r.labels.size() != cloud.size())
     throw InvalidArgument("the result does not belong to this cloud");
+  // One pass with no test of whether a cluster was seen: its box starts empty (+inf, -inf).
+  // (The GUI summarises each live result on its way to the screen.)
+  constexpr double inf = std::numeric_limits<double>::infinity();
   std::vector<ClusterSummary> out(r.sizes.size());
-  std::vector<bool> seen(out.size(), false);
+  for (auto& s : out)
+    for (int a = 0; a < 3; ++a) {
+      s.min[a] = inf;
+      s.max[a] = -inf;
+    }
+  const double o[3] = {cloud.origin[0], cloud.origin[1], cloud.origin[2]};
+  const std::int32_t* labels = r.labels.data();
+  const Point3f* points = cloud.points.data();
   for (std::size_t i = 0; i < cloud.size(); ++i) {
-    const int l = r.labels[i];
+    const std::int32_t l = labels[i];
     if (l < 0) continue;
-    auto& s = out[std::size_t(l)];
-    const double w[3] = {cloud.origin[0] + cloud.points[i].x, cloud.origin[1] + cloud.points[i].y,
-                         cloud.origin[2] + cloud.points[i].z};
+    ClusterSummary& s = out[std::size_t(l)];
+    const double w[3] = {o[0] + points[i].x, o[1] + points[i].y, o[2] + points[i].z};
     for (int a = 0; a < 3; ++a) {
       s.centroid[a] += w[a];
-      s.min[a] = seen[std::size_t(l)] ? std::min(s.min[a], w[a]) : w[a];
-      s.max[a] = seen[std::size_t(l)] ? std::max(s.max[a], w[a]) : w[a];
+      s.min[a] = std::min(s.min[a], w[a]);
+      s.max[a] = std::max(s.max[a], w[a]);
     }
-    seen[std::size_t(l)] = true;
     ++s.size;
   }
   for (std::size_t c = 0; c < out.size(); ++c) {
-    out[c].id = int(c);
-    for (double& v : out[c].centroid)
-      v /= double(std::max<std::size_t>(out[c].size, 1));
+    ClusterSummary& s = out[c];
+    s.id = int(c);
+    for (int a = 0; a < 3; ++a) {
+      if (s.size == 0) s.min[a] = s.max[a] = 0;
+      s.centroid[a] /= double(std::max<std::size_t>(s.size, 1));
+    }
   }
   return out;
 }
