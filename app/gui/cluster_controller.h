@@ -5,12 +5,12 @@
 #include <QElapsedTimer>
 #include <QObject>
 
-class QTimer;
-
 #include "cluster/cluster_export.h"
 #include "job_runner.h"
 #include "panel_jobs.h"
 #include "workbench.h"
+
+class QTimer;
 
 namespace cumulus::ui {
 class ClusterPanel;
@@ -42,11 +42,11 @@ class ClusterController : public QObject {
 
   // The last result's way to the screen, in ms: the live pause after the parameter change
   // (0 when Run started it), the job's wall time from its start to its result on the UI thread
-  // (the algorithm's own total among it), and the redraw from there to
-  // the frame on screen (the window composed and swapped). Of the redraw: the result's handling
-  // on the UI thread (the panel's tables, the colours), when the 3D view had drawn its frame
-  // (`drawn`) and that frame's own time (`frame`); from `drawn` on, the window's other paints,
-  // its composition and swap.
+  // (the algorithm's own total among it), and the redraw from there to the frame on screen (the
+  // window composed and swapped). Of the redraw: the result's handling on the UI thread (the
+  // panel's tables, the colours), when the 3D view had drawn its frame (`drawn`) and that
+  // frame's own time (`frame`); from `drawn` on, the window's other paints, its composition and
+  // swap.
   struct Latency {
     double wait = 0, run = 0, algorithm = 0, redraw = 0;
     double handling = 0, drawn = 0, frame = 0;
