@@ -326,6 +326,33 @@ class TestViewScale : public QObject {
     QCOMPARE(view.drawnPoints(), n);
   }
 
+  // Re-colouring a cloud of several pages: the new colours come a page a frame, and every frame
+  // meanwhile shows the points (those not yet re-coloured in the colours they had), never an
+  // empty view; at the end every point has the new colour.
+  void recolouringALargeCloudNeverShowsAnEmptyFrame() {
+    ui::VtkCloudView view;
+    QVERIFY(show_small(view));
+    const std::size_t n = 3 * ui::CloudProp::kPage + 1000;
+    view.setCloud(line_cloud(n));
+    const Rgb8 magenta{230, 20, 230}, red{230, 20, 20};  // (the axes marker has green and blue)
+    QVERIFY(upload_all(view));
+    view.setColors(std::vector<Rgb8>(n, magenta));
+    view.repaint();  // the frame that takes up new colours
+    QVERIFY(upload_all(view));
+    view.setColors(std::vector<Rgb8>(n, red));
+    int frames = 0;
+    do {
+      view.repaint();
+      QVERIFY2(view.drawnPoints() > 0, qPrintable(QString("frame %1").arg(frames)));
+      QApplication::processEvents(QEventLoop::AllEvents, 5);
+    } while (++frames < 100000 && view.uploading());
+    QVERIFY(!view.uploading());
+    QVERIFY2(frames > 1, qPrintable(QString::number(frames)));  // a page a frame
+    const QImage img = view.grabFramebuffer();
+    QVERIFY2(count_near(img, red) > 1000, qPrintable(QString::number(count_near(img, red))));
+    QCOMPARE(count_near(img, magenta), 0);  // the colour before, nowhere
+  }
+
   // At rest each frame adds at most its budget to the image, until the image shows every point:
   // the same picture as one frame drawing them all (an export).
   void restingFramesAddToTheImageUntilFullDetail() {

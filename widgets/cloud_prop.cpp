@@ -115,7 +115,7 @@ void CloudProp::setData(std::shared_ptr<const CloudDrawData> data) {
         if ((*list)[k]) (*list)[k]->ReleaseGraphicsResources();
       list->resize(pages);
     }
-  positions_uploaded_ = colours_uploaded_ = 0;
+  positions_uploaded_ = colours_uploaded_ = colours_held_ = 0;
   gather_starved_ = false;
   drawn_ = shown_total_ = 0;
   shown_.clear();
@@ -141,7 +141,7 @@ void CloudProp::ReleaseGraphicsResources(vtkWindow* window) {
     pages->clear();
   }
   vao_->ReleaseGraphicsResources();
-  positions_uploaded_ = colours_uploaded_ = 0;
+  positions_uploaded_ = colours_uploaded_ = colours_held_ = 0;
   releaseImage(window);
   blit_checked_fb_ = 0;
   blit_depth_format_ = image_depth_format_ = -1;
@@ -208,11 +208,15 @@ std::pair<std::size_t, std::size_t> CloudProp::nextRange(bool* positions) const 
   return {from, std::min(kPage, end - from)};
 }
 
+void CloudProp::followColoursVersion() {
+  if (colours_version_ == data_->colours_version) return;
+  colours_version_ = data_->colours_version;
+  colours_held_ = std::max(colours_held_, colours_uploaded_);
+  colours_uploaded_ = 0;
+}
+
 void CloudProp::upload() {
-  if (colours_version_ != data_->colours_version) {
-    colours_version_ = data_->colours_version;
-    colours_uploaded_ = 0;
-  }
+  followColoursVersion();
   if (upload_all_) {
     while (uploading()) {
       bool positions = false;
@@ -240,10 +244,7 @@ void CloudProp::upload() {
 void CloudProp::recolourNow() {
   if (!data_ || upload_all_) return;
   const std::size_t n = data_->size();
-  if (colours_version_ != data_->colours_version) {
-    colours_version_ = data_->colours_version;
-    colours_uploaded_ = 0;
-  }
+  followColoursVersion();
   if (positions_uploaded_ < n || colours_uploaded_ >= n || n - colours_uploaded_ > kPage) return;
   abandonGather();  // of these colours or older ones: replaced by the copy below
   while (colours_uploaded_ < n) {
@@ -353,7 +354,9 @@ int CloudProp::RenderOpaqueGeometry(vtkViewport* viewport) {
     return 0;
   }
   upload();
-  const std::size_t uploaded = std::min(positions_uploaded_, colours_uploaded_);
+  // Points whose colours are on their way are drawn with those their buffers still hold.
+  const std::size_t uploaded =
+      std::min(positions_uploaded_, std::max(colours_uploaded_, colours_held_));
   if (uploaded == 0) {
     shown_total_ = 0;  // the frame shows none of the points (nor the image of frames before)
     return 0;

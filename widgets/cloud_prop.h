@@ -95,7 +95,7 @@ class CloudProp : public vtkProp {
   // in now (the GL context current), so that the next frame shows them. On the worker they
   // would arrive a frame later, and that frame in between would show no points: a live
   // re-colouring (a parameter dragged) would flicker and each result reach the screen a frame
-  // late. Larger clouds' colours still come a page a frame.
+  // late. Larger clouds' colours still come a page a frame, the old ones drawn until then.
   void recolourNow();
 
   // Points drawn by the last frame, and the points its image shows (those of earlier frames it
@@ -127,6 +127,8 @@ class CloudProp : public vtkProp {
  private:
   CloudProp(const CloudProp&) = delete;
   void operator=(const CloudProp&) = delete;
+  // Takes up the data's colours version: those uploaded become held until replaced.
+  void followColoursVersion();
   // A range of the draw order gathered for upload: positions and colours, or colours only.
   struct Staged {
     std::shared_ptr<const CloudDrawData> data;  // held, so its address is not reused meanwhile
@@ -191,6 +193,10 @@ class CloudProp : public vtkProp {
   std::vector<vtkSmartPointer<vtkOpenGLBufferObject>> positions_, colours_;
   vtkNew<vtkOpenGLVertexArrayObject> vao_;
   std::size_t positions_uploaded_ = 0, colours_uploaded_ = 0;
+  // New colours replace the old a page at a time: until a page's come, its points are drawn with
+  // the colours of an earlier version its buffer holds (this many points have some), so that
+  // re-colouring a large cloud never shows a frame without its points.
+  std::size_t colours_held_ = 0;
   std::uint64_t colours_version_ = 0;
   std::size_t draw_limit_ = SIZE_MAX, drawn_ = 0, shown_total_ = 0;
   double draw_time_limit_ms_ = 0;
