@@ -215,16 +215,17 @@ void CloudProp::followColoursVersion() {
   colours_uploaded_ = 0;
 }
 
+void CloudProp::uploadRestNow() {
+  while (uploading()) {
+    bool positions = false;
+    const auto [from, count] = nextRange(&positions);
+    copyIn(gather(data_, data_->colouring, data_->colours_version, from, count, positions));
+  }
+}
+
 void CloudProp::upload() {
   followColoursVersion();
-  if (upload_all_) {
-    while (uploading()) {
-      bool positions = false;
-      const auto [from, count] = nextRange(&positions);
-      copyIn(gather(data_, data_->colouring, data_->colours_version, from, count, positions));
-    }
-    return;
-  }
+  if (upload_all_) return uploadRestNow();
   if (staging_busy_ && staging_.isFinished()) {
     staging_busy_ = false;
     {
@@ -247,11 +248,7 @@ void CloudProp::recolourNow() {
   followColoursVersion();
   if (positions_uploaded_ < n || colours_uploaded_ >= n || n - colours_uploaded_ > kPage) return;
   abandonGather();  // of these colours or older ones: replaced by the copy below
-  while (colours_uploaded_ < n) {
-    bool positions = false;
-    const auto [from, count] = nextRange(&positions);
-    copyIn(gather(data_, data_->colouring, data_->colours_version, from, count, positions));
-  }
+  uploadRestNow();
 }
 
 void CloudProp::startGather() {

@@ -129,6 +129,8 @@ class CloudProp : public vtkProp {
   void operator=(const CloudProp&) = delete;
   // Takes up the data's colours version: those uploaded become held until replaced.
   void followColoursVersion();
+  // Gathers and copies in, on this thread, everything not yet uploaded.
+  void uploadRestNow();
   // A range of the draw order gathered for upload: positions and colours, or colours only.
   struct Staged {
     std::shared_ptr<const CloudDrawData> data;  // held, so its address is not reused meanwhile
