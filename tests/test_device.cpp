@@ -16,8 +16,8 @@
 
 namespace {
 
-template <class T>
-std::string bytes_of(const std::vector<T>& v) {
+template <class T, class A>
+std::string bytes_of(const std::vector<T, A>& v) {
   return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)};
 }
 

@@ -14,8 +14,11 @@
 #include <fstream>
 #include <random>
 
+#include <unistd.h>
+
 #include "core/device.h"
 #include "core/error.h"
+#include "core/zeroed_vector.h"
 #include "features/features.h"
 #include "features/pair_math.h"
 #include "features/pcl_normal.h"
@@ -189,7 +192,8 @@ class TestFeatures : public QObject {
 
   // A result computed into the vectors of an earlier one (a sequence's frames, a panel's re-runs)
   // equals a fresh one, whatever the earlier one held: another descriptor, more or fewer points,
-  // NaN rows, given normals, none at all.
+  // NaN rows, given normals, none at all; the last call grows the histograms back within their
+  // capacity, over rows earlier calls left behind (core/zeroed_vector.h does not clear them).
   void results_into_a_reused_result_equal_fresh_ones() {
     PointCloud c, half;
     if (!load("bunny/bun_zipper.ply", 20, c) || !load("bunny/bun_zipper.ply", 40, half))
@@ -210,7 +214,7 @@ class TestFeatures : public QObject {
     const std::vector<Call> calls{{&c, &pfh, nullptr},      {&c, &pfh, nullptr},
                                   {&holed, &fpfh, nullptr}, {&c, &pfh, &given},
                                   {&empty, &pfh, nullptr},  {&half, &pfh, nullptr},
-                                  {&c, &fpfh, nullptr}};
+                                  {&c, &fpfh, nullptr},     {&c, &pfh, nullptr}};
     std::vector<FeatureMethod> methods{FeatureMethod::Cpu};
     if (gpu_usable()) methods.insert(methods.end(), {FeatureMethod::Gpu, FeatureMethod::GpuPaper});
     for (const FeatureMethod m : methods) {
@@ -239,6 +243,40 @@ class TestFeatures : public QObject {
         QCOMPARE(reused.method, fresh.method);
       }
     }
+  }
+
+  // The histograms' vectors are sized without writing: a fresh one reads zero and its pages are
+  // not touched until written (a std::vector's resize writes every byte, so the resident memory
+  // grows by the whole vector), values given to resize() and assign() are written, and rows a
+  // shrink left behind come back as they were.
+  void zeroed_vectors_are_sized_without_writing() {
+    const auto resident_bytes = [] {
+      std::ifstream statm("/proc/self/statm");
+      std::size_t size = 0, resident = 0;
+      statm >> size >> resident;
+      return resident * std::size_t(sysconf(_SC_PAGESIZE));
+    };
+    const std::size_t n = std::size_t(16) << 20;  // 64 MB: the C library maps it fresh
+    const std::size_t before = resident_bytes();
+    ZeroedVector<float> big;
+    big.resize(n);
+    const std::size_t grew = resident_bytes() - std::min(before, resident_bytes());
+    QVERIFY2(grew < n * sizeof(float) / 2,
+             qPrintable(QString("resident grew by %1 bytes").arg(grew)));
+    std::size_t nonzero = 0;
+    for (std::size_t i = 0; i < n; i += 997)
+      nonzero += big[i] != 0.0f;
+    QCOMPARE(nonzero, std::size_t(0));
+    ZeroedVector<float> small(100);
+    QVERIFY(std::all_of(small.begin(), small.end(), [](float v) { return v == 0.0f; }));
+    small.resize(200, 7.0f);
+    QCOMPARE(small[99], 0.0f);
+    QCOMPARE(small[150], 7.0f);
+    small.resize(10);
+    small.resize(200);  // within the capacity: what the shrink cut off comes back
+    QCOMPARE(small[150], 7.0f);
+    small.assign(200, 1.0f);
+    QVERIFY(std::all_of(small.begin(), small.end(), [](float v) { return v == 1.0f; }));
   }
 
   void empty_and_tiny_clouds() {

@@ -338,9 +338,9 @@ class TestNns : public QObject {
     const std::vector<Point3f> q = {{0, 0, 0}, {NAN, 0, 0}};
     const auto r = radius_search(t, q, 0.5f, NnsMethod::Cpu);
     QCOMPARE(r.offsets, (std::vector<std::uint32_t>{0, 2, 2}));
-    QCOMPARE(r.indices, (std::vector<std::int32_t>{0, 2}));
+    QCOMPARE(r.indices, (ZeroedVector<std::int32_t>{0, 2}));
     const auto capped = radius_search(t, q, 3.0f, NnsMethod::Cpu, 2);
-    QCOMPARE(capped.indices, (std::vector<std::int32_t>{0, 2}));
+    QCOMPARE(capped.indices, (ZeroedVector<std::int32_t>{0, 2}));
   }
 
   void bad_arguments_are_clear_errors() {
@@ -353,7 +353,7 @@ class TestNns : public QObject {
     QVERIFY_THROWS_EXCEPTION(InvalidArgument, radius_search(t, q, INFINITY, NnsMethod::Cpu));
     // k larger than the cloud: the missing neighbours are marked, not invented.
     const auto r = knn_search(t, q, 3, NnsMethod::Cpu);
-    QCOMPARE(r.indices, (std::vector<std::int32_t>{0, -1, -1}));
+    QCOMPARE(r.indices, (ZeroedVector<std::int32_t>{0, -1, -1}));
   }
 
   void gpu_methods_report_no_gpu_clearly() {

@@ -343,7 +343,7 @@ class TestTiles : public QObject {
     TileOptions o;
     o.max_tile_points = 2;
     const KnnResult a = knn_search_tiled(nans, nans, 3, NnsMethod::Cpu, INFINITY, o);
-    QCOMPARE(a.indices, std::vector<std::int32_t>(15, -1));
+    QCOMPARE(a.indices, ZeroedVector<std::int32_t>(15, -1));
     const RadiusResult b = radius_search_tiled(none, nans, 1.0f, NnsMethod::Cpu, 0, o);
     QCOMPARE(b.offsets, std::vector<std::uint32_t>(6, 0));
   }

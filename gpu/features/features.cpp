@@ -115,14 +115,14 @@ PclNormals::Ptr to_pcl_normals(const std::vector<Point3f>& n) {
 template <class Estimator, class Signature>
 void pcl_descriptors(Estimator& est, const PclCloud::Ptr& cloud, const PclNormals::Ptr& normals,
                      const pcl::search::KdTree<pcl::PointXYZ>::Ptr& tree, const Neighbourhood& nb,
-                     std::vector<float>& out, int bins) {
+                     ZeroedVector<float>& out, int bins) {
   est.setInputCloud(cloud);
   est.setInputNormals(normals);
   est.setSearchMethod(tree);
   set_neighbourhood(est, nb);
   pcl::PointCloud<Signature> sig;
   est.compute(sig);
-  out.resize(cloud->size() * std::size_t(bins));
+  out.assign(cloud->size() * std::size_t(bins), 0.0f);  // a reused result's old rows gone too
   for (std::size_t i = 0; i < sig.size(); ++i)
     std::copy_n(sig[i].histogram, bins, out.begin() + std::ptrdiff_t(i * std::size_t(bins)));
 }
@@ -159,11 +159,11 @@ std::size_t count_nan(const std::vector<Point3f>& n) {
 // Back to one entry per input point, NaN for the points that were left out. With none left out
 // the rows are already in place: moving them saves a second pass over what may be tens of MB
 // of histograms (a few ms, as much as the GPU's whole histogram stage).
-template <class T>
-std::vector<T> expand(std::vector<T>&& in, const Finite& f, std::size_t n, std::size_t width,
-                      const T& fill) {
+template <class V>
+V expand(V&& in, const Finite& f, std::size_t n, std::size_t width,
+         const typename V::value_type& fill) {
   if (f.source.size() == n && in.size() == n * width) return std::move(in);
-  std::vector<T> out(n * width, fill);
+  V out(n * width, fill);
   for (std::size_t i = 0; i < f.source.size() && !in.empty(); ++i)
     std::copy_n(in.begin() + std::ptrdiff_t(i * width), width,
                 out.begin() + std::ptrdiff_t(f.source[i] * width));

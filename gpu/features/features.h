@@ -12,6 +12,7 @@
 
 #include "core/point_cloud.h"
 #include "core/timing.h"
+#include "core/zeroed_vector.h"
 
 #define CUMULUS_METHOD_ENUM FeatureMethod
 #define CUMULUS_METHOD_ROWS "features/features_methods.def"
@@ -66,9 +67,11 @@ struct NormalsResult {
 struct FeatureResult {
   Descriptor descriptor = Descriptor::Fpfh;
   int bins = 0;
-  std::vector<float> histograms;  // points * bins, row per input point
-  std::vector<Point3f> normals;   // the normals the histograms were computed from
-  std::vector<float> curvature;   // empty when the normals were given
+  // points * bins, row per input point. Sized without being zero-filled (core/zeroed_vector.h):
+  // every method writes every row.
+  ZeroedVector<float> histograms;
+  std::vector<Point3f> normals;  // the normals the histograms were computed from
+  std::vector<float> curvature;  // empty when the normals were given
   std::size_t non_finite_points = 0;
   std::size_t nan_histograms = 0;  // rows of NaN (non-finite points)
   std::string method;

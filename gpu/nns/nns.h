@@ -16,6 +16,7 @@
 
 #include "core/point_cloud.h"
 #include "core/timing.h"
+#include "core/zeroed_vector.h"
 
 #define CUMULUS_METHOD_ENUM NnsMethod
 #define CUMULUS_METHOD_ROWS "nns/nns_methods.def"
@@ -27,8 +28,9 @@ struct KnnResult {
   int k = 0;
   // queries * k entries, row per query; missing neighbours (fewer than k finite targets, or
   // beyond max_distance) are index -1 with distance +inf.
-  std::vector<std::int32_t> indices;
-  std::vector<float> sq_distances;
+  // Sized without being zero-filled (core/zeroed_vector.h): every method writes every entry.
+  ZeroedVector<std::int32_t> indices;
+  ZeroedVector<float> sq_distances;
   std::string method;
   StageTimes stages;
   double total_ms = 0;
@@ -37,8 +39,8 @@ struct KnnResult {
 struct RadiusResult {
   // CSR: neighbours of query q are entries offsets[q] .. offsets[q + 1].
   std::vector<std::uint32_t> offsets;
-  std::vector<std::int32_t> indices;
-  std::vector<float> sq_distances;
+  ZeroedVector<std::int32_t> indices;  // as KnnResult's
+  ZeroedVector<float> sq_distances;
   std::string method;
   StageTimes stages;
   double total_ms = 0;

@@ -54,14 +54,15 @@ class PointsArg {
 };
 
 // A vector's storage handed to numpy without a copy (the array owns it).
-template <class T>
-py::array_t<T> to_array(std::vector<T>&& v, std::vector<py::ssize_t> shape) {
-  auto* owned = new std::vector<T>(std::move(v));
-  py::capsule owner(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+template <class T, class A>
+py::array_t<T> to_array(std::vector<T, A>&& v, std::vector<py::ssize_t> shape) {
+  using Owned = std::vector<T, A>;
+  auto* owned = new Owned(std::move(v));
+  py::capsule owner(owned, [](void* p) { delete static_cast<Owned*>(p); });
   return py::array_t<T>(shape, owned->data(), owner);
 }
-template <class T>
-py::array_t<T> to_array(std::vector<T>&& v) {
+template <class T, class A>
+py::array_t<T> to_array(std::vector<T, A>&& v) {
   const auto n = py::ssize_t(v.size());
   return to_array(std::move(v), {n});
 }

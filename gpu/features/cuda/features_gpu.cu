@@ -118,7 +118,7 @@ void pfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Host
     launch_pfh<G, Groups>(ws, n, rows, list);
     deferred = deferred_count(ws);
   }
-  std::vector<float>& out = result.ready();
+  ZeroedVector<float>& out = result.ready();
   ws.histograms_down.copy(out.data(), ws.out.get(), out.size() * sizeof(float), ws.stream.get());
   if (deferred)
     for (const Patch& p : decided_patches(ws, deferred, Descriptor::Pfh, host))
@@ -162,7 +162,7 @@ void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Hos
     k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
     CU_CHECK_LAUNCH("k_fpfh_weight");
   }
-  std::vector<float>& out = result.ready();
+  ZeroedVector<float>& out = result.ready();
   ws.histograms_down.copy(out.data(), ws.out.get(), out.size() * sizeof(float), s);
 }
 

@@ -13,6 +13,7 @@
 #include "core/host_pages.h"
 #include "core/point_cloud.h"
 #include "core/timing.h"
+#include "core/zeroed_vector.h"
 #include "features/cuda/features_workspace.cuh"
 
 namespace cumulus::feat {
@@ -57,19 +58,20 @@ class NormalsDown {
   bool done_ = false;
 };
 
-// The result's histograms sized (and so zero-filled, which for PFH's 125 bins costs as much as
-// the GPU's work) on a thread of their own while the GPU computes them, their pages mapped in on
-// all cores first (core/host_pages.h). ready() waits for them: after the kernels are queued, so
-// that the GPU works meanwhile.
+// The result's histograms sized on a thread of its own while the GPU computes them: a fresh
+// result's memory allocated (zero pages, nothing written: core/zeroed_vector.h) and its pages
+// mapped in on all cores (core/host_pages.h). ready() waits for them: after the kernels are
+// queued, so that the GPU works meanwhile. (Sized as a std::vector, the zero-fill of PFH's 125
+// bins a point on that one thread took as long as the GPU's work on some hosts.)
 class HostRows {
  public:
-  HostRows(std::vector<float>& rows, std::size_t values)
+  HostRows(ZeroedVector<float>& rows, std::size_t values)
       : rows_(rows), sized_(std::async(std::launch::async, [&rows, values] {
           rows.reserve(values);
           prefault_pages(rows.data(), values * sizeof(float));
           rows.resize(values);
         })) {}
-  std::vector<float>& ready() {
+  ZeroedVector<float>& ready() {
     WallTimer waited;
     if (sized_.valid()) sized_.get();
     wait_ms_ += waited.ms();
@@ -78,7 +80,7 @@ class HostRows {
   double wait_ms() const { return wait_ms_; }
 
  private:
-  std::vector<float>& rows_;
+  ZeroedVector<float>& rows_;
   std::future<void> sized_;
   double wait_ms_ = 0;
 };
