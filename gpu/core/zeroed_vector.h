@@ -1,9 +1,10 @@
 #pragma once
 // Vectors for results that are written whole as soon as they are sized (the features'
-// histograms: 18 MB for the bunny's PFH, 62 MB for a KITTI frame's). A std::vector zero-fills
-// what resize() adds, on the calling thread, before anything can be written into it: for a fresh
-// result that was one thread writing every byte of memory the kernel had just mapped as zeros,
-// which on some hosts took longer than the GPU took to compute the rows.
+// histograms: 18 MB for the bunny's PFH, 62 MB for a KITTI frame's; the k-NN and radius
+// results: 64 MB for a KITTI frame's 64 nearest). A std::vector zero-fills what resize() adds,
+// on the calling thread, before anything can be written into it: for a fresh result that was
+// one thread writing every byte of memory the kernel had just mapped as zeros, which on some
+// hosts took longer than the GPU took to compute the rows.
 //
 // Here storage comes from calloc, so a fresh allocation reads zero (for large ones the C library
 // maps new pages and writes nothing), and resize() writes nothing. The one difference from

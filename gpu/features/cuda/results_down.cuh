@@ -67,6 +67,7 @@ class HostRows {
  public:
   HostRows(ZeroedVector<float>& rows, std::size_t values)
       : rows_(rows), sized_(std::async(std::launch::async, [&rows, values] {
+          rows.clear();  // a reused result's old rows are not carried into larger storage
           rows.reserve(values);
           prefault_pages(rows.data(), values * sizeof(float));
           rows.resize(values);
