@@ -66,12 +66,9 @@ class NormalsDown {
 class HostRows {
  public:
   HostRows(ZeroedVector<float>& rows, std::size_t values)
-      : rows_(rows), sized_(std::async(std::launch::async, [&rows, values] {
-          rows.clear();  // a reused result's old rows are not carried into larger storage
-          rows.reserve(values);
-          prefault_pages(rows.data(), values * sizeof(float));
-          rows.resize(values);
-        })) {}
+      : rows_(rows),
+        sized_(
+            std::async(std::launch::async, [&rows, values] { size_for_writing(rows, values); })) {}
   ZeroedVector<float>& ready() {
     WallTimer waited;
     if (sized_.valid()) sized_.get();
