@@ -122,6 +122,52 @@ class TestFilter : public QObject {
     }
   }
 
+  // The GPU's kept ids come down with their count in one trip into page-locked memory, every
+  // slot of the compaction's output with them: a call that keeps fewer points than the one
+  // before must not hand back the earlier call's ids, nor one that keeps none or all.
+  void gpuKeptIdsAreEachCallsOwn() {
+    CUMULUS_REQUIRE_GPU();
+    PointCloud c;
+    const int n = 50000;
+    for (int i = 0; i < n; ++i)
+      c.points.push_back({float(i % 1000), float(i / 1000), float(i % 7)});
+    c.points[123] = {NAN, 0, 0};
+    c.width = n;
+    const std::pair<double, double> xs[] = {{-1, 2000},   {100, 899.5}, {500, 500},
+                                            {2000, 3000}, {-1, 2000},   {0, 0}};
+    for (const auto& [lo, hi] : xs)
+      for (const bool negative : {false, true}) {
+        const CropBoxParams p{{lo, -1, -1}, {hi, 100, 10}, negative};
+        const FilterResult cpu = crop_box(c, p, FilterMethod::Cpu);
+        const FilterResult gpu = crop_box(c, p, FilterMethod::Gpu);
+        QCOMPARE(gpu.kept, cpu.kept);
+        QCOMPARE(gpu.cloud.points.size(), cpu.cloud.points.size());
+        const FilterResult ror =
+            remove_radius_outliers(gpu.cloud, {1.5, 3 + int(lo) % 5, negative}, FilterMethod::Gpu);
+        QCOMPARE(ror.kept, remove_radius_outliers(gpu.cloud, {1.5, 3 + int(lo) % 5, negative},
+                                                  FilterMethod::Cpu)
+                               .kept);
+      }
+  }
+
+  // Past KeptIdsDown's cap (2^24 points) the count is read first and only the kept ids come
+  // down, into pageable memory.
+  void gpuCropBeyondTheOneTripCapKeepsPclsPoints() {
+    CUMULUS_REQUIRE_GPU();
+    PointCloud c;
+    const std::size_t n = (std::size_t(1) << 24) + 4097;
+    c.points.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+      c.points[i] = {float(i % 4096), float((i / 4096) % 4096), float(i % 13)};
+    c.width = std::uint32_t(n);
+    const CropBoxParams p{{1000, 5, 2}, {3000.5, 4000, 11}, false};
+    const FilterResult cpu = crop_box(c, p, FilterMethod::Cpu);
+    const FilterResult gpu = crop_box(c, p, FilterMethod::Gpu);
+    QVERIFY(cpu.kept.size() > std::size_t(1) << 22);
+    QCOMPARE(gpu.kept, cpu.kept);
+    QCOMPARE(gpu.cloud.points.size(), cpu.kept.size());
+  }
+
   void pclVoxelGridIsTheDefinition_data() { add_scan_rows(); }
   void pclVoxelGridIsTheDefinition() {
     QFETCH(QString, scan);
@@ -171,11 +217,47 @@ class TestFilter : public QObject {
     // The same voxels in the same order; centroids to PCL's float summation error.
     const double d = max_difference(gpu.cloud.points, pcl.cloud.points);
     QVERIFY2(d < 1e-3, qPrintable(QString::number(d)));
-    // And the definition's double centroids, which the GPU computes the same way, exactly.
+    // And the definition's double centroids (summed in index order; the GPU's lanes sum in
+    // another, which is exact for these scans' floats), to the bit.
     QCOMPARE(max_difference(gpu.cloud.points, voxel_definition(c, p)), 0.0);
     for (std::size_t i = 0; i < gpu.cloud.intensity.size(); ++i)
       QVERIFY(std::abs(gpu.cloud.intensity[i] - pcl.cloud.intensity[i]) <=
               1e-4f * (1 + std::abs(pcl.cloud.intensity[i])));
+  }
+
+  // The centroids are summed by 1 to 32 lanes or a block a voxel, chosen by the mean points a
+  // voxel, and voxels far above the mean by a block each: every choice gives the definition's
+  // centroids to the bit and PCL's intensities (a voxel of 500 points among small ones is such
+  // a voxel up to 16 lanes a voxel).
+  void gpuVoxelCentroidsAtEveryDensityAreTheDefinitions() {
+    CUMULUS_REQUIRE_GPU();
+    for (const int mean : {1, 3, 6, 12, 24, 100, 300}) {
+      PointCloud c;
+      std::uint32_t seed = 12345u + std::uint32_t(mean);
+      const auto next = [&] {
+        seed = seed * 1664525u + 1013904223u;
+        return float(seed >> 8) / float(1 << 24);
+      };
+      for (int v = 0; v < 2000; ++v) {
+        const int count = v == 777 ? 500 : 1 + (v * 7) % (2 * mean);
+        for (int k = 0; k < count; ++k) {
+          c.points.push_back({float(v % 50) * 0.1f + 0.01f + 0.08f * next(),
+                              float(v / 50) * 0.1f + 0.01f + 0.08f * next(),
+                              0.05f + 0.03f * next()});
+          c.intensity.push_back(100 * next());
+        }
+      }
+      c.width = std::uint32_t(c.size());
+      const VoxelGridParams p{{0.1f, 0.1f, 0.1f}, 0};
+      const FilterResult gpu = voxel_grid(c, p, FilterMethod::Gpu);
+      const FilterResult pcl = voxel_grid(c, p, FilterMethod::Cpu);
+      QCOMPARE(gpu.cloud.size(), std::size_t(2000));
+      QCOMPARE(pcl.cloud.size(), std::size_t(2000));
+      QCOMPARE(max_difference(gpu.cloud.points, voxel_definition(c, p)), 0.0);
+      for (std::size_t i = 0; i < gpu.cloud.intensity.size(); ++i)
+        QVERIFY(std::abs(gpu.cloud.intensity[i] - pcl.cloud.intensity[i]) <=
+                1e-4f * (1 + std::abs(pcl.cloud.intensity[i])));
+    }
   }
 
   // gather_points: every field of every kept point (extra fields of several values included),

@@ -3,7 +3,9 @@
 #include "filter/filter.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 
 #include "core/error.h"
@@ -88,15 +90,72 @@ PointCloud finite_only(const PointCloud& cloud) {
   return gather_points(cloud, kept);
 }
 
+namespace {
+
+// from[kept[j]] as the j-th element of a random-access range, so that a vector is built from it
+// in one allocation and one tight loop: push_back's capacity check in the loop took 0.19 ms for
+// a KITTI frame's points and intensities on a 2-core EPYC, this 0.12 (resize and assign by
+// index, which writes every element twice, 0.20).
+template <class T>
+class Gathered {
+ public:
+  using iterator_category = std::random_access_iterator_tag;
+  using value_type = T;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const T*;
+  using reference = const T&;
+
+  Gathered(const T* from, const std::int32_t* at) : from_(from), at_(at) {}
+  reference operator*() const { return from_[std::size_t(*at_)]; }
+  reference operator[](difference_type d) const { return from_[std::size_t(at_[d])]; }
+  Gathered& operator++() {
+    ++at_;
+    return *this;
+  }
+  Gathered operator++(int) {
+    Gathered old = *this;
+    ++at_;
+    return old;
+  }
+  Gathered& operator--() {
+    --at_;
+    return *this;
+  }
+  Gathered operator--(int) {
+    Gathered old = *this;
+    --at_;
+    return old;
+  }
+  Gathered& operator+=(difference_type d) {
+    at_ += d;
+    return *this;
+  }
+  Gathered& operator-=(difference_type d) {
+    at_ -= d;
+    return *this;
+  }
+  Gathered operator+(difference_type d) const { return Gathered(from_, at_ + d); }
+  Gathered operator-(difference_type d) const { return Gathered(from_, at_ - d); }
+  difference_type operator-(const Gathered& o) const { return at_ - o.at_; }
+  bool operator==(const Gathered& o) const { return at_ == o.at_; }
+  auto operator<=>(const Gathered& o) const { return at_ <=> o.at_; }
+
+ private:
+  const T* from_;
+  const std::int32_t* at_;
+};
+
+}  // namespace
+
 PointCloud gather_points(const PointCloud& cloud, const std::vector<std::int32_t>& kept) {
   PointCloud out;
   out.origin = cloud.origin;
   out.metadata = cloud.metadata;
   const auto gather = [&](const auto& from, auto& to) {
     if (from.empty()) return;
-    to.reserve(kept.size());
-    for (const std::int32_t i : kept)
-      to.push_back(from[std::size_t(i)]);
+    using T = typename std::decay_t<decltype(from)>::value_type;
+    const std::int32_t* at = kept.data();
+    to.assign(Gathered<T>(from.data(), at), Gathered<T>(from.data(), at + kept.size()));
   };
   gather(cloud.points, out.points);
   gather(cloud.intensity, out.intensity);

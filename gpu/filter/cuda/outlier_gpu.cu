@@ -3,7 +3,8 @@
 // distance, one float per score); the threshold from sums reduced in any order, with a bound
 // on how far PCL's serial sums can lie from them, and PCL's serial sums on the host only when a
 // score falls inside that bound. Radius: a count of neighbours that stops at the number needed.
-// Both keep their points with one stream compaction, so the indices stay ascending as PCL's.
+// Both keep their points with one stream compaction, so the indices stay ascending as PCL's, and
+// bring them down with its counters in one trip (KeptIdsDown).
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <cub/device/device_reduce.cuh>
@@ -18,6 +19,7 @@
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "filter/cuda/filter_gpu.h"
+#include "filter/cuda/filter_workspace.cuh"
 #include "nns/cuda/device_index.cuh"
 
 namespace cumulus {
@@ -123,16 +125,16 @@ struct OutlierWorkspace {
   cuda::DeviceBuffer<DeviceSums> sums;
   cuda::DeviceBuffer<unsigned> counters;  // kept, ambiguous
   cuda::PinnedBuffer<DeviceSums> host_sums;
-  cuda::PinnedBuffer<unsigned> host_counters;
+  KeptIdsDown kept_down;  // the counters and the kept ids
 
   void temp_at_least(std::size_t bytes) { temp.reserve(std::max<std::size_t>(bytes, 1)); }
 };
 
-// The indices whose keep flag is set, ascending, into ws.kept_ids; then both counters to the
-// host (one wait).
+// The indices whose keep flag is set, ascending, into ws.kept_ids; then both counters and the
+// ids to the host (one wait).
 void compact_kept(OutlierWorkspace& ws, unsigned n) {
   cudaStream_t s = ws.stream.get();
-  ws.kept_ids.reserve(n);
+  KeptIdsDown::reserve(ws.kept_ids, n, s);
   std::size_t bytes = 0;
   const thrust::counting_iterator<int> ids(0);
   CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, ids, ws.keep.get(), ws.kept_ids.get(),
@@ -140,19 +142,17 @@ void compact_kept(OutlierWorkspace& ws, unsigned n) {
   ws.temp_at_least(bytes);
   CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, ids, ws.keep.get(), ws.kept_ids.get(),
                                       ws.counters.get(), int(n), s));
-  CU_CHECK(cudaMemcpyAsync(ws.host_counters.get(), ws.counters.get(), 2 * sizeof(unsigned),
-                           cudaMemcpyDeviceToHost, s));
+  ws.kept_down.queue(ws.counters.get(), 2, ws.kept_ids.get(), n, s);
   ws.stream.sync();
 }
 
-std::vector<std::int32_t> download_kept(OutlierWorkspace& ws, cuda::StageClock& clock,
-                                        StageTimes& stages) {
-  std::vector<std::int32_t> out(ws.host_counters.get()[0]);
-  CU_CHECK(cudaMemcpyAsync(out.data(), ws.kept_ids.get(), out.size() * sizeof(int),
-                           cudaMemcpyDeviceToHost, ws.stream.get()));
-  clock.mark("download");
-  ws.stream.sync();
+std::vector<std::int32_t> take_kept(OutlierWorkspace& ws, cuda::StageClock& clock,
+                                    StageTimes& stages) {
+  ws.stream.sync();  // the clock's last event, recorded after compact_kept's wait
   clock.collect(stages);
+  WallTimer t;
+  std::vector<std::int32_t> out = ws.kept_down.take(ws.stream.get());
+  stages.emplace_back("kept ids into the result", t.ms());
   return out;
 }
 
@@ -172,7 +172,6 @@ void prepare(OutlierWorkspace& ws, const PointCloud& cloud, float reach,
   clock.mark("upload, grid");
   ws.keep.reserve(n);
   ws.counters.reserve(2);
-  ws.host_counters.reserve(2);
 }
 
 }  // namespace
@@ -217,7 +216,7 @@ std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
   bool settled = false;
   if (range.usable) {
     classify(ws, n, sor_threshold(sums, params.stddev_mul), range.lo, range.hi, params.negative);
-    settled = ws.host_counters.get()[1] == 0;
+    settled = ws.kept_down.counter(1) == 0;
   }
   if (!settled) {
     // A score within rounding of the threshold (or a variance within rounding of zero): PCL's
@@ -231,7 +230,7 @@ std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
     clock.mark("serial threshold");
   }
   clock.mark("keep");
-  return download_kept(ws, clock, stages);
+  return take_kept(ws, clock, stages);
 }
 
 std::vector<std::int32_t> radius_outliers_gpu(const PointCloud& cloud,
@@ -254,7 +253,7 @@ std::vector<std::int32_t> radius_outliers_gpu(const PointCloud& cloud,
   CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, 2 * sizeof(unsigned), s));
   compact_kept(ws, n);
   clock.mark("keep");
-  return download_kept(ws, clock, stages);
+  return take_kept(ws, clock, stages);
 }
 
 }  // namespace cumulus
