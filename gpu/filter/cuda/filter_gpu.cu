@@ -266,22 +266,19 @@ std::vector<std::int32_t> crop_box_gpu(const PointCloud& cloud, const LocalBox& 
   upload_points(ws, cloud, false);
   clock.mark("upload");
   ws.keep.reserve(n);
-  KeptIdsDown::reserve(ws.kept_ids, n, ws.stream.get());
   const CropRule rule{
       {box.min.x, box.min.y, box.min.z}, {box.max.x, box.max.y, box.max.z}, negative};
   crop_flags<<<cuda::blocks_for(n, kThreads), kThreads, 0, ws.stream.get()>>>(ws.points.get(), n,
                                                                               rule, ws.keep.get());
   CU_CHECK_LAUNCH("crop_flags");
-  select_flagged(ws, thrust::counting_iterator<int>(0), n, ws.kept_ids.get());
+  select_flagged(ws, thrust::counting_iterator<int>(0), n,
+                 ws.kept_down.device_ids(n, ws.stream.get()));
   clock.mark("crop");
-  ws.kept_down.queue(ws.selected.get(), 1, ws.kept_ids.get(), n, ws.stream.get());
+  ws.kept_down.queue(ws.selected.get(), 1, n, ws.stream.get());
   clock.mark("download");
   ws.stream.sync();
   clock.collect(stages);
-  WallTimer t;
-  std::vector<std::int32_t> out = ws.kept_down.take(ws.stream.get());
-  stages.emplace_back("kept ids into the result", t.ms());
-  return out;
+  return ws.kept_down.take(ws.stream.get(), stages);
 }
 
 unsigned voxel_grid_on_device(FilterWorkspace& ws, unsigned n, const VoxelGridParams& params,
@@ -352,9 +349,6 @@ unsigned voxel_grid_on_device(FilterWorkspace& ws, unsigned n, const VoxelGridPa
   ws.centroids.reserve(voxels);
   ws.keep.reserve(voxels);
   if (with_intensity) ws.means.reserve(voxels);
-  ws.big.reserve(voxels);
-  ws.big_count.reserve(1);
-  CU_CHECK(cudaMemsetAsync(ws.big_count.get(), 0, sizeof(unsigned), s));
   const VoxelInputs in{ws.counts.get(),
                        ws.starts.get(),
                        ws.sorted_ids.get(),
@@ -362,19 +356,26 @@ unsigned voxel_grid_on_device(FilterWorkspace& ws, unsigned n, const VoxelGridPa
                        with_intensity ? ws.intensity.get() : nullptr,
                        voxels,
                        unsigned(std::min<std::size_t>(params.min_points_per_voxel, 0xFFFFFFFFu))};
+  ws.big.reserve(voxels);
+  ws.big_count.reserve(1);
   const VoxelOutputs out{ws.centroids.get(), ws.means.get(), ws.keep.get(), ws.big.get(),
                          ws.big_count.get()};
   with_lanes_for(double(b.finite) / voxels, [&](auto lanes) {
     constexpr int G = decltype(lanes)::value;
+    // A block a voxel lists nothing: the list and its kernel only below that.
+    if constexpr (G < kThreads)
+      CU_CHECK(cudaMemsetAsync(ws.big_count.get(), 0, sizeof(unsigned), s));
     voxel_centroids<G>
         <<<cuda::blocks_for(std::size_t(voxels) * G, kThreads), kThreads, 0, s>>>(in, out);
     CU_CHECK_LAUNCH("voxel_centroids");
+    if constexpr (G < kThreads) {
+      // One wave, striding over the list (its length is on the device); blocks past it leave.
+      const int big_blocks = int(std::min<std::size_t>(
+          voxels, std::size_t(cuda::resident_blocks(voxel_centroids_big, kThreads))));
+      voxel_centroids_big<<<big_blocks, kThreads, 0, s>>>(in, out);
+      CU_CHECK_LAUNCH("voxel_centroids_big");
+    }
   });
-  // One wave, striding over the list (its length is on the device); blocks past it leave at once.
-  const int big_blocks = int(std::min<std::size_t>(
-      voxels, std::size_t(cuda::resident_blocks(voxel_centroids_big, kThreads))));
-  voxel_centroids_big<<<big_blocks, kThreads, 0, s>>>(in, out);
-  CU_CHECK_LAUNCH("voxel_centroids_big");
   clock.mark("centroids");
   const Point3f* centroids = ws.centroids.get();
   const float* means = ws.means.get();

@@ -24,45 +24,54 @@ class KeptIdsDown {
  public:
   static constexpr std::size_t kKeptIdsInOneTrip = std::size_t(1) << 24;  // 64 MB of ids
 
-  // Room for n ids on the device. Storage that grows is zeroed once, so that the trip's copy of
-  // every slot reads nothing unwritten (compute-sanitizer's initcheck reports a copy of memory no
-  // one wrote; stale ids from an earlier call are written memory, and never read past the count).
-  static void reserve(cuda::DeviceBuffer<int>& d_ids, std::size_t n, cudaStream_t s) {
-    if (d_ids.capacity() >= n) return;
-    d_ids.reserve(n);
-    CU_CHECK(cudaMemsetAsync(d_ids.get(), 0, d_ids.bytes(), s));
+  // The device array for the compaction's n ids. Storage that grows is zeroed once, so that the
+  // trip's copy of every slot reads nothing unwritten (compute-sanitizer's initcheck reports a
+  // copy of memory no one wrote; stale ids from an earlier call are written memory, and never
+  // read past the count).
+  int* device_ids(std::size_t n, cudaStream_t s) {
+    if (ids_on_device_.capacity() < n) {
+      ids_on_device_.reserve(n);
+      CU_CHECK(cudaMemsetAsync(ids_on_device_.get(), 0, ids_on_device_.bytes(), s));
+    }
+    return ids_on_device_.get();
   }
 
   // Queues the copies of `counters` counters at d_counters (the first the kept count) and, up
-  // to the cap, of the n slots of d_ids; the caller syncs the stream before reading them.
-  void queue(const unsigned* d_counters, int counters, const int* d_ids, std::size_t n,
-             cudaStream_t s) {
+  // to the cap, of the n slots of device_ids(); the caller syncs the stream before reading them.
+  void queue(const unsigned* d_counters, int counters, std::size_t n, cudaStream_t s) {
     counters_.reserve(std::size_t(counters));
     CU_CHECK(cudaMemcpyAsync(counters_.get(), d_counters, std::size_t(counters) * sizeof(unsigned),
                              cudaMemcpyDeviceToHost, s));
-    d_ids_ = d_ids;
     whole_ = n <= kKeptIdsInOneTrip;
     if (!whole_ || n == 0) return;
     ids_.reserve(n);
-    CU_CHECK(cudaMemcpyAsync(ids_.get(), d_ids, n * sizeof(int), cudaMemcpyDeviceToHost, s));
+    CU_CHECK(cudaMemcpyAsync(ids_.get(), ids_on_device_.get(), n * sizeof(int),
+                             cudaMemcpyDeviceToHost, s));
   }
   // After the sync: counter k.
   unsigned counter(int k) const { return counters_.get()[k]; }
-  // After the sync: the kept ids (past the cap, copied now and waited for on s).
-  std::vector<std::int32_t> take(cudaStream_t s) const {
+  // After the sync: the kept ids (past the cap, copied now and waited for on s), the time taken
+  // added to `stages`.
+  std::vector<std::int32_t> take(cudaStream_t s, StageTimes& stages) const {
+    WallTimer t;
     const unsigned kept = counter(0);
-    if (whole_) return std::vector<std::int32_t>(ids_.get(), ids_.get() + kept);
-    std::vector<std::int32_t> out(kept);
-    CU_CHECK(cudaMemcpyAsync(out.data(), d_ids_, std::size_t(kept) * sizeof(int),
-                             cudaMemcpyDeviceToHost, s));
-    CU_CHECK(cudaStreamSynchronize(s));
+    std::vector<std::int32_t> out;
+    if (whole_) {
+      out.assign(ids_.get(), ids_.get() + kept);
+    } else {
+      out.resize(kept);
+      CU_CHECK(cudaMemcpyAsync(out.data(), ids_on_device_.get(), std::size_t(kept) * sizeof(int),
+                               cudaMemcpyDeviceToHost, s));
+      CU_CHECK(cudaStreamSynchronize(s));
+    }
+    stages.emplace_back("kept ids into the result", t.ms());
     return out;
   }
 
  private:
+  cuda::DeviceBuffer<int> ids_on_device_;
   cuda::PinnedBuffer<unsigned> counters_;
   cuda::PinnedBuffer<int> ids_;
-  const int* d_ids_ = nullptr;
   bool whole_ = false;
 };
 
@@ -78,12 +87,11 @@ struct FilterWorkspace {
   cuda::DeviceBuffer<unsigned> keys, sorted_keys, ids, sorted_ids, voxel_keys, counts, starts;
   cuda::DeviceBuffer<unsigned char> keep, temp;
   cuda::DeviceBuffer<FiniteBounds> bounds;
-  cuda::DeviceBuffer<int> kept_ids;
   cuda::DeviceBuffer<unsigned> selected;
   cuda::DeviceBuffer<unsigned> big, big_count;  // the voxels summed by a block each
   cuda::PinnedBuffer<FiniteBounds> host_bounds;
   cuda::PinnedBuffer<unsigned> host_count;
-  KeptIdsDown kept_down;
+  KeptIdsDown kept_down;      // the crop box's kept ids
   cuda::StagedDownload down;  // the voxels
 
   void temp_at_least(std::size_t bytes) { temp.reserve(std::max<std::size_t>(bytes, 1)); }

@@ -121,7 +121,6 @@ struct OutlierWorkspace {
   nns::DeviceIndex index;
   cuda::DeviceBuffer<float> score;
   cuda::DeviceBuffer<unsigned char> keep, temp;
-  cuda::DeviceBuffer<int> kept_ids;
   cuda::DeviceBuffer<DeviceSums> sums;
   cuda::DeviceBuffer<unsigned> counters;  // kept, ambiguous
   cuda::PinnedBuffer<DeviceSums> host_sums;
@@ -130,19 +129,19 @@ struct OutlierWorkspace {
   void temp_at_least(std::size_t bytes) { temp.reserve(std::max<std::size_t>(bytes, 1)); }
 };
 
-// The indices whose keep flag is set, ascending, into ws.kept_ids; then both counters and the
-// ids to the host (one wait).
+// The indices whose keep flag is set, ascending, into ws.kept_down's device ids; then both counters
+// and the ids to the host (one wait).
 void compact_kept(OutlierWorkspace& ws, unsigned n) {
   cudaStream_t s = ws.stream.get();
-  KeptIdsDown::reserve(ws.kept_ids, n, s);
+  int* const kept_ids = ws.kept_down.device_ids(n, s);
   std::size_t bytes = 0;
   const thrust::counting_iterator<int> ids(0);
-  CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, ids, ws.keep.get(), ws.kept_ids.get(),
+  CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, ids, ws.keep.get(), kept_ids,
                                       ws.counters.get(), int(n), s));
   ws.temp_at_least(bytes);
-  CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, ids, ws.keep.get(), ws.kept_ids.get(),
+  CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, ids, ws.keep.get(), kept_ids,
                                       ws.counters.get(), int(n), s));
-  ws.kept_down.queue(ws.counters.get(), 2, ws.kept_ids.get(), n, s);
+  ws.kept_down.queue(ws.counters.get(), 2, n, s);
   ws.stream.sync();
 }
 
@@ -150,10 +149,7 @@ std::vector<std::int32_t> take_kept(OutlierWorkspace& ws, cuda::StageClock& cloc
                                     StageTimes& stages) {
   ws.stream.sync();  // the clock's last event, recorded after compact_kept's wait
   clock.collect(stages);
-  WallTimer t;
-  std::vector<std::int32_t> out = ws.kept_down.take(ws.stream.get());
-  stages.emplace_back("kept ids into the result", t.ms());
-  return out;
+  return ws.kept_down.take(ws.stream.get(), stages);
 }
 
 void classify(OutlierWorkspace& ws, unsigned n, double threshold, double lo, double hi,
