@@ -479,6 +479,29 @@ class TestCluster : public QObject {
     QCOMPARE(r.stages.front().first, std::string("upload"));
   }
 
+  void gpuLargePageableCloudsArriveWhole() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    // From 32 MB a pageable upload registers the caller's range for its copy (core/cuda/
+    // host_upload.cuh): 3M points (36 MB) from pageable memory give the labels of the same
+    // points read in place from page-locked memory, and of a page-locked pointer off 16 bytes,
+    // which is copied without a registration (the driver refuses to register it again). Twice,
+    // so that the second call registers the range the first one unregistered.
+    const PointCloud c = load_case("generated:3000000,512,64,4");
+    QVERIFY(c.size() * sizeof(Point3f) >= std::size_t(32) << 20);
+    const ClusterParams p{0.5f, 1, 1u << 30};
+    const ClusterResult first = euclidean_cluster(c.points.data(), c.size(), p, ClusterMethod::Gpu);
+    const ClusterResult again = euclidean_cluster(c.points.data(), c.size(), p, ClusterMethod::Gpu);
+    QCOMPARE(again.labels, first.labels);
+    QVERIFY(first.sizes.size() > 1);
+    auto pinned = allocate_pinned_points(c.size() + 4);
+    for (const std::size_t k : {0, 1}) {
+      std::copy(c.points.begin(), c.points.end(), pinned.get() + k);
+      const ClusterResult r = euclidean_cluster(pinned.get() + k, c.size(), p, ClusterMethod::Gpu);
+      QCOMPARE(r.labels, first.labels);
+      QCOMPARE(r.sizes, first.sizes);
+    }
+  }
+
   void matrixMethodsRefuseWhatDoesNotFit() {
     if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
     // Interleaved clusters leave one label per point after INITIAL_EC: a 20k x 20k matrix.

@@ -11,6 +11,7 @@
 #include "cluster/cuda/cluster_gpu_common.cuh"
 #include "core/cuda/dependent_launch.cuh"
 #include "core/cuda/device_clock.cuh"
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/workspace.cuh"
 #include "core/parallel.h"
 #include "core/timing.h"
@@ -32,7 +33,9 @@ void prepare_points(Workspace& ws, std::size_t n) {
 
 void upload_points(Workspace& ws, const Point3f* points, std::size_t n, cudaMemcpyKind kind) {
   prepare_points(ws, n);
-  if (n)
+  if (n && kind == cudaMemcpyHostToDevice)
+    cuda::upload(ws.points.get(), points, n * sizeof(float3), ws.stream.get());
+  else if (n)
     CU_CHECK(cudaMemcpyAsync(ws.points.get(), points, n * sizeof(float3), kind, ws.stream.get()));
 }
 

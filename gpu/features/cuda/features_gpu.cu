@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "features/cuda/features_gpu.h"
@@ -333,9 +334,7 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
       feature_grid(params.neighbourhood, given ? nullptr : &params.normals.neighbourhood);
   ws.index.build(NnsMethod::Gpu, points.data(), n, s, grid.reach, grid.density);
   ws.normals.reserve(std::max<std::size_t>(n, 1));
-  if (given && n)
-    CU_CHECK(cudaMemcpyAsync(ws.normals.get(), given->data(), n * sizeof(float3),
-                             cudaMemcpyHostToDevice, s));
+  if (given && n) cuda::upload(ws.normals.get(), given->data(), n * sizeof(float3), s);
   clock.mark("upload");
   search_rows(ws, params.neighbourhood, ws.feature_rows);
   clock.mark("neighbours");

@@ -18,6 +18,7 @@
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/occupancy.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
@@ -219,12 +220,10 @@ __global__ void crop_flags(const Point3f* points, unsigned n, CropRule r, unsign
 void upload_points(FilterWorkspace& ws, const PointCloud& cloud, bool with_intensity) {
   const std::size_t n = cloud.size();
   ws.points.reserve(n);
-  CU_CHECK(cudaMemcpyAsync(ws.points.get(), cloud.points.data(), n * sizeof(Point3f),
-                           cudaMemcpyHostToDevice, ws.stream.get()));
+  cuda::upload(ws.points.get(), cloud.points.data(), n * sizeof(Point3f), ws.stream.get());
   if (!with_intensity) return;
   ws.intensity.reserve(n);
-  CU_CHECK(cudaMemcpyAsync(ws.intensity.get(), cloud.intensity.data(), n * sizeof(float),
-                           cudaMemcpyHostToDevice, ws.stream.get()));
+  cuda::upload(ws.intensity.get(), cloud.intensity.data(), n * sizeof(float), ws.stream.get());
 }
 
 unsigned read_count(FilterWorkspace& ws) {

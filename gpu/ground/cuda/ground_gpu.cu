@@ -15,6 +15,7 @@
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "ground/cuda/ground_gpu.h"
@@ -206,8 +207,7 @@ PlaneFit ground_plane_gpu(const PointCloud& cloud, const GroundPlaneParams& para
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   ws.points.reserve(std::size_t(n));
-  CU_CHECK(cudaMemcpyAsync(ws.points.get(), cloud.points.data(), std::size_t(n) * sizeof(Point3f),
-                           cudaMemcpyHostToDevice, s));
+  cuda::upload(ws.points.get(), cloud.points.data(), std::size_t(n) * sizeof(Point3f), s);
   clock.mark("upload");
 
   fit_plane_async(ws, ws.points.get(), n, params, clock);

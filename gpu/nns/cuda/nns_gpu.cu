@@ -7,6 +7,7 @@
 #include <cstring>
 #include <span>
 
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/staged_download.cuh"
 #include "core/cuda/workspace.cuh"
@@ -172,9 +173,7 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
   n = count;
   fine.view = GridView{};
   targets.reserve(std::max<std::size_t>(count, 1));
-  if (count)
-    CU_CHECK(
-        cudaMemcpyAsync(targets.get(), host, count * sizeof(float3), cudaMemcpyHostToDevice, s));
+  if (count) cuda::upload(targets.get(), host, count * sizeof(float3), s);
   if (m == NnsMethod::GpuKdTree) {
     const LeftBalancedKdTree tree = build_left_balanced(host, count);
     kd_nodes = int(tree.size());
@@ -385,8 +384,8 @@ void prepare(Workspace& ws, NnsMethod method, std::span<const Point3f> targets,
              std::span<const Point3f> queries, cuda::StageClock& clock, float reach = 0) {
   ws.queries.reserve(std::max<std::size_t>(queries.size(), 1));
   if (!queries.empty())
-    CU_CHECK(cudaMemcpyAsync(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
-                             cudaMemcpyHostToDevice, ws.stream.get()));
+    cuda::upload(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
+                 ws.stream.get());
   ws.index.build(method, targets.data(), targets.size(), ws.stream.get(), reach,
                  reach > 0 ? radius_density() : GridDensity{});
   clock.mark("build");
@@ -451,8 +450,7 @@ nns::Bounds gpu_bounds(std::span<const Point3f> points) {
   cuda::Stream stream;
   cuda::DeviceBuffer<float3> d(std::max<std::size_t>(points.size(), 1));
   if (!points.empty())
-    CU_CHECK(cudaMemcpyAsync(d.get(), points.data(), points.size() * sizeof(float3),
-                             cudaMemcpyHostToDevice, stream.get()));
+    cuda::upload(d.get(), points.data(), points.size() * sizeof(float3), stream.get());
   cuda::DeviceBuffer<unsigned> scratch;
   cuda::PinnedBuffer<unsigned> host;
   return nns::device_bounds(d.get(), points.size(), scratch, host, stream.get());

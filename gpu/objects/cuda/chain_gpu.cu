@@ -16,6 +16,7 @@
 #include "cluster/cuda/cluster_gpu.h"
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "filter/cuda/filter_workspace.cuh"
@@ -262,8 +263,8 @@ PipelineResult run_chain_gpu(const PointCloud& input, const PipelineParams& para
   cudaStream_t fs = fws.stream.get(), gs = gws.stream.get();
 
   fws.points.reserve(n);
-  CU_CHECK(cudaMemcpyAsync(fws.points.get(), page_locked ? page_locked : input.points.data(),
-                           n * sizeof(Point3f), cudaMemcpyHostToDevice, fs));
+  cuda::upload(fws.points.get(), page_locked ? page_locked : input.points.data(),
+               n * sizeof(Point3f), fs);
   const Point3f* points = fws.points.get();
   unsigned count = n;
   if (params.voxel) {

@@ -15,6 +15,7 @@
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
 #include "nns/cuda/device_index.cuh"
@@ -346,8 +347,7 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
     }
   CU_CHECK(cudaMemcpyAsync(ws.control.get(), &hc, sizeof(Control), cudaMemcpyHostToDevice, s));
   CU_CHECK(cudaMemsetAsync(ws.history.get(), 0, std::size_t(max_it) * sizeof(HistoryEntry), s));
-  CU_CHECK(cudaMemcpyAsync(ws.source.get(), source.data(), n * sizeof(float3),
-                           cudaMemcpyHostToDevice, s));
+  cuda::upload(ws.source.get(), source.data(), n * sizeof(float3), s);
   clock.mark("upload");
   const NnsMethod search = registration_cuda::search_of(method);
   ws.target_index.build(search, target.data(), nt, s);

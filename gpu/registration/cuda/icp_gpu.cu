@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "core/cuda/dependent_launch.cuh"
+#include "core/cuda/host_upload.cuh"
 #include "core/cuda/occupancy.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
@@ -233,14 +234,12 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   // The whole history comes back in one copy before the host knows how many iterations ran:
   // entries past the last are zeros, not stale memory.
   CU_CHECK(cudaMemsetAsync(ws.history.get(), 0, std::size_t(max_it) * sizeof(HistoryEntry), s));
-  CU_CHECK(cudaMemcpyAsync(ws.source.get(), source.data(), n * sizeof(float3),
-                           cudaMemcpyHostToDevice, s));
+  cuda::upload(ws.source.get(), source.data(), n * sizeof(float3), s);
   CU_CHECK(cudaMemcpyAsync(ws.source_original.get(), ws.source.get(), n * sizeof(float3),
                            cudaMemcpyDeviceToDevice, s));
   if (seeded) CU_CHECK(cudaMemsetAsync(ws.seeds.get(), 0xff, n * sizeof(int), s));
   if (plane)
-    CU_CHECK(cudaMemcpyAsync(ws.normals.get(), target_normals->data(),
-                             target.size() * sizeof(float3), cudaMemcpyHostToDevice, s));
+    cuda::upload(ws.normals.get(), target_normals->data(), target.size() * sizeof(float3), s);
   clock.mark("upload");
   ws.index.build(registration_cuda::search_of(method), target.data(), target.size(), s,
                  method == IcpMethod::Gpu ? float(params.max_correspondence_distance) : 0.0f,
