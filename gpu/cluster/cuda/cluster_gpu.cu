@@ -13,6 +13,7 @@
 #include "core/cuda/device_clock.cuh"
 #include "core/cuda/host_upload.cuh"
 #include "core/cuda/workspace.cuh"
+#include "core/host_pages.h"
 #include "core/parallel.h"
 #include "core/timing.h"
 
@@ -155,6 +156,18 @@ __global__ void k_labels(const int* component, const int* rank, int n, int* coun
 
 }  // namespace
 
+// Sizes the result's labels to n while the device works. std::vector's resize() zero-fills on
+// this thread, and for a large fresh result it first faults in every page one at a time: mapped
+// in on all cores first (core/host_pages.h), the fill only writes.
+void size_labels(std::vector<int>& labels, std::size_t n) {
+  if (n >= kLargeResult && labels.capacity() < n) {
+    labels.clear();  // nothing to keep: reserve() then copies nothing into the new storage
+    labels.reserve(n);
+    prefault_pages(labels.data(), n * sizeof(int));
+  }
+  labels.resize(n);
+}
+
 void reserve_canonical(Workspace& ws, std::size_t n) {
   for (auto* b : {&ws.count, &ws.minidx, &ws.rank, &ws.ids, &ws.sorted_ids, &ws.labels, &ws.sizes})
     b->reserve(n);
@@ -205,9 +218,12 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   ws.counted.record(s);
   if (bring_labels) {
     // The helpers that widen the labels (download_result) are woken now, to be running when the
-    // labels land, and a fresh result's pages are mapped meanwhile.
-    if (n >= kWidenedTogether) ready_threads().wake();
-    labels_to.host->resize(n);
+    // labels land, and a fresh result's pages are mapped meanwhile. A large cloud's chain outlasts
+    // their spinning: download_result wakes them for it.
+    if (n >= kWidenedTogether && n < kLargeResult) ready_threads().wake();
+    const WallTimer sizing;
+    size_labels(*labels_to.host, n);
+    if (labels_to.sized_ms) *labels_to.sized_ms = sizing.ms();
   }
   ws.counted.wait();
   const int K = ws.host_counters.get()[kClusters];
@@ -240,6 +256,7 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   // room for one is needed.
   const int* c = ws.host_counters.get();
   const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
+  if (n >= kLargeResult) ready_threads().wake();  // for the copies below, a few ms each
   if (!labels_sent) {
     ws.host_labels.reserve(std::max<std::size_t>(n, 1));
     ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
@@ -260,8 +277,10 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
     int* to = out.labels.data();
     // Four parts: four threads already running widened KITTI's labels in 9.2 us on an H200's
     // host, one in 20-24; in the call, 18-23 us against 25-38 (docs/benchmarks.md).
-    const std::size_t parts =
-        n >= kWidenedTogether ? std::min<std::size_t>(4, ready_threads().helpers() + 1) : 1;
+    const std::size_t helpers = ready_threads().helpers();
+    const std::size_t parts = n >= kLargeResult       ? helpers + 1
+                              : n >= kWidenedTogether ? std::min<std::size_t>(4, helpers + 1)
+                                                      : 1;
     ready_threads().run(parts, [&](std::size_t p) {
       const std::size_t begin = part_begin(n, parts, p), end = part_begin(n, parts, p + 1);
       std::copy(from + begin, from + end, to + begin);
@@ -270,7 +289,21 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   }
   ws.stream.sync();  // the clock's events are read next
   const WallTimer copy;
-  if (!labels_sent) out.labels.assign(ws.host_labels.get(), ws.host_labels.get() + n);
+  if (!labels_sent) {
+    const int* from = ws.host_labels.get();
+    if (n >= kLargeResult && out.labels.size() == n) {
+      // Sized while the device worked (size_labels): copied in on the ready threads (one thread
+      // copied 8M labels in 3.4-4.2 ms on an H200's host).
+      int* to = out.labels.data();
+      const std::size_t parts = ready_threads().helpers() + 1;
+      ready_threads().run(parts, [&](std::size_t p) {
+        const std::size_t begin = part_begin(n, parts, p), end = part_begin(n, parts, p + 1);
+        std::copy(from + begin, from + end, to + begin);
+      });
+    } else {
+      out.labels.assign(from, from + n);
+    }
+  }
   const int* sizes = labels_sent ? c + kSizesAt : ws.host_sizes.get();
   out.sizes.assign(sizes, sizes + kept);
   out.non_finite = n ? n - std::size_t(c[kFinite]) : 0;
@@ -331,13 +364,15 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
     upload_points(ws, points, n, kind);
     clock.mark(kind == cudaMemcpyDeviceToDevice ? "copy" : "upload");
   }
+  double sized_ms = 0;
   const bool labels_sent =
-      run_method(ws, n, params, method, clock, LabelsTo{&out.labels}, host_points);
+      run_method(ws, n, params, method, clock, LabelsTo{&out.labels, &sized_ms}, host_points);
   if (device_labels && n)  // for the caller's next kernels: no trip through the host
     CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToDevice, ws.stream.get()));
   const double copy_ms = download_result(ws, n, labels_sent, out, clock);
   clock.collect(out.stages);
+  if (n >= kLargeResult) out.stages.emplace_back("result sized (host)", sized_ms);
   out.stages.emplace_back("labels into the result (host)", copy_ms);
 }
 

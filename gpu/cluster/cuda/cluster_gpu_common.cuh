@@ -56,6 +56,9 @@ constexpr int kStampsAt = (kCounters + 1) / 2 * 2, kSizesAt = kStampsAt + 2 * kS
 constexpr int kRankSmall = 4096;
 // Labels from this many on are widened into the result by the ready threads (core/parallel.h).
 constexpr std::size_t kWidenedTogether = std::size_t(1) << 15;
+// From this many points a result is large: its fresh pages are mapped in on every core before the
+// zero-fill, and its labels are copied in on every helper (size_labels, download_result).
+constexpr std::size_t kLargeResult = std::size_t(1) << 20;
 constexpr int kSummaryInts = kSizesAt + kRankSmall;
 static_assert(kStampsAt % 2 == 0, "the stamps are 8-byte words");
 __host__ __device__ inline unsigned long long* stamps_in(int* counters) {
@@ -95,6 +98,7 @@ enum class CanonicalInput { Components, Counted };
 // chunks of their own).
 struct LabelsTo {
   std::vector<int>* host = nullptr;
+  double* sized_ms = nullptr;  // where to put the host's time sizing the result, if wanted
 };
 // Marks "canonicalize" on the clock once the relabelling's kernels are queued (and "canonicalize
 // (sorted)" after the sort over kRankSmall components). `chain_start`: the chain since the last
