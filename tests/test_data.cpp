@@ -3,6 +3,7 @@
 #include <cfloat>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "core/error.h"
@@ -51,6 +52,48 @@ class TestData : public QObject {
                 !all_finite(q.data(), n),
                 qPrintable(QString("n %1 point %2 axis %3 %4").arg(n).arg(i).arg(axis).arg(v)));
           }
+    }
+  }
+
+  void nonFiniteCountIsThePointByPointCount() {
+    // count_non_finite skips blocks of 4,096 points that all_finite passes: non-finite points
+    // at either end of a block, across several blocks, in the short last block, in every
+    // coordinate and of each kind; a point with several non-finite coordinates counts once.
+    const float bad[] = {NAN, -NAN, INFINITY, -INFINITY};
+    for (std::size_t n : {0, 1, 4095, 4096, 4097, 12289}) {
+      PointCloud c;
+      c.points.resize(n);
+      for (std::size_t i = 0; i < n; ++i)
+        c.points[i] = {float(i), i % 3 ? FLT_MAX : -FLT_MIN / 4, -float(i % 7)};
+      QCOMPARE(c.count_non_finite(), std::size_t(0));
+      std::size_t expected = 0;
+      for (std::size_t i : {std::size_t(0), std::size_t(4095), std::size_t(4096), std::size_t(8191),
+                            std::size_t(12288), n - 1}) {
+        if (i >= n || !is_finite(c.points[i])) continue;
+        const float v = bad[i % 4];
+        (i % 3 == 0 ? c.points[i].x : i % 3 == 1 ? c.points[i].y : c.points[i].z) = v;
+        if (i % 2) c.points[i].z = v;
+        ++expected;
+        QCOMPARE(c.count_non_finite(), expected);
+      }
+    }
+    // Blocks with many: every lane of the four-point groups, every coordinate and combination.
+    std::mt19937 rng(7);
+    for (const int percent : {1, 30, 100}) {
+      PointCloud c;
+      c.points.resize(10001);
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        c.points[i] = {float(i), -float(i), 0.5f};
+        if (int(rng() % 100) >= percent) continue;
+        const unsigned axes = 1 + rng() % 7;  // a non-empty set of coordinates
+        const float v = bad[rng() % 4];
+        if (axes & 1) c.points[i].x = v;
+        if (axes & 2) c.points[i].y = v;
+        if (axes & 4) c.points[i].z = v;
+      }
+      const auto by_point = std::size_t(std::count_if(
+          c.points.begin(), c.points.end(), [](const Point3f& p) { return !is_finite(p); }));
+      QCOMPARE(c.count_non_finite(), by_point);
     }
   }
 

