@@ -493,7 +493,7 @@ class TestCluster : public QObject {
     // host_upload.cuh), and from 2^20 points a fresh result's pages are mapped in on every core
     // and its labels copied in by the ready threads (cluster_gpu.cu). The labels into a fresh
     // and a reused result, from pageable memory, read in place from page-locked memory and from
-    // a page-locked pointer off 16 bytes (copied: the driver refuses to register it again), are
+    // a page-locked pointer off 16 bytes (copied as page-locked memory is, unregistered), are
     // those of the slab layer, which brings each slab's labels down its own way and merges them.
     const PointCloud c = load_case(name);
     const ClusterParams p{0.5f, 1, 1u << 30};

@@ -20,9 +20,10 @@ namespace cumulus::cuda {
 inline constexpr std::size_t kRegisterUploadsFrom = std::size_t(32) << 20;
 
 // The caller's range registered for the life of this object (read only where the device allows
-// it: the caller's cloud is const), or not registered where the driver refuses: a range already
-// registered in part (page-locked memory, another upload's range sharing a page), memory the
-// driver cannot lock. A refusal is no error: the copy then goes the driver's pageable way.
+// it: the caller's cloud is const), or not registered where the driver refuses: a range that
+// shares a page with a registered one (the caller's own registration, say), memory the driver
+// cannot lock. A refusal is no error: the copy then goes the driver's pageable way. (upload()
+// asks for none over page-locked memory: that is copied as it is.)
 class RegisteredRange {
  public:
   RegisteredRange(const void* host, std::size_t bytes) : host_(const_cast<void*>(host)) {
