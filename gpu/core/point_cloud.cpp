@@ -32,15 +32,25 @@ std::vector<std::string> PointCloud::field_names() const {
   return names;
 }
 
-bool all_finite(const Point3f* points, std::size_t count) {
-  // A float is NaN or infinite when its 8 exponent bits are all ones; adding 1 to the exponent
-  // field carries into bit 31 exactly then, so OR-ing (bits & exponent) + exponent's lowest bit
-  // over every coordinate leaves bit 31 set iff some coordinate is not finite. Plain AND, ADD and
-  // OR on four lanes: the compiler's -O2 would not vectorise the loop written per point.
-  using Lanes = std::uint32_t __attribute__((vector_size(16)));
-  constexpr std::uint32_t kExponent = 0x7f800000u, kExponentOne = 0x00800000u;
+namespace {
+
+// Four coordinates' bits. A float is NaN or infinite when its 8 exponent bits are all ones;
+// adding 1 to the exponent field carries into bit 31 exactly then, so (bits & exponent) +
+// exponent's lowest bit has bit 31 set iff the coordinate is not finite. Plain AND and ADD on four
+// lanes: the compiler's -O2 would not vectorise the loops below written per point.
+using Lanes = std::uint32_t __attribute__((vector_size(16)));
+constexpr std::uint32_t kExponent = 0x7f800000u, kExponentOne = 0x00800000u;
+inline Lanes non_finite_bits(Lanes w) {
   const Lanes exponent = {kExponent, kExponent, kExponent, kExponent};
   const Lanes one = {kExponentOne, kExponentOne, kExponentOne, kExponentOne};
+  return (w & exponent) + one;
+}
+
+}  // namespace
+
+bool all_finite(const Point3f* points, std::size_t count) {
+  // OR-ing non_finite_bits over every coordinate leaves bit 31 set iff some coordinate is not
+  // finite.
   const auto* bytes = reinterpret_cast<const unsigned char*>(points);
   const std::size_t words = count * 3;
   Lanes a0{}, a1{}, a2{}, a3{};
@@ -48,10 +58,10 @@ bool all_finite(const Point3f* points, std::size_t count) {
   for (; i + 16 <= words; i += 16) {
     Lanes x[4];
     std::memcpy(x, bytes + 4 * i, sizeof x);
-    a0 |= (x[0] & exponent) + one;
-    a1 |= (x[1] & exponent) + one;
-    a2 |= (x[2] & exponent) + one;
-    a3 |= (x[3] & exponent) + one;
+    a0 |= non_finite_bits(x[0]);
+    a1 |= non_finite_bits(x[1]);
+    a2 |= non_finite_bits(x[2]);
+    a3 |= non_finite_bits(x[3]);
   }
   const Lanes a = a0 | a1 | a2 | a3;
   std::uint32_t seen = a[0] | a[1] | a[2] | a[3];
@@ -66,14 +76,10 @@ bool all_finite(const Point3f* points, std::size_t count) {
 namespace {
 
 // The points among `count` that have a non-finite coordinate, four at a time: each coordinate's
-// flag as in all_finite (bit 31 of (bits & exponent) + exponent's lowest bit), then each point's
-// three flags gathered by shuffles from the three 16-byte words its four points span. 68 us for
-// KITTI frame 0 on the 2-core CI machine where std::count_if with is_finite took 101-115.
+// flag from non_finite_bits, then each point's three flags gathered by shuffles from the three
+// 16-byte words its four points span. 68 us for KITTI frame 0 on the 2-core CI machine where
+// std::count_if with is_finite took 101-115.
 std::size_t count_non_finite_points(const Point3f* points, std::size_t count) {
-  using Lanes = std::uint32_t __attribute__((vector_size(16)));
-  constexpr std::uint32_t kExponent = 0x7f800000u, kExponentOne = 0x00800000u;
-  const Lanes exponent = {kExponent, kExponent, kExponent, kExponent};
-  const Lanes one = {kExponentOne, kExponentOne, kExponentOne, kExponentOne};
   const auto* bytes = reinterpret_cast<const unsigned char*>(points);
   Lanes sum{};
   std::size_t i = 0;
@@ -82,9 +88,9 @@ std::size_t count_non_finite_points(const Point3f* points, std::size_t count) {
     std::memcpy(&a, bytes + 12 * i, sizeof a);
     std::memcpy(&b, bytes + 12 * i + 16, sizeof b);
     std::memcpy(&c, bytes + 12 * i + 32, sizeof c);
-    a = ((a & exponent) + one) >> 31;
-    b = ((b & exponent) + one) >> 31;
-    c = ((c & exponent) + one) >> 31;
+    a = non_finite_bits(a) >> 31;
+    b = non_finite_bits(b) >> 31;
+    c = non_finite_bits(c) >> 31;
     const Lanes x =
         __builtin_shufflevector(__builtin_shufflevector(a, b, 0, 3, 6, 7), c, 0, 1, 2, 5);
     const Lanes y =

@@ -154,8 +154,6 @@ __global__ void k_labels(const int* component, const int* rank, int n, int* coun
   if (threadIdx.x == 0) stamps_in(host_summary)[kStamps - 1] = cuda::device_now();
 }
 
-}  // namespace
-
 // Sizes the result's labels to n while the device works. std::vector's resize() zero-fills on
 // this thread, and for a large fresh result it first faults in every page one at a time: mapped
 // in on all cores first (core/host_pages.h), the fill only writes.
@@ -167,6 +165,18 @@ void size_labels(std::vector<int>& labels, std::size_t n) {
   }
   labels.resize(n);
 }
+
+// n labels from host memory into the result's `to` (widened where From is 16 bits), cut into
+// `parts` that the calling thread and the spinning ready threads take.
+template <class From>
+void copy_labels(const From* from, int* to, std::size_t n, std::size_t parts) {
+  ready_threads().run(parts, [&](std::size_t p) {
+    const std::size_t begin = part_begin(n, parts, p), end = part_begin(n, parts, p + 1);
+    std::copy(from + begin, from + end, to + begin);
+  });
+}
+
+}  // namespace
 
 void reserve_canonical(Workspace& ws, std::size_t n) {
   for (auto* b : {&ws.count, &ws.minidx, &ws.rank, &ws.ids, &ws.sorted_ids, &ws.labels, &ws.sizes})
@@ -257,6 +267,7 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   const int* c = ws.host_counters.get();
   const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
   if (n >= kLargeResult) ready_threads().wake();  // for the copies below, a few ms each
+  const std::size_t all_parts = ready_threads().helpers() + 1;
   if (!labels_sent) {
     ws.host_labels.reserve(std::max<std::size_t>(n, 1));
     ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
@@ -272,37 +283,22 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   double copy_ms = 0;  // the host's copying only, not its waits
   if (labels_sent) {
     const WallTimer copy;
-    const short* from = ws.host_labels16.get();
     out.labels.resize(n);  // done already while the device worked
-    int* to = out.labels.data();
     // Four parts: four threads already running widened KITTI's labels in 9.2 us on an H200's
     // host, one in 20-24; in the call, 18-23 us against 25-38 (docs/benchmarks.md).
-    const std::size_t helpers = ready_threads().helpers();
-    const std::size_t parts = n >= kLargeResult       ? helpers + 1
-                              : n >= kWidenedTogether ? std::min<std::size_t>(4, helpers + 1)
+    const std::size_t parts = n >= kLargeResult       ? all_parts
+                              : n >= kWidenedTogether ? std::min<std::size_t>(4, all_parts)
                                                       : 1;
-    ready_threads().run(parts, [&](std::size_t p) {
-      const std::size_t begin = part_begin(n, parts, p), end = part_begin(n, parts, p + 1);
-      std::copy(from + begin, from + end, to + begin);
-    });
+    copy_labels(ws.host_labels16.get(), out.labels.data(), n, parts);
     copy_ms += copy.ms();
   }
   ws.stream.sync();  // the clock's events are read next
   const WallTimer copy;
   if (!labels_sent) {
-    const int* from = ws.host_labels.get();
-    if (n >= kLargeResult && out.labels.size() == n) {
-      // Sized while the device worked (size_labels): copied in on the ready threads (one thread
-      // copied 8M labels in 3.4-4.2 ms on an H200's host).
-      int* to = out.labels.data();
-      const std::size_t parts = ready_threads().helpers() + 1;
-      ready_threads().run(parts, [&](std::size_t p) {
-        const std::size_t begin = part_begin(n, parts, p), end = part_begin(n, parts, p + 1);
-        std::copy(from + begin, from + end, to + begin);
-      });
-    } else {
-      out.labels.assign(from, from + n);
-    }
+    // Sized while the device worked (size_labels); a large cloud's on the ready threads (one
+    // thread copied 8M labels in 3.4-4.2 ms on an H200's host).
+    out.labels.resize(n);
+    copy_labels(ws.host_labels.get(), out.labels.data(), n, n >= kLargeResult ? all_parts : 1);
   }
   const int* sizes = labels_sent ? c + kSizesAt : ws.host_sizes.get();
   out.sizes.assign(sizes, sizes + kept);
