@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <random>
 #include <utility>
 
 #include "core/device.h"
@@ -157,6 +158,25 @@ bool load_pair(const QString& name, Pair& p) {
 const QStringList kCases = {"bunny",       "kitti", "lidar-pair", "nans",        "duplicates",
                             "far-queries", "utm",   "tiny",       "empty-target"};
 
+// The targets in a target's cell of the plan, averaged over the finite targets, counted in full.
+double occupancy(const std::vector<Point3f>& points, const nns::GridPlan& p) {
+  std::map<std::array<int, 3>, int> cells;
+  std::vector<std::array<int, 3>> of;
+  for (const auto& q : points) {
+    if (!std::isfinite(q.x)) continue;
+    const float v[3] = {q.x, q.y, q.z};
+    std::array<int, 3> c{};
+    for (int a = 0; a < 3; ++a)
+      c[a] = std::clamp(int(std::floor((v[a] - p.lo[a]) / p.cell)), 0, p.dims[a] - 1);
+    ++cells[c];
+    of.push_back(c);
+  }
+  double sum = 0;
+  for (const auto& c : of)
+    sum += cells[c];
+  return sum / double(of.size());
+}
+
 }  // namespace
 
 // The current row's pair (its column "name") into `p`, or a skip where its data is absent.
@@ -286,27 +306,11 @@ class TestNns : public QObject {
     for (int i = 0; i < 20000; ++i)
       sheet.push_back({float(i % 200) * 0.01f, float(i / 200) * 0.01f, 0.0f});
     sheet.push_back({0, 0, 8});
-    const auto occupancy = [&](const nns::GridPlan& p) {
-      std::map<std::array<int, 3>, int> cells;
-      std::vector<std::array<int, 3>> of;
-      for (const auto& q : sheet) {
-        const float v[3] = {q.x, q.y, q.z};
-        std::array<int, 3> c{};
-        for (int a = 0; a < 3; ++a)
-          c[a] = std::clamp(int(std::floor((v[a] - p.lo[a]) / p.cell)), 0, p.dims[a] - 1);
-        ++cells[c];
-        of.push_back(c);
-      }
-      double sum = 0;
-      for (const auto& c : of)
-        sum += cells[c];
-      return sum / double(of.size());
-    };
     const auto coarse = nns::plan_grid(sheet.data(), sheet.size(), 2.0f, 0.5f);
-    QVERIFY2(occupancy(coarse) > 100, "the sheet should crowd cells sized by volume");
+    QVERIFY2(occupancy(sheet, coarse) > 100, "the sheet should crowd cells sized by volume");
     const auto fine = nns::plan_fine_grid(sheet.data(), sheet.size(), coarse);
     QVERIFY(fine.has_value());
-    const double held = occupancy(*fine);
+    const double held = occupancy(sheet, *fine);
     // The target is 6; the estimate comes from a sample of 512 points.
     QVERIFY2(held >= 2 && held <= 24, qPrintable(QString::number(held)));
     QVERIFY(fine->cells() <= 64 * fine->finite + 4096);
@@ -320,6 +324,31 @@ class TestNns : public QObject {
       lattice.push_back({float(i % 30), float(i / 30 % 30), float(i / 900)});
     const auto full = nns::plan_grid(lattice.data(), lattice.size(), 2.0f, 0.5f);
     QVERIFY(!nns::plan_fine_grid(lattice.data(), lattice.size(), full).has_value());
+  }
+
+  // The estimate of a target's cell population (from a sample) against the count over every
+  // target: a clump of 6,000 in one cell beside 4,000 targets a cell apart, and a sheet.
+  void occupied_per_target_is_near_the_full_count() {
+    std::vector<Point3f> clump_and_scatter;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> tiny(0.0f, 0.001f);
+    for (int i = 0; i < 10000; ++i)
+      clump_and_scatter.push_back(i % 5 < 3
+                                      ? Point3f{tiny(rng), tiny(rng), tiny(rng)}
+                                      : Point3f{float(i % 20), float(i / 20 % 20), float(i / 400)});
+    clump_and_scatter.push_back({NAN, 0, 0});
+    std::vector<Point3f> sheet;
+    for (int i = 0; i < 20000; ++i)
+      sheet.push_back({float(i % 200) * 0.01f, float(i / 200) * 0.01f, 0.0f});
+    sheet.push_back({0, 0, 8});
+    for (const auto* cloud : {&clump_and_scatter, &sheet}) {
+      const auto plan = nns::plan_grid(cloud->data(), cloud->size(), 2.0f, 0.5f);
+      const double exact = occupancy(*cloud, plan);
+      const double estimate = nns::occupied_per_target(cloud->data(), cloud->size(), plan);
+      QVERIFY2(
+          estimate > exact / 1.5 && estimate < exact * 1.5,
+          qPrintable(QString("estimate %1, every target's count %2").arg(estimate).arg(exact)));
+    }
   }
 
   void flann_reference_equals_brute_force() {

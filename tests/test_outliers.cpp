@@ -244,8 +244,8 @@ class TestOutliers : public QObject {
   }
 
   // A clump of 3,000 points on a few millimetres (one cell of thousands, as near a LiDAR) beside
-  // a thin line, counted at every threshold around the clump's own size: the GPU keeps exactly
-  // PCL's points.
+  // a thin line, counted at every threshold around the clump's own size, and the line alone: the
+  // GPU keeps exactly PCL's points with either of its counts.
   void gpuCountInADenseCellKeepsPclsPoints() {
     PointCloud c;
     std::mt19937 rng(7);
@@ -265,16 +265,27 @@ class TestOutliers : public QObject {
     QCOMPARE(remove_radius_outliers(c, {0.05, 2, false}, FilterMethod::Cpu).kept.size(),
              std::size_t(3000 + 398));
     CUMULUS_REQUIRE_GPU();
-    for (const int min_neighbors : {1, 2, 3, 2998, 2999, 3000}) {
-      for (const bool negative : {false, true}) {
-        const RadiusOutlierParams p{0.05, min_neighbors, negative};
-        const FilterResult gpu = remove_radius_outliers(c, p, FilterMethod::Gpu);
-        const FilterResult pcl = remove_radius_outliers(c, p, FilterMethod::Cpu);
-        QVERIFY2(gpu.kept == pcl.kept, qPrintable(QString("min %1%2: kept %3, PCL %4")
-                                                      .arg(min_neighbors)
-                                                      .arg(negative ? " outliers" : "")
-                                                      .arg(gpu.kept.size())
-                                                      .arg(pcl.kept.size())));
+    // The clump crowds its cell: counted a warp a point. The line alone: a thread a point.
+    PointCloud line;
+    line.points.assign(c.points.begin() + 3000, c.points.end());
+    line.width = std::uint32_t(line.points.size());
+    for (const auto& [cloud, counts] :
+         {std::pair{&c, "counts, a warp a point"}, std::pair{&line, "counts, a thread a point"}}) {
+      for (const int min_neighbors : {1, 2, 3, 2998, 2999, 3000}) {
+        for (const bool negative : {false, true}) {
+          const RadiusOutlierParams p{0.05, min_neighbors, negative};
+          const FilterResult gpu = remove_radius_outliers(*cloud, p, FilterMethod::Gpu);
+          const FilterResult pcl = remove_radius_outliers(*cloud, p, FilterMethod::Cpu);
+          QVERIFY2(gpu.kept == pcl.kept, qPrintable(QString("%1, min %2%3: kept %4, PCL %5")
+                                                        .arg(counts)
+                                                        .arg(min_neighbors)
+                                                        .arg(negative ? " outliers" : "")
+                                                        .arg(gpu.kept.size())
+                                                        .arg(pcl.kept.size())));
+          QVERIFY2(
+              std::ranges::any_of(gpu.stages, [&](const auto& st) { return st.first == counts; }),
+              counts);
+        }
       }
     }
   }

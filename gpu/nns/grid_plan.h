@@ -60,6 +60,10 @@ GridPlan plan_grid(const Bounds& bounds, float points_per_cell = 2.0f, float rea
 GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell = 2.0f,
                    float reach = 0, float within_reach = 0.5f);
 
+// Targets in a target's cell of the plan, on average over the targets (so a few crowded cells
+// weigh as much as the targets in them), estimated from an even sample of about 512 of the n.
+double occupied_per_target(const Point3f* points, std::size_t n, const GridPlan& plan);
+
 // A finer grid for searches bounded by a near candidate (ICP's, seeded with the last
 // correspondence), over the same bounds as `coarse`: where the coarse cells hold more than about
 // `occupied` targets each, counted per target and estimated from an even sample. Scans are

@@ -93,27 +93,70 @@ __global__ void keep_by_score(const float* score, int n, double threshold, doubl
   if (s >= lo && s <= hi) atomicAdd(ambiguous, 1u);
 }
 
-// Counts the targets with d2 <= r2 until `need` are found; the limit then falls below every
-// distance, so the search stops at the next shell. (Stopping inside the cell as well, once the
-// count is reached, was measured and not kept: a LiDAR frame's count 524 -> 193 us, but KITTI's
-// 69 -> 102 and cuPCL's sample's 184 -> 320 on an H200, docs/benchmarks.md.)
+// Counts the targets with d2 <= r2 (PCL's radius outlier test) until `need` are found; the limit
+// then falls below every distance, so the search stops at the next shell. (Stopping inside the
+// cell as well was measured and not kept: a LiDAR frame's count 524 -> 193 us, but KITTI's 69 ->
+// 102 and cuPCL's sample's 184 -> 320 on an H200, docs/benchmarks.md.)
 struct RadiusAtLeastVisitor {
   float r2;
   unsigned need;
   unsigned count = 0;
-  __device__ float limit() const { return count >= need ? -1.0f : r2; }
+  __device__ bool done() const { return count >= need; }
+  __device__ float limit() const { return done() ? -1.0f : r2; }
   __device__ void visit(float d2, int) { count += d2 <= r2 ? 1u : 0u; }
 };
 
-template <class Search>
-__global__ void keep_by_neighbour_count(Search search, const float3* points, int n, float r2,
-                                        unsigned need, bool negative, unsigned char* keep) {
+// The same count for a whole warp (kWholeWarp in nns/cuda/grid.cuh): the warp reads the ball's
+// cells 32 candidates at a time and stops at the round that brings the count to `need`.
+struct WarpRadiusAtLeastVisitor {
+  float r2;
+  unsigned need;
+  unsigned count = 0;
+  __device__ bool done() const { return count >= need; }
+  __device__ float limit() const { return done() ? -1.0f : r2; }
+  __device__ void visit_all(float d2, int, bool active) {
+    count += unsigned(__popc(__ballot_sync(0xffffffffu, active && d2 <= r2)));
+  }
+  __device__ void merge() {}
+};
+
+__global__ void keep_by_neighbour_count(nns::GridSearch search, const float3* points, int n,
+                                        float r2, unsigned need, bool negative,
+                                        unsigned char* keep) {
   const int q = blockIdx.x * blockDim.x + threadIdx.x;
   const float3 p = q < n ? points[q] : make_float3(0, 0, 0);
   const bool active = q < n && cuda::finite3(p);
   RadiusAtLeastVisitor v{r2, need};
   search(p, active, v);
-  if (q < n) keep[q] = (active && v.count >= need) != negative;
+  if (q < n) keep[q] = (active && v.done()) != negative;
+}
+
+// The same with a whole warp a point, for grids whose cells hold hundreds of targets (see
+// count_with_warps).
+__global__ void keep_by_neighbour_count_warp(nns::GridSearch search, const float3* points, int n,
+                                             float r2, unsigned need, bool negative,
+                                             unsigned char* keep) {
+  const int q = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
+  if (q >= n) return;  // the whole warp
+  const float3 p = points[q];
+  const bool active = cuda::finite3(p);
+  WarpRadiusAtLeastVisitor v{r2, need};
+  search.group<32>(p, active, v, int(threadIdx.x & 31));
+  if ((threadIdx.x & 31) == 0) keep[q] = (active && v.done()) != negative;
+}
+
+// Whether the radius count goes a warp a point. A thread reads the whole of its point's cell
+// before it may stop; a warp reads 32 targets a round and stops at the round that has enough,
+// but spends some 300-400 instructions a point setting up its search. `occupied` is
+// nns::occupied_per_target's estimate of a target's cell population. Thread / warp kernel on an
+// H200 (ncu, us), with that estimate: two LiDAR frames at 0.5 m (368, 394) 512-537 / 79, one at
+// 0.3 m, 50 neighbours 573-589 / 96, cuPCL's sample (205) 182 / 97-98; KITTI frame 0 (95) 69 / 84
+// at 0.5 m and 118 / 121 at 1 m, PCL's table scene (about 50) at 5 mm to 2 cm 60-84 / 137-222. And
+// a ball more than two cells wide has a box of over 32 rows, which the warp walks shell by shell:
+// the table scene at 0.5 m (about 220, cells of 2.4 cm) 110 / 150.
+constexpr double kWarpOccupancy = 160;
+bool count_with_warps(const nns::GridPlan& plan, double occupied, double radius) {
+  return occupied > kWarpOccupancy && radius <= 2.0 * double(plan.cell);
 }
 
 struct OutlierWorkspace {
@@ -236,16 +279,24 @@ std::vector<std::int32_t> radius_outliers_gpu(const PointCloud& cloud,
   const auto n = unsigned(cloud.size());
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
-  // Planned as radius_search's grid: cells sized towards the radius, and no finer second grid
-  // (the count searches with a thread a point, which reads only the first).
+  // Planned as radius_search's grid: cells sized towards the radius, and no finer second grid.
   prepare(ws, cloud, float(params.radius), nns::radius_density(), clock);
   const unsigned need = unsigned(params.min_neighbors) + 1;  // the point itself counts
-  ws.index.with_search([&](auto search) {
+  const nns::GridSearch search = ws.index.grid_search();
+  const float3* points = ws.index.targets.get();
+  const double occupied = nns::occupied_per_target(cloud.points.data(), n, ws.index.plan);
+  if (count_with_warps(ws.index.plan, occupied, params.radius)) {
+    keep_by_neighbour_count_warp<<<cuda::blocks_for(std::size_t(n) * 32, kThreads), kThreads, 0,
+                                   s>>>(search, points, int(n), r2, need, params.negative,
+                                        ws.keep.get());
+    CU_CHECK_LAUNCH("keep_by_neighbour_count_warp");
+    clock.mark("counts, a warp a point");
+  } else {
     keep_by_neighbour_count<<<cuda::blocks_for(n, kThreads), kThreads, 0, s>>>(
-        search, ws.index.targets.get(), int(n), r2, need, params.negative, ws.keep.get());
+        search, points, int(n), r2, need, params.negative, ws.keep.get());
     CU_CHECK_LAUNCH("keep_by_neighbour_count");
-  });
-  clock.mark("counts");
+    clock.mark("counts, a thread a point");
+  }
   CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, 2 * sizeof(unsigned), s));
   compact_kept(ws, n);
   clock.mark("keep");

@@ -69,6 +69,7 @@ struct DeviceIndex {
   cuda::DeviceBuffer<int> kindex;
   int kd_nodes = 0;
   DeviceGrid grid;
+  GridPlan plan;    // the grid's (NnsMethod::Gpu)
   DeviceGrid fine;  // built for bounded searches (reach > 0) where it pays (plan_fine_grid)
   cuda::DeviceBuffer<unsigned> bounds;  // the targets' bounds, found on the device
   cuda::PinnedBuffer<unsigned> bounds_host;

@@ -5,6 +5,7 @@
 // farther than what it still wants, so the result is exact for any distance.
 #include <cuda_runtime.h>
 
+#include <concepts>
 #include <cstdint>
 
 #include "core/cuda/buffer.cuh"
@@ -189,6 +190,12 @@ constexpr bool kWholeWarp = requires(Visitor& v) {
   v.visit_all(0.f, 0, true);
 };
 
+// Whether a whole-warp visitor can say it needs no more candidates (done(), warp-uniform).
+template <class Visitor>
+constexpr bool kStopsEarly = requires(const Visitor& v) {
+  { v.done() } -> std::convertible_to<bool>;
+};
+
 // For a whole-warp visitor: every lane's two ranges [a0, b0) and [a1, b1) of g.points laid end
 // to end, and the warp visits 32 points of the whole at a time, so a round of rows holding a few
 // points each costs one visit rather than one per row. A lane finds the range its point lies in
@@ -222,6 +229,9 @@ __device__ __forceinline__ void warp_visit_packed(float3 q, const GridView& g, V
       idx = __float_as_int(p.w);
     }
     v.visit_all(d2, idx, in);
+    // A visitor that has all it wants (the same answer in every lane) leaves the rest unread.
+    if constexpr (kStopsEarly<Visitor>)
+      if (v.done()) return;
   }
 }
 

@@ -195,8 +195,8 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
       CU_CHECK(cudaStreamSynchronize(s));
     }
   } else if (m == NnsMethod::Gpu) {
-    const GridPlan plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
-                                    density.points_per_cell, reach, density.within_reach);
+    plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
+                     density.points_per_cell, reach, density.within_reach);
     build_grid(grid, targets.get(), plan, count, s);
     if (reach > 0)
       if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell))
