@@ -152,8 +152,8 @@ __global__ void keep_by_neighbour_count_warp(nns::GridSearch search, const float
 // H200 (ncu, us), with that estimate: two LiDAR frames at 0.5 m (368, 394) 512-537 / 79, one at
 // 0.3 m, 50 neighbours 573-589 / 96, cuPCL's sample (205) 182 / 97-98; KITTI frame 0 (95) 69 / 84
 // at 0.5 m and 118 / 121 at 1 m, PCL's table scene (about 50) at 5 mm to 2 cm 60-84 / 137-222. And
-// a ball more than two cells wide has a box of over 32 rows, which the warp walks shell by shell:
-// the table scene at 0.5 m (about 220, cells of 2.4 cm) 110 / 150.
+// a ball whose radius exceeds two cells can have a box of more than 32 rows (6 x 6 cells), which
+// the warp walks shell by shell: the table scene at 0.5 m (about 220, cells of 2.4 cm) 110 / 150.
 constexpr double kWarpOccupancy = 160;
 bool count_with_warps(const nns::GridPlan& plan, double occupied, double radius) {
   return occupied > kWarpOccupancy && radius <= 2.0 * double(plan.cell);
