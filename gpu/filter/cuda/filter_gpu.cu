@@ -3,13 +3,11 @@
 // voxel), a stable radix sort of (key, index), run-length encoding of the keys, and one thread
 // per voxel summing its points in double. Crop box: a flag per point and a stream compaction of
 // the indices, so they stay ascending as PCL's.
-#include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -234,23 +232,11 @@ unsigned read_count(FilterWorkspace& ws) {
   return *ws.host_count.get();
 }
 
-// Queues the compaction of the elements of `in` whose flag is set, in order, into `out`; their
-// count into ws.selected.
-template <class In, class T>
-void select_flagged(FilterWorkspace& ws, In in, unsigned n, T* out) {
-  ws.selected.reserve(1);
-  std::size_t bytes = 0;
-  CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, in, ws.keep.get(), out, ws.selected.get(),
-                                      int(n), ws.stream.get()));
-  ws.temp_at_least(bytes);
-  CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, in, ws.keep.get(), out,
-                                      ws.selected.get(), int(n), ws.stream.get()));
-}
-
-// select_flagged, then the count read back.
+// The elements of `in` whose keep flag is set, in order, into `out`; returns their count.
 template <class In, class T>
 unsigned compact(FilterWorkspace& ws, In in, unsigned n, T* out) {
-  select_flagged(ws, in, n, out);
+  ws.selected.reserve(1);
+  select_flagged(in, ws.keep.get(), n, out, ws.selected.get(), ws.temp, ws.stream.get());
   return read_count(ws);
 }
 
@@ -270,8 +256,8 @@ std::vector<std::int32_t> crop_box_gpu(const PointCloud& cloud, const LocalBox& 
   crop_flags<<<cuda::blocks_for(n, kThreads), kThreads, 0, ws.stream.get()>>>(ws.points.get(), n,
                                                                               rule, ws.keep.get());
   CU_CHECK_LAUNCH("crop_flags");
-  select_flagged(ws, thrust::counting_iterator<int>(0), n,
-                 ws.kept_down.device_ids(n, ws.stream.get()));
+  ws.selected.reserve(1);
+  ws.kept_down.select_kept(ws.keep.get(), n, ws.selected.get(), ws.temp, ws.stream.get());
   clock.mark("crop");
   ws.kept_down.queue(ws.selected.get(), 1, n, ws.stream.get());
   clock.mark("download");

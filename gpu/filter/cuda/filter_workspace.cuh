@@ -1,16 +1,31 @@
 #pragma once
 // The GPU filters' workspace, shared with the device-resident pipeline (objects/cuda/chain_gpu.cu),
 // which runs the voxel grid on points already on the device. Private to the backend.
+#include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_select.cuh>
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "core/cuda/buffer.cuh"
+#include "core/cuda/check.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/staged_download.cuh"
 #include "filter/filter_impl.h"
 
 namespace cumulus {
+
+// Queues the compaction of the n elements of `in` whose flag is set, in order, into `out`, and
+// their count into *count; CUB's scratch in `temp`, grown as needed.
+template <class In, class T>
+void select_flagged(In in, const unsigned char* flags, std::size_t n, T* out, unsigned* count,
+                    cuda::DeviceBuffer<unsigned char>& temp, cudaStream_t s) {
+  std::size_t bytes = 0;
+  CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, in, flags, out, count, int(n), s));
+  temp.reserve(std::max<std::size_t>(bytes, 1));
+  CU_CHECK(cub::DeviceSelect::Flagged(temp.get(), bytes, in, flags, out, count, int(n), s));
+}
 
 // The kept indices of a compaction, and its counters, to the host in one trip. Up to
 // kKeptIdsInOneTrip points all n slots come down into page-locked memory with the counters, those
@@ -34,6 +49,13 @@ class KeptIdsDown {
       CU_CHECK(cudaMemsetAsync(ids_on_device_.get(), 0, ids_on_device_.bytes(), s));
     }
     return ids_on_device_.get();
+  }
+
+  // Queues the compaction of the indices whose flag is set, ascending, into device_ids(), and
+  // their count into *count.
+  void select_kept(const unsigned char* flags, std::size_t n, unsigned* count,
+                   cuda::DeviceBuffer<unsigned char>& temp, cudaStream_t s) {
+    select_flagged(thrust::counting_iterator<int>(0), flags, n, device_ids(n, s), count, temp, s);
   }
 
   // Queues the copies of `counters` counters at d_counters (the first the kept count) and, up

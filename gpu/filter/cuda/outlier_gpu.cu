@@ -8,7 +8,6 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <cub/device/device_reduce.cuh>
-#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -176,14 +175,7 @@ struct OutlierWorkspace {
 // and the ids to the host (one wait).
 void compact_kept(OutlierWorkspace& ws, unsigned n) {
   cudaStream_t s = ws.stream.get();
-  int* const kept_ids = ws.kept_down.device_ids(n, s);
-  std::size_t bytes = 0;
-  const thrust::counting_iterator<int> ids(0);
-  CU_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, ids, ws.keep.get(), kept_ids,
-                                      ws.counters.get(), int(n), s));
-  ws.temp_at_least(bytes);
-  CU_CHECK(cub::DeviceSelect::Flagged(ws.temp.get(), bytes, ids, ws.keep.get(), kept_ids,
-                                      ws.counters.get(), int(n), s));
+  ws.kept_down.select_kept(ws.keep.get(), n, ws.counters.get(), ws.temp, s);
   ws.kept_down.queue(ws.counters.get(), 2, n, s);
   ws.stream.sync();
 }
