@@ -327,7 +327,7 @@ class TestNns : public QObject {
   }
 
   // The estimate of a target's cell population (from a sample) against the count over every
-  // target: a clump of 6,000 in one cell beside 4,000 targets a cell apart, and a sheet.
+  // target: a clump of 6,000 in one cell beside 4,000 targets on a 1 m lattice, and a sheet.
   void occupied_per_target_is_near_the_full_count() {
     std::vector<Point3f> clump_and_scatter;
     std::mt19937 rng(3);
