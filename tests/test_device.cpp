@@ -7,6 +7,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "features/features.h"
+#include "filter/filter.h"
 #include "generate/generate.h"
 #include "nns/nns.h"
 #include "registration/icp.h"
@@ -167,6 +168,17 @@ class TestDevice : public QObject {
                         return bytes_of(compute_features(pair.target, p, m).histograms);
                       }});
     }
+    // The voxels come down through page-locked memory, or, where that allocation fails, the
+    // pageable way: the same voxels either way.
+    jobs.push_back(
+        {"voxel grid gpu", [&] {
+           PointCloud c = clusters;
+           c.intensity.resize(c.size());
+           for (std::size_t i = 0; i < c.size(); ++i)
+             c.intensity[i] = float(i % 97);
+           const FilterResult r = voxel_grid(c, {{0.5f, 0.5f, 0.5f}, 0}, FilterMethod::Gpu);
+           return bytes_of(r.cloud.points) + bytes_of(r.cloud.intensity);
+         }});
     jobs.push_back({"segment gpu",
                     [&] { return bytes_of(segment_columns(depth, {}, SegmentMethod::Gpu).rows); }});
     jobs.push_back({"segment gpu-batch",

@@ -20,6 +20,7 @@
 #include "core/cuda/occupancy.cuh"
 #include "core/cuda/stage_clock.cuh"
 #include "core/cuda/workspace.cuh"
+#include "core/host_pages.h"
 #include "filter/cuda/filter_gpu.h"
 #include "filter/cuda/filter_workspace.cuh"
 
@@ -28,6 +29,10 @@ namespace cumulus {
 namespace {
 
 constexpr int kThreads = 256;
+
+// From this size a fresh result's pages are mapped in on every core before it is written (as the
+// clustering's labels from 2^20 points, 4 MB: cluster_gpu_common.cuh).
+constexpr std::size_t kLargeResultBytes = std::size_t(4) << 20;
 
 struct BoundsOfPoint {
   __device__ FiniteBounds operator()(const Point3f& p) const {
@@ -397,13 +402,35 @@ void voxel_grid_gpu(const PointCloud& cloud, const VoxelGridParams& params, Poin
   const unsigned kept =
       voxel_grid_on_device(ws, n, params, with_intensity, clock, &centroids, &means);
   if (kept == 0) return;
-  out.points.resize(kept);
-  if (with_intensity) out.intensity.resize(kept);
-  // Through page-locked chunks (StagedDownload): KITTI's voxels at 0.05 m are about 1 MB.
-  const cuda::StagedDownload::Piece pieces[] = {
-      {out.points.data(), centroids, kept * sizeof(Point3f)},
-      {out.intensity.data(), means, with_intensity ? kept * sizeof(float) : 0}};
-  ws.down.copy(pieces, s);
+  // Through page-locked chunks, appended to the result as they land: each element written once
+  // (KITTI's voxels at 0.05 m, 1.5 MB: the download 0.28-0.38 -> 0.14-0.16 ms on an H200's host,
+  // where a resize zero-filled the result before the chunks' copies wrote it again). A large
+  // result's fresh pages are mapped in on every core first, while the chunks come down.
+  const cuda::StagedDownload::Source sources[] = {
+      {centroids, kept * sizeof(Point3f), sizeof(Point3f)},
+      {means, with_intensity ? kept * sizeof(float) : 0, sizeof(float)}};
+  const auto size_result = [&] {
+    const auto reserve = [&](auto& v, std::size_t n) {
+      v.clear();
+      v.reserve(n);
+      const std::size_t bytes = n * sizeof(v[0]);
+      if (bytes >= kLargeResultBytes) prefault_pages(v.data(), bytes);
+    };
+    reserve(out.points, kept);
+    reserve(out.intensity, with_intensity ? kept : 0);
+  };
+  ws.down.hand_over(sources, s, size_result,
+                    [&](std::size_t source, const char* data, std::size_t bytes) {
+                      const auto append = [&](auto& to) {
+                        using T = typename std::decay_t<decltype(to)>::value_type;
+                        const auto* first = reinterpret_cast<const T*>(data);
+                        to.insert(to.end(), first, first + bytes / sizeof(T));
+                      };
+                      if (source == 0)
+                        append(out.points);
+                      else
+                        append(out.intensity);
+                    });
   clock.mark("download");
   ws.stream.sync();
   clock.collect(stages);
