@@ -168,8 +168,8 @@ class TestDevice : public QObject {
                         return bytes_of(compute_features(pair.target, p, m).histograms);
                       }});
     }
-    // The voxels come down through page-locked memory, or, where that allocation fails, the
-    // pageable way: the same voxels either way.
+    // The voxel grid's device allocations (its few voxels come down the pageable way, as every
+    // result under 64 KB; a refused page-locked buffer sends a larger one that way too).
     jobs.push_back(
         {"voxel grid gpu", [&] {
            PointCloud c = clusters;

@@ -403,7 +403,7 @@ void voxel_grid_gpu(const PointCloud& cloud, const VoxelGridParams& params, Poin
       voxel_grid_on_device(ws, n, params, with_intensity, clock, &centroids, &means);
   if (kept == 0) return;
   // Through page-locked chunks, appended to the result as they land: each element written once
-  // (KITTI's voxels at 0.05 m, 1.5 MB: the download 0.28-0.38 -> 0.14-0.16 ms on an H200's host,
+  // (KITTI's voxels at 0.05 m, 1.5 MB: the download 0.28-0.38 -> 0.14-0.21 ms on an H200's host,
   // where a resize zero-filled the result before the chunks' copies wrote it again). A large
   // result's fresh pages are mapped in on every core first, while the chunks come down.
   const cuda::StagedDownload::Source sources[] = {
