@@ -61,7 +61,7 @@ GridPlan plan_grid(const Point3f* points, std::size_t n, float points_per_cell =
                    float reach = 0, float within_reach = 0.5f);
 
 // Targets in a target's cell of the plan, on average over the targets (so a few crowded cells
-// weigh as much as the targets in them), estimated from an even sample of about 512 of the n.
+// weigh as much as the targets in them), estimated from an even sample of 512 to 1,023 of the n.
 double occupied_per_target(const Point3f* points, std::size_t n, const GridPlan& plan);
 
 // A finer grid for searches bounded by a near candidate (ICP's, seeded with the last

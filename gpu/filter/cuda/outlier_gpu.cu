@@ -144,18 +144,20 @@ __global__ void keep_by_neighbour_count_warp(nns::GridSearch search, const float
   if ((threadIdx.x & 31) == 0) keep[q] = (active && v.done()) != negative;
 }
 
-// Whether the radius count goes a warp a point. A thread reads the whole of its point's cell
-// before it may stop; a warp reads 32 targets a round and stops at the round that has enough,
-// but spends some 300-400 instructions a point setting up its search. `occupied` is
-// nns::occupied_per_target's estimate of a target's cell population. Thread / warp kernel on an
-// H200 (ncu, us), with that estimate: two LiDAR frames at 0.5 m (368, 394) 512-537 / 79, one at
-// 0.3 m, 50 neighbours 573-589 / 96, cuPCL's sample (205) 182 / 97-98; KITTI frame 0 (95) 69 / 84
-// at 0.5 m and 118 / 121 at 1 m, PCL's table scene (about 50) at 5 mm to 2 cm 60-84 / 137-222. And
-// a ball whose radius exceeds two cells can have a box of more than 32 rows (6 x 6 cells), which
-// the warp walks shell by shell: the table scene at 0.5 m (about 220, cells of 2.4 cm) 110 / 150.
+// Whether the radius count goes a warp a point. A thread reads the whole of its point's cell before
+// it may stop; a warp reads 32 targets a round and stops at the round that has enough, but spends
+// some 300-400 instructions a point setting up its search. nns::occupied_per_target estimates a
+// target's cell population. Thread / warp kernel on an H200 (ncu, us), with that estimate: two
+// LiDAR frames at 0.5 m (368, 394) 512-537 / 79, one at 0.3 m, 50 neighbours 573-589 / 96, cuPCL's
+// sample (205) 182 / 97-98; KITTI frame 0 (95) 69 / 84 at 0.5 m and 118 / 121 at 1 m, PCL's table
+// scene (about 50) at 5 mm to 2 cm 60-84 / 137-222. And a ball whose radius exceeds two cells can
+// have a box of more than 32 rows (6 x 6 cells), which the warp walks shell by shell: the table
+// scene at 0.5 m (about 220, cells of 2.4 cm) 110 / 150. The estimate is asked only where the
+// radius leaves the warp a chance.
 constexpr double kWarpOccupancy = 160;
-bool count_with_warps(const nns::GridPlan& plan, double occupied, double radius) {
-  return occupied > kWarpOccupancy && radius <= 2.0 * double(plan.cell);
+bool count_with_warps(const nns::GridPlan& plan, const PointCloud& cloud, double radius) {
+  return radius <= 2.0 * double(plan.cell) &&
+         nns::occupied_per_target(cloud.points.data(), cloud.size(), plan) > kWarpOccupancy;
 }
 
 struct OutlierWorkspace {
@@ -276,8 +278,7 @@ std::vector<std::int32_t> radius_outliers_gpu(const PointCloud& cloud,
   const unsigned need = unsigned(params.min_neighbors) + 1;  // the point itself counts
   const nns::GridSearch search = ws.index.grid_search();
   const float3* points = ws.index.targets.get();
-  const double occupied = nns::occupied_per_target(cloud.points.data(), n, ws.index.plan);
-  if (count_with_warps(ws.index.plan, occupied, params.radius)) {
+  if (count_with_warps(ws.index.plan, cloud, params.radius)) {
     keep_by_neighbour_count_warp<<<cuda::blocks_for(std::size_t(n) * 32, kThreads), kThreads, 0,
                                    s>>>(search, points, int(n), r2, need, params.negative,
                                         ws.keep.get());
