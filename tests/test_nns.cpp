@@ -326,6 +326,31 @@ class TestNns : public QObject {
     QVERIFY(!nns::plan_fine_grid(lattice.data(), lattice.size(), full).has_value());
   }
 
+  // Searches for many neighbours get a second, finer grid of about 0.3 k targets a cell where cells
+  // sized by volume crowd (the sheet); fewer neighbours, or a cloud that fills its box, none.
+  void knn_grids_are_finer_only_for_many_neighbours() {
+    QCOMPARE(nns::knn_density(nns::kFinerKnnFromK - 1).occupied, 0.0f);
+    QCOMPARE(nns::knn_density(nns::kFinerKnnFromK - 1).fine_shells, 0);
+    const auto many = nns::knn_density(51);
+    QVERIFY(many.occupied > 10 && many.occupied < 20);
+    QVERIFY(many.fine_shells > 0);
+    std::vector<Point3f> sheet;
+    for (int i = 0; i < 20000; ++i)
+      sheet.push_back({float(i % 200) * 0.01f, float(i / 200) * 0.01f, 0.0f});
+    sheet.push_back({0, 0, 8});
+    const auto coarse = nns::plan_grid(sheet.data(), sheet.size());
+    const auto fine = nns::plan_fine_grid(sheet.data(), sheet.size(), coarse, many.occupied);
+    QVERIFY(fine.has_value());
+    const double held = occupancy(sheet, *fine);
+    QVERIFY2(held >= many.occupied / 3 && held <= many.occupied * 3,
+             qPrintable(QString::number(held)));
+    std::vector<Point3f> lattice;
+    for (int i = 0; i < 27000; ++i)
+      lattice.push_back({float(i % 30), float(i / 30 % 30), float(i / 900)});
+    const auto full = nns::plan_grid(lattice.data(), lattice.size());
+    QVERIFY(!nns::plan_fine_grid(lattice.data(), lattice.size(), full, many.occupied).has_value());
+  }
+
   // The estimate of a target's cell population (from a sample) against the count over every
   // target: a clump of 6,000 in one cell beside 4,000 targets on a 1 m lattice, and a sheet.
   void occupied_per_target_is_near_the_full_count() {
@@ -442,6 +467,39 @@ class TestNns : public QObject {
     const auto bref = knn_search(p.targets, p.queries, k, NnsMethod::Cpu, bound);
     for (auto m : {NnsMethod::Gpu, NnsMethod::GpuKdTree, NnsMethod::GpuBruteForce})
       compare_knn(bref, knn_search(p.targets, p.queries, k, m, bound), p.targets, p.queries);
+  }
+
+  // A crowded sheet's queries settle on the finer grid within its shells; lone queries high above
+  // it would need dozens of its mostly empty shells and start again on the coarse grid. Both
+  // must find brute force's neighbours, ties included.
+  void gpu_knn_beside_a_crowded_sheet_equals_brute_force_data() {
+    test::add_columns<int>({"k"});
+    for (int k : {nns::kFinerKnnFromK, 51, 64, 100})
+      QTest::newRow(qPrintable(QString("k=%1").arg(k))) << k;
+  }
+  void gpu_knn_beside_a_crowded_sheet_equals_brute_force() {
+    CUMULUS_REQUIRE_GPU();
+    QFETCH(int, k);
+    std::vector<Point3f> targets;
+    for (int i = 0; i < 10000; ++i)
+      targets.push_back({float(i % 100) * 0.01f, float(i / 100) * 0.01f, 0.0f});
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> across(0.0f, 1.0f), up(1.0f, 8.0f);
+    std::vector<Point3f> queries = every_nth(targets, 5);
+    for (int i = 0; i < 40; ++i) {
+      targets.push_back({across(rng), across(rng), up(rng)});
+      queries.push_back({across(rng), across(rng), up(rng)});
+    }
+    const auto coarse = nns::plan_grid(targets.data(), targets.size());
+    QVERIFY2(
+        nns::plan_fine_grid(targets.data(), targets.size(), coarse, nns::knn_density(k).occupied)
+            .has_value(),
+        "the sheet should get a finer grid");
+    const auto ref = brute_knn(targets, queries, k, INFINITY);
+    KnnResult r;
+    gpu_knn(targets, queries, k, NnsMethod::Gpu, INFINITY, r);
+    r.k = k;
+    compare_knn(ref, r, targets, queries);
   }
 
   // The results come down through page-locked 1 MB chunks, indices and distances in one queue

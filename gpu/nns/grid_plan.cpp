@@ -21,6 +21,15 @@ float grid_slack(double cell, int max_dim, double magnitude) {
 
 }  // namespace
 
+GridDensity knn_density(int k) {
+  GridDensity d;
+  if (k >= kFinerKnnFromK) {
+    d.occupied = 0.3f * float(k);
+    d.fine_shells = 2;
+  }
+  return d;
+}
+
 Bounds scan_bounds(const Point3f* points, std::size_t n) {
   Bounds b;
   for (std::size_t i = 0; i < n; ++i) {

@@ -15,6 +15,11 @@ struct GridDensity {
   float points_per_cell = 2.0f;       // targets a cell, by volume
   float within_reach = 0.5f;          // where cells come out wider than a bounded search's reach
   float fine_points_per_cell = 6.0f;  // the finer second grid of bounded searches (plan_fine_grid)
+  // Where > 0 (and no reach): a second grid, finer (plan_fine_grid) until a target's cell holds
+  // about this many targets, on which a group's unbounded search starts and reads at most
+  // fine_shells shells before it starts again on the first (knn_density).
+  float occupied = 0;
+  int fine_shells = 0;
 };
 
 // The density for a grid that serves only radius searches (radius_search, the features' radius
@@ -30,6 +35,20 @@ inline GridDensity radius_density() {
   d.fine_points_per_cell = 0;  // none: its build cost as much as it saved
   return d;
 }
+
+// The density for a grid that serves unbounded searches for the k nearest (the k-NN from k = 16,
+// the statistical outlier scores). Cells of 2 targets by volume hold hundreds on a scan's surfaces
+// (a KITTI frame 390 a target), and such a search reads every target of its cell and of the
+// neighbouring cells its k-th nearest reaches into: 828 candidates for a KITTI frame's 51
+// nearest (a CPU simulation of the shells over every 97th point). So a second grid of cells that
+// hold about 0.3 k targets each (plan_fine_grid) takes the searches first, for at most two shells;
+// a search that needs more (a lone point, whose fine shells would be many and mostly empty) starts
+// again on the coarse grid. On an H200 (docs/benchmarks.md) a KITTI frame's statistical outlier
+// scores 2.03 -> 1.56 ms (ncu), its k = 64 neighbours for the features 1.68 -> 1.31 ms. Made finer
+// outright, the grid cost the LiDAR frames' lone points so many shells that a call took 5x longer.
+// Below k = 16 the usual grid (no second grid: k_knn_group's visitor cannot start again).
+constexpr int kFinerKnnFromK = 16;
+GridDensity knn_density(int k);
 
 struct GridPlan {
   std::array<float, 3> lo{};

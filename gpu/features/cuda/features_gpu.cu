@@ -202,13 +202,14 @@ bool same(const Neighbourhood& a, const Neighbourhood& b) {
 }
 
 // Where every search of a call is a radius search (the descriptors' and the normals'), the grid
-// is planned for the largest radius (nns::radius_density says why); a k-nearest search has no
-// bound and keeps the usual grid.
+// is planned for the largest radius (nns::radius_density says why); where every one is a
+// k-nearest search, for the largest k (nns::knn_density); a mix keeps the usual grid.
 struct FeatureGrid {
   float reach = 0;
   nns::GridDensity density;
 };
 FeatureGrid feature_grid(const Neighbourhood& a, const Neighbourhood* b) {
+  if (a.k > 0 && (!b || b->k > 0)) return {0, nns::knn_density(std::max(a.k, b ? b->k : 0))};
   if (a.k > 0 || (b && b->k > 0)) return {};
   return {std::max(a.radius, b ? b->radius : 0.0f), nns::radius_density()};
 }

@@ -216,9 +216,9 @@ std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
   const auto n = unsigned(cloud.size());
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
-  prepare(ws, cloud, 0.0f, {}, clock);
+  const int k = params.mean_k + 1;  // the point itself comes first
+  prepare(ws, cloud, 0.0f, nns::knn_density(k), clock);
   ws.score.reserve(n);
-  const int k = params.mean_k + 1;                        // the point itself comes first
   const nns::GridSearch search = ws.index.grid_search();  // prepare() built the grid
   nns::with_max_k(k, [&](auto max_k) {
     score_by_mean_distance<std::max(32, decltype(max_k)::value)>

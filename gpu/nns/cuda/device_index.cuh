@@ -33,6 +33,9 @@ struct KdSearch {
 struct GridSearch {
   GridView grid;
   GridView fine{};  // a finer grid for bounded searches (start null: none; see plan_fine_grid)
+  // Where > 0, unbounded searches of a group start on the finer grid and go back to the coarse one,
+  // starting afresh, where this many shells of fine cells do not settle them (knn_density).
+  int fine_shells = 0;
   template <class V>
   __device__ void operator()(float3 q, bool active, V& v) const {
     if (active) grid_visit(q, grid, v);
@@ -43,6 +46,12 @@ struct GridSearch {
   __device__ void group(float3 q, bool active, V& v, int rank) const {
     if (!active) return;
     if (fine.start && grid_visit_box<Lanes>(q, fine, v, rank)) return;
+    if constexpr (requires { v.reset(); }) {
+      if (fine_shells > 0 && fine.start && !(v.limit() < INFINITY)) {
+        if (grid_visit_group<Lanes>(q, fine, v, rank, fine_shells)) return;
+        v.reset();
+      }
+    }
     grid_visit_group<Lanes>(q, grid, v, rank);
   }
 };
@@ -69,8 +78,9 @@ struct DeviceIndex {
   cuda::DeviceBuffer<int> kindex;
   int kd_nodes = 0;
   DeviceGrid grid;
-  GridPlan plan;    // the grid's (NnsMethod::Gpu)
-  DeviceGrid fine;  // built for bounded searches (reach > 0) where it pays (plan_fine_grid)
+  GridPlan plan;        // the grid's (NnsMethod::Gpu)
+  DeviceGrid fine;      // built for bounded searches (reach > 0) where it pays (plan_fine_grid)
+  int fine_shells = 0;  // see GridSearch
   cuda::DeviceBuffer<unsigned> bounds;  // the targets' bounds, found on the device
   cuda::PinnedBuffer<unsigned> bounds_host;
 
@@ -88,7 +98,7 @@ struct DeviceIndex {
     return method != NnsMethod::GpuBruteForce && method != NnsMethod::GpuKdTree;
   }
   // The grid's search (built by NnsMethod::Gpu), for callers that need the grid's own kernels.
-  GridSearch grid_search() const { return GridSearch{grid.view, fine.view}; }
+  GridSearch grid_search() const { return GridSearch{grid.view, fine.view, fine_shells}; }
 
   // Calls f with the search functor of the built method.
   template <class F>

@@ -318,14 +318,18 @@ __device__ bool grid_visit_box(float3 q, const GridView& g, Visitor& v, int rank
 // offsets in turn: a query with no target within reach, reading some 70 mostly empty cells,
 // set the pace of its whole kernel.) Every lane of the group must call it, with the same limit;
 // the visitor's merge() gives all of them the best.
+// With `max_shell`, gives up (returning false, the visitor holding what it has read) where shell
+// max_shell is not the last it needs.
 template <int Lanes, class Visitor>
-__device__ void grid_visit_group(float3 q, const GridView& g, Visitor& v, int rank) {
-  if (grid_visit_box<Lanes>(q, g, v, rank)) return;
+__device__ bool grid_visit_group(float3 q, const GridView& g, Visitor& v, int rank,
+                                 int max_shell = 1 << 30) {
+  if (grid_visit_box<Lanes>(q, g, v, rank)) return true;
   const int cx = query_coord(q.x, g.lo.x, g.inv_cell, g.dims.x);
   const int cy = query_coord(q.y, g.lo.y, g.inv_cell, g.dims.y);
   const int cz = query_coord(q.z, g.lo.z, g.inv_cell, g.dims.z);
   const auto visit_ranges = [&](int a, int b) { group_visit_ranges<Lanes>(q, g, v, rank, a, b); };
   for (int r = 0, last = last_shell(g); r <= last; ++r) {
+    if (r > max_shell) return false;
     const auto [x0, x1, y0, y1, z0, z1] = shell_block(g, cx, cy, cz, r);
     if (x0 <= x1 && y0 <= y1 && z0 <= z1) {
       const int ny = y1 - y0 + 1, rows = ny * (z1 - z0 + 1);
@@ -370,8 +374,9 @@ __device__ void grid_visit_group(float3 q, const GridView& g, Visitor& v, int ra
         v.merge();
       }
     }
-    if (shells_done(q, g, cx, cy, cz, r, v)) return;
+    if (shells_done(q, g, cx, cy, cz, r, v)) return true;
   }
+  return true;
 }
 
 // Device storage of a grid, reused across builds.

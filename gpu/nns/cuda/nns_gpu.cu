@@ -198,9 +198,16 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
     plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
                      density.points_per_cell, reach, density.within_reach);
     build_grid(grid, targets.get(), plan, count, s);
-    if (reach > 0)
+    fine_shells = 0;
+    if (reach > 0) {
       if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell))
         build_grid(fine, targets.get(), *fine_plan, count, s);
+    } else if (density.occupied > 0) {
+      if (const auto fine_plan = plan_fine_grid(host, count, plan, density.occupied)) {
+        build_grid(fine, targets.get(), *fine_plan, count, s);
+        fine_shells = density.fine_shells;
+      }
+    }
   }
 }
 
@@ -381,13 +388,14 @@ struct Workspace {
 // What both searches start with: the queries on the device and the method's structure built
 // (for a radius search, `reach` is the radius).
 void prepare(Workspace& ws, NnsMethod method, std::span<const Point3f> targets,
-             std::span<const Point3f> queries, cuda::StageClock& clock, float reach = 0) {
+             std::span<const Point3f> queries, cuda::StageClock& clock, float reach = 0,
+             int k = 0) {
   ws.queries.reserve(std::max<std::size_t>(queries.size(), 1));
   if (!queries.empty())
     cuda::upload(ws.queries.get(), queries.data(), queries.size() * sizeof(float3),
                  ws.stream.get());
   ws.index.build(method, targets.data(), targets.size(), ws.stream.get(), reach,
-                 reach > 0 ? radius_density() : GridDensity{});
+                 reach > 0 ? radius_density() : knn_density(k));
   clock.mark("build");
 }
 
@@ -420,7 +428,7 @@ void gpu_knn(std::span<const Point3f> targets, std::span<const Point3f> queries,
   cudaStream_t s = ws.stream.get();
   cuda::StageClock clock(s);
   const std::size_t nq = queries.size(), m = nq * std::size_t(k);
-  prepare(ws, method, targets, queries, clock);
+  prepare(ws, method, targets, queries, clock, 0, k);
   ws.out_index.reserve(std::max<std::size_t>(m, 1));
   ws.out_d2.reserve(std::max<std::size_t>(m, 1));
   search_knn(ws.index, ws.queries.get(), int(nq), k, max_d2, ws.out_index.get(), ws.out_d2.get(),

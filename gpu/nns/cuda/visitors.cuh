@@ -202,6 +202,13 @@ struct WarpKnnVisitor {
     return size < k ? max_d2 : kth_d;
   }
 
+  // Empty again, for a search that starts over on another grid (GridSearch::group).
+  __device__ void reset() {
+    size = 0;
+    kth_d = 0;
+    kth_i = 0;
+  }
+
   __device__ bool wants(float d2, int idx) const {
     if (size < k) return d2 <= max_d2;  // also drops NaN
     return d2 < kth_d || (d2 == kth_d && idx < kth_i);
