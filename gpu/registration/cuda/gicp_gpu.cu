@@ -350,8 +350,9 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
   cuda::upload(ws.source.get(), source.data(), n * sizeof(float3), s);
   clock.mark("upload");
   const NnsMethod search = registration_cuda::search_of(method);
-  ws.target_index.build(search, target.data(), nt, s);
-  ws.source_index.build(search, source.data(), n, s);
+  // Both serve the covariances' k nearest (nns::knn_density).
+  ws.target_index.build(search, target.data(), nt, s, 0, nns::knn_density(gp.k));
+  ws.source_index.build(search, source.data(), n, s, 0, nns::knn_density(gp.k));
   const int fit_blocks = fitness_blocks(ws.target_index, n);
   ws.fitness.reserve(2 * std::size_t(fit_blocks));
   ws.host_fitness.reserve(2 * std::size_t(fit_blocks));
@@ -462,7 +463,8 @@ std::vector<double> gpu_gicp_covariances(const std::vector<Point3f>& points, int
   using namespace gicp_cuda;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>(method_name(method));
   cudaStream_t s = ws.stream.get();
-  ws.source_index.build(registration_cuda::search_of(method), points.data(), points.size(), s);
+  ws.source_index.build(registration_cuda::search_of(method), points.data(), points.size(), s, 0,
+                        nns::knn_density(k));
   ws.cov_src.reserve(9 * points.size());
   launch_covariances(ws.source_index, ws.source_index.targets.get(), points.size(), k, epsilon,
                      ws.cov_src.get(), ws.neighbours, ws.neighbour_d2, s);
