@@ -37,7 +37,7 @@ inline GridDensity radius_density() {
 }
 
 // The density for a grid that serves unbounded searches for the k nearest (the k-NN from k = 16,
-// the statistical outlier scores). Cells of 2 targets by volume hold hundreds on a scan's surfaces
+// the statistical outlier scores, the features' and GICP's k neighbourhoods). Cells of 2 targets by volume hold hundreds on a scan's surfaces
 // (a KITTI frame 390 a target), and such a search reads every target of its cell and of the
 // neighbouring cells its k-th nearest reaches into: 828 candidates for a KITTI frame's 51
 // nearest (a CPU simulation of the shells over every 97th point). So a second grid of cells that
