@@ -37,16 +37,17 @@ inline GridDensity radius_density() {
 }
 
 // The density for a grid that serves unbounded searches for the k nearest (the k-NN from k = 16,
-// the statistical outlier scores, the features' and GICP's k neighbourhoods). Cells of 2 targets by volume hold hundreds on a scan's surfaces
-// (a KITTI frame 390 a target), and such a search reads every target of its cell and of the
-// neighbouring cells its k-th nearest reaches into: 828 candidates for a KITTI frame's 51
-// nearest (a CPU simulation of the shells over every 97th point). So a second grid of cells that
-// hold about 0.3 k targets each (plan_fine_grid) takes the searches first, for at most two shells;
-// a search that needs more (a lone point, whose fine shells would be many and mostly empty) starts
-// again on the coarse grid. On an H200 (docs/benchmarks.md) a KITTI frame's statistical outlier
-// scores 2.03 -> 1.56 ms (ncu), its k = 64 neighbours for the features 1.68 -> 1.31 ms. Made finer
-// outright, the grid cost the LiDAR frames' lone points so many shells that a call took 5x longer.
-// Below k = 16 the usual grid (no second grid: k_knn_group's visitor cannot start again).
+// the statistical outlier scores, the features' and GICP's k neighbourhoods). Cells of 2 targets
+// by volume hold hundreds on a scan's surfaces (a KITTI frame 390 a target), and such a search
+// reads every target of its cell and of the neighbouring cells its k-th nearest reaches into: 828
+// candidates for a KITTI frame's 51 nearest (a CPU simulation of the shells over every 97th
+// point). So a second grid of cells that hold about 0.3 k targets each (plan_fine_grid) takes the
+// searches first, for at most two shells; a search that needs more (a lone point, whose fine
+// shells would be many and mostly empty) starts again on the coarse grid. On an H200
+// (docs/benchmarks.md) a KITTI frame's statistical outlier scores 2.03 -> 1.56 ms (ncu), its k = 64
+// neighbours for the features 1.68 -> 1.31 ms. Made finer outright, the grid cost the LiDAR
+// frames' lone points so many shells that a call took 5x longer. Below k = 16 the usual grid: not
+// measured there, and k_knn_group's visitor (k < 8) cannot start again.
 constexpr int kFinerKnnFromK = 16;
 GridDensity knn_density(int k);
 

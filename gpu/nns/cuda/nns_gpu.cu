@@ -172,6 +172,7 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
   method = m;
   n = count;
   fine.view = GridView{};
+  fine_shells = 0;
   targets.reserve(std::max<std::size_t>(count, 1));
   if (count) cuda::upload(targets.get(), host, count * sizeof(float3), s);
   if (m == NnsMethod::GpuKdTree) {
@@ -198,7 +199,6 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
     plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
                      density.points_per_cell, reach, density.within_reach);
     build_grid(grid, targets.get(), plan, count, s);
-    fine_shells = 0;
     if (reach > 0) {
       if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell))
         build_grid(fine, targets.get(), *fine_plan, count, s);
