@@ -183,6 +183,11 @@ struct WarpKnnVisitor {
   // k_knn_warp on the bunny at k 16, 64, 100 and KITTI at 64: from 3 a little faster than from 5,
   // from 9 3-7 % slower).
   static constexpr int kMergeFrom = 3;
+  // From this many, the round's candidates are sorted across the warp first (sort_across_warp):
+  // each then knows its rank among them by its lane, and each entry its count of them by a binary
+  // search, where counting costs every candidate a pass over the entries. About sixteen
+  // instructions a candidate for the count against some two hundred for the sort and searches.
+  static constexpr int kSortFrom = 16;
   float d[kPer];
   int i[kPer];
   int k, size = 0;
@@ -236,7 +241,7 @@ struct WarpKnnVisitor {
   // that an earlier one of the round pushes out drops out as an insertion would have skipped it.
   __device__ void merge_round(float d2, int idx, bool want, unsigned todo) {
     const int lane = int(threadIdx.x & 31u);
-    const unsigned long long mine = distance_key(d2, idx);
+    unsigned long long mine = distance_key(d2, idx);
     unsigned long long held[kPer];
     int before_held[kPer];  // wanted candidates before entry r
 #pragma unroll
@@ -245,12 +250,22 @@ struct WarpKnnVisitor {
       before_held[r] = 0;
     }
     int before_mine = 0;  // wanted candidates before this lane's
-    for (unsigned t = todo; t; t &= t - 1) {
-      const unsigned long long c = __shfl_sync(0xffffffffu, mine, __ffs(int(t)) - 1);
+    if (__popc(todo) >= kSortFrom) {
+      // Lane j now holds the j-th wanted candidate, the unwanted ones (kNoKey) after them all.
+      mine = sort_across_warp(want ? mine : kNoKey);
+      want = lane < __popc(todo);
+      before_mine = lane;
 #pragma unroll
       for (int r = 0; r < kPer; ++r)
-        before_held[r] += c < held[r];
-      before_mine += c < mine;
+        before_held[r] = count_below(mine, held[r]);
+    } else {
+      for (unsigned t = todo; t; t &= t - 1) {
+        const unsigned long long c = __shfl_sync(0xffffffffu, mine, __ffs(int(t)) - 1);
+#pragma unroll
+        for (int r = 0; r < kPer; ++r)
+          before_held[r] += c < held[r];
+        before_mine += c < mine;
+      }
     }
     // Entries [0, lo) of the list lie before this lane's candidate, [hi, size) after it.
     int lo = 0, hi = size;
@@ -291,6 +306,35 @@ struct WarpKnnVisitor {
       kth_i = key_index(stage[k - 1]);
     }
     __syncwarp();  // every lane has read the stage before a later merge writes it
+  }
+
+  static constexpr unsigned long long kNoKey = ~0ull;  // above every key: distances are not NaN
+
+  // The warp's keys in ascending order over the lanes (a bitonic network: 15 exchanges).
+  static __device__ unsigned long long sort_across_warp(unsigned long long key) {
+    const int lane = int(threadIdx.x & 31u);
+#pragma unroll
+    for (int block = 2; block <= 32; block <<= 1) {
+#pragma unroll
+      for (int j = block >> 1; j > 0; j >>= 1) {
+        const unsigned long long other = __shfl_xor_sync(0xffffffffu, key, j);
+        const bool ascending = (lane & block) == 0, lower = (lane & j) == 0;
+        key = lower == ascending ? min(key, other) : max(key, other);
+      }
+    }
+    return key;
+  }
+
+  // How many of the warp's sorted keys lie below `key` (0 to 32).
+  static __device__ int count_below(unsigned long long sorted, unsigned long long key) {
+    int count = 0;
+#pragma unroll
+    for (int step = 32; step > 0; step >>= 1) {
+      const int probe = count + step - 1;
+      const unsigned long long v = __shfl_sync(0xffffffffu, sorted, min(probe, 31));
+      if (probe < 32 && v < key) count += step;
+    }
+    return count;
   }
 
   // Entries before the candidate stay; the candidate takes the first place after them; the rest
