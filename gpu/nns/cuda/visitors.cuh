@@ -273,7 +273,7 @@ struct WarpKnnVisitor {
     // rank lie before the entry, and those counts rise along the list: the entries before it are
     // found from the counts by a search over the lanes' first entries (32-bit shuffles) and a
     // look at the last such lane's others, where a binary search over the list's keys shuffled
-    // kPer 64-bit entries a step (15 % of the SOR scores' instructions; ncu, H200).
+    // kPer 64-bit entries a step (at least 14 % of the SOR scores' instructions; ncu, H200).
     int first_count = kNoCount;  // this lane's first entry's count, or above every rank
     if (lane * kPer < size) first_count = before_held[0];
     const int lanes_before = count_below(first_count, before_mine + 1);
