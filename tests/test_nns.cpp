@@ -329,26 +329,27 @@ class TestNns : public QObject {
   // Searches for many neighbours get a second, finer grid of about 0.3 k targets a cell where cells
   // sized by volume crowd (the sheet); fewer neighbours, or a cloud that fills its box, none.
   void knn_grids_are_finer_only_for_many_neighbours() {
-    QCOMPARE(nns::knn_density(nns::kFinerKnnFromK - 1).occupied, 0.0f);
     QCOMPARE(nns::knn_density(nns::kFinerKnnFromK - 1).fine_shells, 0);
     const auto many = nns::knn_density(51);
-    QVERIFY(many.occupied > 10 && many.occupied < 20);
+    QVERIFY(many.fine_points_per_cell > 10 && many.fine_points_per_cell < 20);
     QVERIFY(many.fine_shells > 0);
     std::vector<Point3f> sheet;
     for (int i = 0; i < 20000; ++i)
       sheet.push_back({float(i % 200) * 0.01f, float(i / 200) * 0.01f, 0.0f});
     sheet.push_back({0, 0, 8});
     const auto coarse = nns::plan_grid(sheet.data(), sheet.size());
-    const auto fine = nns::plan_fine_grid(sheet.data(), sheet.size(), coarse, many.occupied);
+    const auto fine =
+        nns::plan_fine_grid(sheet.data(), sheet.size(), coarse, many.fine_points_per_cell);
     QVERIFY(fine.has_value());
     const double held = occupancy(sheet, *fine);
-    QVERIFY2(held >= many.occupied / 3 && held <= many.occupied * 3,
+    QVERIFY2(held >= many.fine_points_per_cell / 3 && held <= many.fine_points_per_cell * 3,
              qPrintable(QString::number(held)));
     std::vector<Point3f> lattice;
     for (int i = 0; i < 27000; ++i)
       lattice.push_back({float(i % 30), float(i / 30 % 30), float(i / 900)});
     const auto full = nns::plan_grid(lattice.data(), lattice.size());
-    QVERIFY(!nns::plan_fine_grid(lattice.data(), lattice.size(), full, many.occupied).has_value());
+    QVERIFY(!nns::plan_fine_grid(lattice.data(), lattice.size(), full, many.fine_points_per_cell)
+                 .has_value());
   }
 
   // The estimate of a target's cell population (from a sample) against the count over every
@@ -491,10 +492,10 @@ class TestNns : public QObject {
       queries.push_back({across(rng), across(rng), up(rng)});
     }
     const auto coarse = nns::plan_grid(targets.data(), targets.size());
-    QVERIFY2(
-        nns::plan_fine_grid(targets.data(), targets.size(), coarse, nns::knn_density(k).occupied)
-            .has_value(),
-        "the sheet should get a finer grid");
+    QVERIFY2(nns::plan_fine_grid(targets.data(), targets.size(), coarse,
+                                 nns::knn_density(k).fine_points_per_cell)
+                 .has_value(),
+             "the sheet should get a finer grid");
     const auto ref = brute_knn(targets, queries, k, INFINITY);
     KnnResult r;
     gpu_knn(targets, queries, k, NnsMethod::Gpu, INFINITY, r);

@@ -24,7 +24,7 @@ float grid_slack(double cell, int max_dim, double magnitude) {
 GridDensity knn_density(int k) {
   GridDensity d;
   if (k >= kFinerKnnFromK) {
-    d.occupied = 0.3f * float(k);
+    d.fine_points_per_cell = 0.3f * float(k);
     d.fine_shells = 2;
   }
   return d;

@@ -12,13 +12,13 @@ namespace cumulus::nns {
 // How densely a search grid is planned. The defaults measured best on the H200 (ICP and k-NN,
 // docs/benchmarks.md); other values are for benchmark sweeps (`bench icp --grid-points-per-cell`).
 struct GridDensity {
-  float points_per_cell = 2.0f;       // targets a cell, by volume
-  float within_reach = 0.5f;          // where cells come out wider than a bounded search's reach
-  float fine_points_per_cell = 6.0f;  // the finer second grid of bounded searches (plan_fine_grid)
-  // Where > 0 (and no reach): a second grid, finer (plan_fine_grid) until a target's cell holds
-  // about this many targets, on which a group's unbounded search starts and reads at most
+  float points_per_cell = 2.0f;  // targets a cell, by volume
+  float within_reach = 0.5f;     // where cells come out wider than a bounded search's reach
+  // A second grid, finer (plan_fine_grid) until a target's cell holds about this many targets
+  // (0: none): for bounded searches (a reach) the box of cells their ball touches; for unbounded
+  // ones, only where fine_shells > 0, the grid a group's search starts on, reading at most
   // fine_shells shells before it starts again on the first (knn_density).
-  float occupied = 0;
+  float fine_points_per_cell = 6.0f;
   int fine_shells = 0;
 };
 

@@ -47,7 +47,7 @@ struct GridSearch {
     if (!active) return;
     if (fine.start && grid_visit_box<Lanes>(q, fine, v, rank)) return;
     if constexpr (requires { v.reset(); }) {
-      if (fine_shells > 0 && fine.start && !(v.limit() < INFINITY)) {
+      if (fine_shells > 0 && !(v.limit() < INFINITY)) {  // set only with the finer grid
         if (grid_visit_group<Lanes>(q, fine, v, rank, fine_shells)) return;
         v.reset();
       }

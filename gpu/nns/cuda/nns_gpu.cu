@@ -202,8 +202,8 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
     if (reach > 0) {
       if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell))
         build_grid(fine, targets.get(), *fine_plan, count, s);
-    } else if (density.occupied > 0) {
-      if (const auto fine_plan = plan_fine_grid(host, count, plan, density.occupied)) {
+    } else if (density.fine_shells > 0 && density.fine_points_per_cell > 0) {
+      if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell)) {
         build_grid(fine, targets.get(), *fine_plan, count, s);
         fine_shells = density.fine_shells;
       }
