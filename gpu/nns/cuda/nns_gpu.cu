@@ -199,15 +199,13 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
     plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
                      density.points_per_cell, reach, density.within_reach);
     build_grid(grid, targets.get(), plan, count, s);
-    if (reach > 0) {
-      if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell))
-        build_grid(fine, targets.get(), *fine_plan, count, s);
-    } else if (density.fine_shells > 0 && density.fine_points_per_cell > 0) {
+    // The finer grid serves bounded searches (a reach), and unbounded ones only where the
+    // density gives them shells on it (plan_fine_grid declines where it would not pay).
+    if (reach > 0 || density.fine_shells > 0)
       if (const auto fine_plan = plan_fine_grid(host, count, plan, density.fine_points_per_cell)) {
         build_grid(fine, targets.get(), *fine_plan, count, s);
-        fine_shells = density.fine_shells;
+        if (reach <= 0) fine_shells = density.fine_shells;
       }
-    }
   }
 }
 
