@@ -108,6 +108,7 @@ struct RadiusAtLeastVisitor {
 // The same count for a whole warp (kWholeWarp in nns/cuda/grid.cuh): the warp reads the ball's
 // cells 32 candidates at a time and stops at the round that brings the count to `need`.
 struct WarpRadiusAtLeastVisitor {
+  static constexpr bool kAnyRounds = true;
   float r2;
   unsigned need;
   unsigned count = 0;
@@ -118,6 +119,10 @@ struct WarpRadiusAtLeastVisitor {
   }
   __device__ void merge() {}
 };
+
+// Its rounds may be read range by range (nns::kAnyRounds), where the k-NN's list may not.
+static_assert(WarpRadiusAtLeastVisitor::kAnyRounds && nns::kAnyRounds<WarpRadiusAtLeastVisitor> &&
+              !nns::kAnyRounds<nns::WarpKnnVisitor<64>>);
 
 __global__ void keep_by_neighbour_count(nns::GridSearch search, const float3* points, int n,
                                         float r2, unsigned need, bool negative,
