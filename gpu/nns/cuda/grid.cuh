@@ -218,6 +218,20 @@ __device__ __forceinline__ void warp_visit_packed(float3 q, const GridView& g, V
     if (rank >= o) end += before;
   }
   const int total = __shfl_sync(all, end, 31);
+  // One round: this lane's point g.points[at] where `in`; whether the visitor has all it wants
+  // (the same answer in every lane), so that the rest is left unread.
+  const auto visit_round = [&](bool in, int at) {
+    float d2 = INFINITY;
+    int idx = -1;
+    if (in) {
+      const float4 p = __ldg(g.points + at);
+      d2 = cuda::dist2(q, make_float3(p.x, p.y, p.z));
+      idx = __float_as_int(p.w);
+    }
+    v.visit_all(d2, idx, in);
+    if constexpr (kStopsEarly<Visitor>) return v.done();
+    return false;
+  };
   if constexpr (kAnyRounds<Visitor>) {
     // Ranges of 32 points or more on average (a radius search's rows on cells about the radius
     // wide): each lane's ranges read in turn, 32 points a round, where finding every point's lane
@@ -230,19 +244,8 @@ __device__ __forceinline__ void warp_visit_packed(float3 q, const GridView& g, V
         const int from = __ffs(int(bits)) - 1;
         const int n = __shfl_sync(all, len, from), first = __shfl_sync(all, len0, from);
         const int o_a0 = __shfl_sync(all, a0, from), o_a1 = __shfl_sync(all, a1, from) - first;
-        for (int at = rank; at - rank < n; at += 32) {
-          float d2 = INFINITY;
-          int idx = -1;
-          const bool in = at < n;
-          if (in) {
-            const float4 p = __ldg(g.points + (at < first ? o_a0 + at : o_a1 + at));
-            d2 = cuda::dist2(q, make_float3(p.x, p.y, p.z));
-            idx = __float_as_int(p.w);
-          }
-          v.visit_all(d2, idx, in);
-          if constexpr (kStopsEarly<Visitor>)
-            if (v.done()) return;
-        }
+        for (int at = rank; at - rank < n; at += 32)
+          if (visit_round(at < n, at < first ? o_a0 + at : o_a1 + at)) return;
       }
       return;
     }
@@ -255,19 +258,8 @@ __device__ __forceinline__ void warp_visit_packed(float3 q, const GridView& g, V
     const int from = owner & 31;
     const int start = __shfl_sync(all, end - len, from), first = __shfl_sync(all, len0, from);
     const int o_a0 = __shfl_sync(all, a0, from), o_a1 = __shfl_sync(all, a1, from);
-    float d2 = INFINITY;
-    int idx = -1;
-    const bool in = t < total;
-    if (in) {
-      const int at = t - start;
-      const float4 p = __ldg(g.points + (at < first ? o_a0 + at : o_a1 + at - first));
-      d2 = cuda::dist2(q, make_float3(p.x, p.y, p.z));
-      idx = __float_as_int(p.w);
-    }
-    v.visit_all(d2, idx, in);
-    // A visitor that has all it wants (the same answer in every lane) leaves the rest unread.
-    if constexpr (kStopsEarly<Visitor>)
-      if (v.done()) return;
+    const int at = t - start;
+    if (visit_round(t < total, at < first ? o_a0 + at : o_a1 + at - first)) return;
   }
 }
 

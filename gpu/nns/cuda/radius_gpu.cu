@@ -77,6 +77,27 @@ __device__ __forceinline__ void warp_bitonic_step(unsigned long long* keys, unsi
   __syncwarp();
 }
 
+// Orders two keys of a lane: the smaller into `a` where `up`.
+__device__ __forceinline__ void order_keys(unsigned long long& a, unsigned long long& b, bool up) {
+  const unsigned long long x = a, y = b;
+  if ((x > y) == up) {
+    a = y;
+    b = x;
+  }
+}
+
+// A step between lanes `across` apart on each of a lane's E keys: key e keeps the smaller of its
+// pair where take_smaller(e), the larger elsewhere.
+template <int E, class TakeSmaller>
+__device__ __forceinline__ void exchange_across(unsigned long long (&key)[E], unsigned across,
+                                                TakeSmaller take_smaller) {
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    const unsigned long long other = __shfl_xor_sync(0xffffffffu, key[e], across);
+    key[e] = (other < key[e]) == take_smaller(e) ? other : key[e];
+  }
+}
+
 // One step (distance j) of a bitonic network on 32 E keys held by a warp, entry 32 e + lane in
 // key[e]: between entries of one lane (a distance of 32 or more) on registers, the others by
 // shuffles. up(e): whether this lane's entry e lies in an ascending part of the network.
@@ -87,21 +108,11 @@ __device__ __forceinline__ void warp_bitonic_step_registers(unsigned long long (
 #pragma unroll
     for (int e = 0; e < E; ++e) {
       const int f = e ^ (j / 32);
-      if (f < e) continue;  // e holds the pair's lower entry
-      const unsigned long long a = key[e], b = key[f];
-      if ((a > b) == up(e)) {
-        key[e] = b;
-        key[f] = a;
-      }
+      if (f > e) order_keys(key[e], key[f], up(e));  // e holds the pair's lower entry
     }
   } else {
     const bool lower = (lane & unsigned(j)) == 0;
-#pragma unroll
-    for (int e = 0; e < E; ++e) {
-      const unsigned long long other = __shfl_xor_sync(0xffffffffu, key[e], j);
-      const bool take_smaller = lower == up(e);
-      key[e] = (other < key[e]) == take_smaller ? other : key[e];
-    }
+    exchange_across(key, unsigned(j), [&](int e) { return lower == up(e); });
   }
 }
 
@@ -129,15 +140,6 @@ __device__ __forceinline__ void warp_bitonic_merge_registers(unsigned long long 
     warp_bitonic_step_registers<E>(key, lane, j, [up](int) { return up; });
 }
 
-// Orders two keys of a lane: the smaller into `a` where `up`.
-__device__ __forceinline__ void order_keys(unsigned long long& a, unsigned long long& b, bool up) {
-  const unsigned long long x = a, y = b;
-  if ((x > y) == up) {
-    a = y;
-    b = x;
-  }
-}
-
 // Sorts 32 E keys held by a warp ascending, entry E lane + e in key[e] (each lane's entries
 // side by side): the network's steps between entries less than E apart on a lane's registers,
 // the others by shuffles. Where warp_bitonic_sort_registers holds entry 32 e + lane and shuffles
@@ -157,11 +159,7 @@ __device__ __forceinline__ void warp_bitonic_sort_blocked(unsigned long long (&k
       if (j >= E) {
         const unsigned across = unsigned(j / E);
         const bool take_smaller = ((lane & across) == 0) == ((lane & unsigned(k / E)) == 0);
-#pragma unroll
-        for (int e = 0; e < E; ++e) {
-          const unsigned long long other = __shfl_xor_sync(0xffffffffu, key[e], across);
-          key[e] = (other < key[e]) == take_smaller ? other : key[e];
-        }
+        exchange_across(key, across, [take_smaller](int) { return take_smaller; });
       } else {
 #pragma unroll
         for (int e = 0; e < E; ++e)
