@@ -59,8 +59,8 @@ std::vector<Patch> decide_on_host(const std::vector<Deferred>& d, Descriptor des
       int bins[3];
       fm::spfh_bins(v(h.points[a]), v(h.normals[a]), v(h.points[b]), v(h.normals[b]), bins);
       for (int bin : bins)
-        patches.push_back(
-            {unsigned(row * 33 + std::size_t(bin)), fm::spfh_increment(h.row_size(e.row))});
+        patches.push_back({unsigned(row * kSpfhStride + std::size_t(bin)),
+                           fm::spfh_increment(h.row_size(e.row))});
     }
   }
   return patches;
@@ -99,7 +99,7 @@ template <int G, int Groups>
 void launch_pfh(Workspace& ws, int n, const Rows& rows, const DeferList& list) {
   const int blocks = (n + Groups - 1) / Groups;
   k_pfh<G, Groups, G == 64><<<blocks, G * Groups, 0, ws.stream.get()>>>(
-      ws.index.targets.get(), ws.normals.get(), n, rows, list, ws.out.get());
+      ws.index.targets.get(), ws.normals.get(), n, ws.point_order, rows, list, ws.out.get());
   CU_CHECK_LAUNCH("k_pfh");
 }
 
@@ -136,7 +136,7 @@ void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Hos
   for (std::size_t room = std::size_t(n) * 4;;) {
     const DeferList list = reset_deferred(ws, room);
     k_spfh<G, Groups><<<blocks, G * Groups, 0, s>>>(ws.index.targets.get(), ws.normals.get(), n,
-                                                    rows, list, ws.spfh.get());
+                                                    ws.point_order, rows, list, ws.spfh.get());
     CU_CHECK_LAUNCH("k_spfh");
     host.normals_ready();
     deferred = deferred_count(ws);
@@ -156,8 +156,8 @@ void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Hos
   if constexpr (G == 32) {
     // Ours: eight lanes a point (fpfh_weight.cuh says why).
     constexpr int kLanes = 8, kWarps = 4, kPoints = 32 * kWarps / kLanes;
-    k_fpfh_weight_narrow<kLanes, kWarps>
-        <<<(n + kPoints - 1) / kPoints, 32 * kWarps, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
+    k_fpfh_weight_narrow<kLanes, kWarps><<<(n + kPoints - 1) / kPoints, 32 * kWarps, 0, s>>>(
+        n, ws.point_order, rows, ws.spfh.get(), ws.out.get());
     CU_CHECK_LAUNCH("k_fpfh_weight_narrow");
   } else {
     k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
@@ -188,10 +188,15 @@ void search_rows(Workspace& ws, const Neighbourhood& nb, DeviceRows& r) {
     const std::size_t m = std::size_t(n) * std::size_t(k);
     r.index.reserve(std::max<std::size_t>(m, 1));
     r.d2.reserve(std::max<std::size_t>(m, 1));
-    nns::search_knn(ws.index, ws.index.targets.get(), n, k, INFINITY, r.index.get(), r.d2.get(), s);
+    nns::search_knn(ws.index, ws.index.targets.get(), n, k, INFINITY, r.index.get(), r.d2.get(), s,
+                    ws.point_order);
     r.view = Rows{nullptr, k, r.index.get(), r.d2.get()};
   } else {
     const float r2 = float(double(nb.radius) * double(nb.radius));
+    // The radius rows keep the points' own order: in the cell order KITTI's count and fill at
+    // 0.5 m were slower (184 -> 203 and 931 -> 981 us in ncu on the H200, the LiDAR frame's fill
+    // 2.53 -> 2.02 ms), where the k-NN and the kernels after the rows mostly gain
+    // (docs/benchmarks.md).
     nns::search_radius(ws.index, ws.index.targets.get(), n, r2, r.radius, r.host_offsets, s);
     r.view = Rows{r.radius.offsets.get(), 0, r.radius.index.get(), r.radius.d2.get()};
   }
@@ -239,8 +244,8 @@ void run_normals(Workspace& ws, const DeviceRows& rows, Point3f vp, bool pcl_com
     const auto go = [&](auto lanes) {
       constexpr int L = decltype(lanes)::value;
       k_normals<L><<<cuda::blocks_for(std::size_t(n), 32), 32 * L, 0, s>>>(
-          ws.index.targets.get(), n, rows.view, make_float3(vp.x, vp.y, vp.z), ws.normals.get(),
-          ws.curvature.get());
+          ws.index.targets.get(), n, ws.point_order, rows.view, make_float3(vp.x, vp.y, vp.z),
+          ws.normals.get(), ws.curvature.get());
     };
     switch (normal_lanes(rows.mean(n))) {
       case 1:
@@ -312,6 +317,7 @@ void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Po
   const FeatureGrid grid = feature_grid(nb, nullptr);
   ws.index.build(NnsMethod::Gpu, points.data(), n, s, grid.reach, grid.density);
   clock.mark("upload");
+  ws.point_order = ws.index.cell_order(s);
   if (n) search_rows(ws, nb, ws.normal_rows);
   clock.mark("neighbours");
   if (n) run_normals(ws, ws.normal_rows, vp, pcl_compatible, points);
@@ -337,6 +343,7 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   if (given && n) cuda::upload(ws.normals.get(), given->data(), n * sizeof(float3), s);
   clock.mark("upload");
+  ws.point_order = ws.index.cell_order(s);
   search_rows(ws, params.neighbourhood, ws.feature_rows);
   clock.mark("neighbours");
   if (!given) {
@@ -349,7 +356,7 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   std::optional<NormalsDown> normals_down;
   if (!given) normals_down.emplace(ws, n, out.normals, out.curvature);
   ws.out.reserve(n * std::size_t(bins));
-  ws.spfh.reserve(params.descriptor == Descriptor::Fpfh ? n * 33 : 1);
+  ws.spfh.reserve(params.descriptor == Descriptor::Fpfh ? n * kSpfhStride : 1);
   const Neighbourhood& nb = params.neighbourhood;
   const HostSide host{points, given ? *given : out.normals, nb.k > 0 ? std::min(nb.k, int(n)) : 0,
                       &ws.feature_rows.host_offsets, normals_down ? &*normals_down : nullptr};
@@ -372,6 +379,7 @@ void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector
   const int bins = descriptor_bins(descriptor);
   HostRows result(out.histograms, n * std::size_t(bins));
   ws.index.build(NnsMethod::GpuBruteForce, points.data(), n, s);  // upload only: no structure
+  ws.point_order = nullptr;  // no grid: the points as they come
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   ws.offsets.reserve(n + 1);
   DeviceRows& r = ws.feature_rows;
@@ -391,7 +399,7 @@ void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector
   }
   clock.mark("upload");
   ws.out.reserve(std::max<std::size_t>(n * std::size_t(bins), 1));
-  ws.spfh.reserve(descriptor == Descriptor::Fpfh ? std::max<std::size_t>(n * 33, 1) : 1);
+  ws.spfh.reserve(descriptor == Descriptor::Fpfh ? std::max<std::size_t>(n * kSpfhStride, 1) : 1);
   if (n) {
     const HostSide host{points, normals, 0, &nb.offsets};
     descriptors_down<64, 1>(ws, descriptor, int(n),

@@ -19,7 +19,7 @@ namespace cumulus::feat {
 // handing out a round's neighbours have every lane of the warp.
 template <int L, int Warps>
 __global__ void __launch_bounds__(32 * Warps)
-    k_fpfh_weight_narrow(int n, Rows rows, const float* spfh, float* out) {
+    k_fpfh_weight_narrow(int n, const int* order, Rows rows, const float* spfh, float* out) {
   static_assert(32 % L == 0 && L >= 4, "a point's lanes lie in one warp; three features need 3");
   constexpr int kSlots = (33 + L - 1) / L;  // bins a lane
   constexpr int kPoints = 32 * Warps / L;   // points a block
@@ -27,8 +27,9 @@ __global__ void __launch_bounds__(32 * Warps)
   __shared__ int s_ulp[kPoints][33];
   __shared__ double s_factor[kPoints][3];
   const int group = int(threadIdx.x) / L, lane = int(threadIdx.x) % L;
-  const int q = int(blockIdx.x) * kPoints + group;
-  const bool live = q < n;
+  const int slot = int(blockIdx.x) * kPoints + group;
+  const bool live = slot < n;
+  const int q = live && order ? order[slot] : slot;
   const unsigned b = live ? rows.begin(q) : 0u, e = live ? rows.end(q) : 0u;
   unsigned longest = e - b;  // the warp's, by shuffles (the PTX also targets sm_75)
   for (int d = 16; d > 0; d >>= 1)
@@ -59,7 +60,7 @@ __global__ void __launch_bounds__(32 * Warps)
       const int g = __shfl_sync(0xffffffffu, index, t, L);
       const float w = __shfl_sync(0xffffffffu, weight, t, L);
       if (g < 0) continue;  // past the row's end, or the point itself or a duplicate
-      const float* h = spfh + std::size_t(g) * 33 + lane;
+      const float* h = spfh + std::size_t(g) * kSpfhStride + lane;
 #pragma unroll
       for (int r = 0; r < kSlots; ++r) {
         if (lane + r * L >= 33) break;

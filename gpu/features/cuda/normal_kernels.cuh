@@ -77,14 +77,15 @@ __device__ inline void normal_from_sums(unsigned count, const double s[3], const
 // rare roundings; the normals are held to the exact PCA and to PCL by angle (test_features).
 template <int L>
 __global__ void __launch_bounds__(32 * L)
-    k_normals(const float3* pts, int n, Rows rows, float3 vp, float3* normals, float* curvature) {
+    k_normals(const float3* pts, int n, const int* order, Rows rows, float3 vp, float3* normals,
+              float* curvature) {
   static_assert(32 % L == 0, "a point's lanes lie in one warp");
   __shared__ double s_sums[32][9];
   __shared__ unsigned s_count[32];
   const int group = int(threadIdx.x) / L, slot = int(threadIdx.x) % L;
   const int first = int(blockIdx.x) * 32;
-  const int q = first + group;
-  if (q < n) {  // every lane of a group alike
+  if (first + group < n) {  // every lane of a group alike
+    const int q = order ? order[first + group] : first + group;
     const float3 p = pts[q];
     const unsigned b = rows.begin(q), e = rows.end(q);
     double t[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -116,8 +117,8 @@ __global__ void __launch_bounds__(32 * L)
     }
   }
   __syncthreads();
-  const int r = first + int(threadIdx.x);
-  if (threadIdx.x >= 32 || r >= n) return;
+  if (threadIdx.x >= 32 || first + int(threadIdx.x) >= n) return;
+  const int r = order ? order[first + int(threadIdx.x)] : first + int(threadIdx.x);
   const double* t = s_sums[threadIdx.x];
   const double s[3] = {t[0], t[1], t[2]}, ss[6] = {t[3], t[4], t[5], t[6], t[7], t[8]};
   float3 normal;

@@ -34,13 +34,14 @@ constexpr int kThreads = 128;
 // insertion. The lanes take the square roots of their entries; lane 0 adds them in ascending
 // order, as PCL does.
 template <int MaxK>
-__global__ void score_by_mean_distance(nns::GridSearch search, const float3* points, int n, int k,
-                                       float* score) {
+__global__ void score_by_mean_distance(nns::GridSearch search, const float3* points, int n,
+                                       const int* order, int k, float* score) {
   using Visitor = nns::WarpKnnVisitor<MaxK>;
   __shared__ unsigned long long stage[kThreads / 32][MaxK];  // each warp's merges, then its roots
-  const int q = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
+  const int slot = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
   const int lane = int(threadIdx.x & 31);
-  if (q >= n) return;  // the whole warp
+  if (slot >= n) return;      // the whole warp
+  const int q = order[slot];  // the index's cell order (nns::DeviceIndex::cell_order)
   const float3 p = points[q];
   const bool active = cuda::finite3(p);
   Visitor v(k, INFINITY, stage[threadIdx.x / 32]);
@@ -228,7 +229,7 @@ std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
   nns::with_max_k(k, [&](auto max_k) {
     score_by_mean_distance<std::max(32, decltype(max_k)::value)>
         <<<cuda::blocks_for(std::size_t(n) * 32, kThreads), kThreads, 0, s>>>(
-            search, ws.index.targets.get(), int(n), k, ws.score.get());
+            search, ws.index.targets.get(), int(n), ws.index.cell_order(s), k, ws.score.get());
     CU_CHECK_LAUNCH("score_by_mean_distance");
   });
   clock.mark("scores");

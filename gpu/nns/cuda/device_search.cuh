@@ -14,8 +14,10 @@ namespace cumulus::nns {
 inline constexpr int kSearchThreads = 128;
 
 // Rows of k (index, squared distance) per query, as knn_search returns them. Asynchronous.
+// `order`, where given, is a permutation of [0, nq) in which the warp-a-query kernels take the
+// queries (DeviceIndex::cell_order for the index's own points): the same rows.
 void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, float max_d2,
-                int* out_index, float* out_d2, cudaStream_t s);
+                int* out_index, float* out_d2, cudaStream_t s, const int* order = nullptr);
 
 // The CSR result of a radius search stays in `index`/`d2`, rows sorted as radius_search sorts.
 struct RadiusScratch {

@@ -167,6 +167,31 @@ void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan,
   CU_CHECK_LAUNCH("k_grid_scatter");
 }
 
+namespace {
+
+// Slot i of the cell order: the grid's i-th point for i < finite, then the non-finite points (in
+// any order: each point's result is its own).
+__global__ void k_cell_order(const float4* sorted, int finite, const float3* pts, int n, int* order,
+                             unsigned* tail) {
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= n) return;
+  if (i < finite) order[i] = __float_as_int(sorted[i].w);
+  if (!cuda::finite3(pts[i])) order[finite + int(atomicAdd(tail, 1u))] = i;
+}
+
+}  // namespace
+
+const int* DeviceIndex::cell_order(cudaStream_t s) {
+  if (method != NnsMethod::Gpu || n == 0) return nullptr;
+  order.reserve(n);
+  order_tail.reserve(1);
+  CU_CHECK(cudaMemsetAsync(order_tail.get(), 0, sizeof(unsigned), s));
+  k_cell_order<<<cuda::blocks_for(n, 256), 256, 0, s>>>(
+      grid.view.points, int(plan.finite), targets.get(), int(n), order.get(), order_tail.get());
+  CU_CHECK_LAUNCH("k_cell_order");
+  return order.get();
+}
+
 void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s,
                         float reach, const GridDensity& density) {
   method = m;
@@ -300,12 +325,13 @@ __global__ void k_knn_group(GridSearch search, const float3* queries, int nq, in
 
 // The grid's k nearest with a warp per query (WarpKnnVisitor), for the larger k.
 template <int MaxK>
-__global__ void k_knn_warp(GridSearch search, const float3* queries, int nq, int k, float max_d2,
-                           int* out_index, float* out_d2) {
+__global__ void k_knn_warp(GridSearch search, const float3* queries, int nq, const int* order,
+                           int k, float max_d2, int* out_index, float* out_d2) {
   __shared__ unsigned long long stage[kSearchThreads / 32][MaxK];  // each warp's merges
-  const int q = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+  const int slot = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   const int lane = int(threadIdx.x & 31);
-  if (q >= nq) return;  // the whole warp
+  if (slot >= nq) return;  // the whole warp
+  const int q = order ? order[slot] : slot;
   const float3 p = queries[q];
   const bool active = cuda::finite3(p);
   WarpKnnVisitor<MaxK> v(k, max_d2, stage[threadIdx.x / 32]);
@@ -330,7 +356,7 @@ constexpr int kNearestLanes = 16;
 }  // namespace
 
 void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, float max_d2,
-                int* out_index, float* out_d2, cudaStream_t s) {
+                int* out_index, float* out_d2, cudaStream_t s, const int* order) {
   if (nq == 0) return;
   index.with_search([&](auto search) {
     if (k == 1) {
@@ -357,7 +383,7 @@ void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, 
       with_max_k(k, [&](auto max_k) {
         k_knn_warp<std::max(32, decltype(max_k)::value)>
             <<<cuda::blocks_for(std::size_t(nq) * 32, kSearchThreads), kSearchThreads, 0, s>>>(
-                search, queries, nq, k, max_d2, out_index, out_d2);
+                search, queries, nq, order, k, max_d2, out_index, out_d2);
         CU_CHECK_LAUNCH("k_knn_warp");
       });
       return;
