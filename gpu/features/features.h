@@ -24,6 +24,9 @@ enum class Descriptor { Pfh, Fpfh };
 const char* descriptor_name(Descriptor d);
 std::optional<Descriptor> parse_descriptor(const std::string& name);
 int descriptor_bins(Descriptor d);  // 125 or 33
+// Floats from one point's SPFH to the next in the GPU's table (FPFH's first half): its 33 bins
+// and 7 never read (histogram_kernels.cuh says why).
+inline constexpr int kGpuSpfhStride = 40;
 
 // A point's neighbourhood, itself included, as PCL's Feature::setKSearch / setRadiusSearch:
 // the k nearest (k > 0) or every point closer than radius (strict), nearest first.

@@ -151,9 +151,8 @@ std::size_t normals_call_capacity(FeatureMethod method, const NormalParams& para
 std::size_t features_call_capacity(FeatureMethod method, const FeatureParams& params,
                                    bool normals_given, std::size_t points) {
   if (method == FeatureMethod::Cpu) return std::numeric_limits<std::size_t>::max();
-  // FPFH's SPFH table on the device: rows of 40 floats (histogram_kernels.cuh's kSpfhStride).
   const std::size_t hist = 4 * std::size_t(descriptor_bins(params.descriptor)) +
-                           (params.descriptor == Descriptor::Fpfh ? 4 * 40 : 0);
+                           (params.descriptor == Descriptor::Fpfh ? 4 * kGpuSpfhStride : 0);
   std::size_t per_point = 64 + row_bytes(params.neighbourhood.k) + 16 + hist;
   const bool own_normal_rows = params.normals.neighbourhood.k != params.neighbourhood.k ||
                                params.normals.neighbourhood.radius != params.neighbourhood.radius;

@@ -59,7 +59,7 @@ std::vector<Patch> decide_on_host(const std::vector<Deferred>& d, Descriptor des
       int bins[3];
       fm::spfh_bins(v(h.points[a]), v(h.normals[a]), v(h.points[b]), v(h.normals[b]), bins);
       for (int bin : bins)
-        patches.push_back({unsigned(row * kSpfhStride + std::size_t(bin)),
+        patches.push_back({unsigned(row * kGpuSpfhStride + std::size_t(bin)),
                            fm::spfh_increment(h.row_size(e.row))});
     }
   }
@@ -356,7 +356,7 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   std::optional<NormalsDown> normals_down;
   if (!given) normals_down.emplace(ws, n, out.normals, out.curvature);
   ws.out.reserve(n * std::size_t(bins));
-  ws.spfh.reserve(params.descriptor == Descriptor::Fpfh ? n * kSpfhStride : 1);
+  ws.spfh.reserve(params.descriptor == Descriptor::Fpfh ? n * kGpuSpfhStride : 1);
   const Neighbourhood& nb = params.neighbourhood;
   const HostSide host{points, given ? *given : out.normals, nb.k > 0 ? std::min(nb.k, int(n)) : 0,
                       &ws.feature_rows.host_offsets, normals_down ? &*normals_down : nullptr};
@@ -399,7 +399,8 @@ void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector
   }
   clock.mark("upload");
   ws.out.reserve(std::max<std::size_t>(n * std::size_t(bins), 1));
-  ws.spfh.reserve(descriptor == Descriptor::Fpfh ? std::max<std::size_t>(n * kSpfhStride, 1) : 1);
+  ws.spfh.reserve(descriptor == Descriptor::Fpfh ? std::max<std::size_t>(n * kGpuSpfhStride, 1)
+                                                 : 1);
   if (n) {
     const HostSide host{points, normals, 0, &nb.offsets};
     descriptors_down<64, 1>(ws, descriptor, int(n),

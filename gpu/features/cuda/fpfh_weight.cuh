@@ -7,6 +7,7 @@
 
 #include "features/cuda/histogram_kernels.cuh"
 #include "features/cuda/rows.cuh"
+#include "nns/cuda/cell_order.cuh"
 
 namespace cumulus::feat {
 
@@ -29,7 +30,7 @@ __global__ void __launch_bounds__(32 * Warps)
   const int group = int(threadIdx.x) / L, lane = int(threadIdx.x) % L;
   const int slot = int(blockIdx.x) * kPoints + group;
   const bool live = slot < n;
-  const int q = live && order ? order[slot] : slot;
+  const int q = nns::point_in_order(order, slot, live);
   const unsigned b = live ? rows.begin(q) : 0u, e = live ? rows.end(q) : 0u;
   unsigned longest = e - b;  // the warp's, by shuffles (the PTX also targets sm_75)
   for (int d = 16; d > 0; d >>= 1)
@@ -60,7 +61,7 @@ __global__ void __launch_bounds__(32 * Warps)
       const int g = __shfl_sync(0xffffffffu, index, t, L);
       const float w = __shfl_sync(0xffffffffu, weight, t, L);
       if (g < 0) continue;  // past the row's end, or the point itself or a duplicate
-      const float* h = spfh + std::size_t(g) * kSpfhStride + lane;
+      const float* h = spfh + std::size_t(g) * kGpuSpfhStride + lane;
 #pragma unroll
       for (int r = 0; r < kSlots; ++r) {
         if (lane + r * L >= 33) break;

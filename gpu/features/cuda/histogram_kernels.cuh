@@ -7,7 +7,9 @@
 #include <climits>
 
 #include "features/cuda/rows.cuh"
+#include "features/features.h"
 #include "features/pair_math.h"
+#include "nns/cuda/cell_order.cuh"
 
 namespace cumulus::feat {
 
@@ -104,7 +106,7 @@ __global__ void k_pfh(const float3* pts, const float3* nrm, int n, const int* or
   const int group = threadIdx.x / G, lane = threadIdx.x % G;
   const int slot = blockIdx.x * Groups + group;
   const bool live = slot < n;  // every thread stays for the warp-wide votes
-  const int q = live && order ? order[slot] : slot;
+  const int q = nns::point_in_order(order, slot, live);
   const unsigned b = live ? rows.begin(q) : 0u, e = live ? rows.end(q) : 0u;
   const int count = int(e - b);
   for (int h = lane; h < 125; h += G) {
@@ -148,13 +150,12 @@ __global__ void k_pfh(const float3* pts, const float3* nrm, int n, const int* or
     o[h] = kFloatAtomics ? s_hist[group][h] : fm::repeated_sum(incr, s_count[group][h]);
 }
 
-// Floats from one point's SPFH to the next in the device's table: its 33 bins and 7 never read.
-// The weighting gathers every neighbour's row, eight consecutive bins a load of a lane group;
-// rows 132 bytes apart made most of those loads straddle two 32-byte sectors (ncu's source
-// counters, KITTI at 0.5 m: 184 M sectors asked of L1 where 95 M hold the bins). At 160 bytes
-// each load is one sector: the kernel 739 -> 718 us there, 48 -> 42 us on the LiDAR frame at
-// k = 16 (H200; the second sector had mostly hit in L1, so L2's traffic stayed the same).
-constexpr int kSpfhStride = 40;
+// The SPFH table's rows lie kGpuSpfhStride (features.h) floats apart: the weighting gathers every
+// neighbour's row, eight consecutive bins a load of a lane group, and rows 132 bytes apart made
+// most of those loads straddle two 32-byte sectors (ncu's source counters, KITTI at 0.5 m: 184 M
+// sectors asked of L1 where 95 M hold the bins). At 160 bytes each load is one sector: the kernel
+// 739 -> 718 us there, 48 -> 42 us on the LiDAR frame at k = 16 (H200; the second sector had
+// mostly hit in L1, so L2's traffic did not fall).
 
 // FPFH, first half: each point's SPFH against its own neighbours (itself skipped by index),
 // 11 bins per feature, one group per point.
@@ -165,7 +166,7 @@ __global__ void k_spfh(const float3* pts, const float3* nrm, int n, const int* o
   const int group = threadIdx.x / G, lane = threadIdx.x % G;
   const int slot = blockIdx.x * Groups + group;
   const bool live = slot < n;
-  const int q = live && order ? order[slot] : slot;
+  const int q = nns::point_in_order(order, slot, live);
   const unsigned b = live ? rows.begin(q) : 0u, e = live ? rows.end(q) : 0u;
   const int count = int(e - b);
   for (int h = lane; h < 33; h += G)
@@ -195,7 +196,7 @@ __global__ void k_spfh(const float3* pts, const float3* nrm, int n, const int* o
   if (!live) return;
   const float incr = fm::spfh_increment(std::uint64_t(count));
   for (int h = lane; h < 33; h += G)
-    spfh[std::size_t(q) * kSpfhStride + h] = fm::repeated_sum(incr, s_count[group][h]);
+    spfh[std::size_t(q) * kGpuSpfhStride + h] = fm::repeated_sum(incr, s_count[group][h]);
 }
 
 // The exponent of a float's last place (-149 for denormals): every float of magnitude at least
@@ -221,7 +222,7 @@ __device__ inline double feature_scale(int f, const double* sums, const int* ulp
       const float d2 = rows.d2[j];
       if (d2 == 0.0f) continue;
       const float wgt = 1.0f / d2;
-      const float* h = spfh + std::size_t(rows.index[j]) * kSpfhStride + f * 11;
+      const float* h = spfh + std::size_t(rows.index[j]) * kGpuSpfhStride + f * 11;
       for (int t = 0; t < 11; ++t)
         total += double(h[t] * wgt);
     }
@@ -271,7 +272,7 @@ __global__ void k_fpfh_weight(int n, Rows rows, const float* spfh, float* out) {
       for (int r = 0; r < kBinsPerLane; ++r) {
         const int h = lane + r * G;
         if (h >= 33) break;
-        const float v = spfh[std::size_t(g) * kSpfhStride + h] * w;
+        const float v = spfh[std::size_t(g) * kGpuSpfhStride + h] * w;
         acc[r] += v;
         sum[r] += double(v);
         if (v != 0.0f) ulp[r] = min(ulp[r], ulp_exponent(v));

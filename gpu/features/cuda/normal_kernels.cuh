@@ -7,6 +7,7 @@
 #include "features/cuda/rows.cuh"
 #include "features/pair_math.h"
 #include "features/pcl_normal.h"
+#include "nns/cuda/cell_order.cuh"
 
 namespace cumulus::feat {
 
@@ -85,7 +86,7 @@ __global__ void __launch_bounds__(32 * L)
   const int group = int(threadIdx.x) / L, slot = int(threadIdx.x) % L;
   const int first = int(blockIdx.x) * 32;
   if (first + group < n) {  // every lane of a group alike
-    const int q = order ? order[first + group] : first + group;
+    const int q = nns::point_in_order(order, first + group);
     const float3 p = pts[q];
     const unsigned b = rows.begin(q), e = rows.end(q);
     double t[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -118,7 +119,7 @@ __global__ void __launch_bounds__(32 * L)
   }
   __syncthreads();
   if (threadIdx.x >= 32 || first + int(threadIdx.x) >= n) return;
-  const int r = order ? order[first + int(threadIdx.x)] : first + int(threadIdx.x);
+  const int r = nns::point_in_order(order, first + int(threadIdx.x));
   const double* t = s_sums[threadIdx.x];
   const double s[3] = {t[0], t[1], t[2]}, ss[6] = {t[3], t[4], t[5], t[6], t[7], t[8]};
   float3 normal;

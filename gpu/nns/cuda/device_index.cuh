@@ -6,6 +6,7 @@
 
 #include "core/cuda/buffer.cuh"
 #include "nns/cuda/brute_force.cuh"
+#include "nns/cuda/cell_order.cuh"
 #include "nns/cuda/grid.cuh"
 #include "nns/cuda/kdtree_search.cuh"
 #include "nns/cuda/visitors.cuh"

@@ -331,7 +331,7 @@ __global__ void k_knn_warp(GridSearch search, const float3* queries, int nq, con
   const int slot = int((blockIdx.x * blockDim.x + threadIdx.x) / 32);
   const int lane = int(threadIdx.x & 31);
   if (slot >= nq) return;  // the whole warp
-  const int q = order ? order[slot] : slot;
+  const int q = point_in_order(order, slot);
   const float3 p = queries[q];
   const bool active = cuda::finite3(p);
   WarpKnnVisitor<MaxK> v(k, max_d2, stage[threadIdx.x / 32]);

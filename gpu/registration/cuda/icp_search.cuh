@@ -54,7 +54,7 @@ __device__ __forceinline__ SearchSlot search_slot(int n, const int* order, const
     slot = t / Lanes + int(min(far, wide_slots));
     rank = t % Lanes;
   }
-  return {slot < n ? (order ? order[slot] : slot) : n, rank, wide};
+  return {slot < n ? nns::point_in_order(order, slot) : n, rank, wide};
 }
 
 // nearest_seeded for the point of `at`, with a warp or with Lanes lanes as search_slot decided.
