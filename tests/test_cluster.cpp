@@ -103,6 +103,15 @@ PointCloud load_case(const QString& name) {
     c.width = std::uint32_t(c.size());
     return c;
   }
+  if (name == "dense-cube-tiny" || name == "dense-cube-huge") {
+    // The dense cube at scales whose tolerances put `gpu`'s box bounds in double (run_fast's
+    // float_boxes): every other case has them in float.
+    PointCloud c = load_case("dense-cube");
+    const float scale = name == "dense-cube-tiny" ? 1e-14f : 1e13f;
+    for (auto& p : c.points)
+      p = {p.x * scale, p.y * scale, p.z * scale};
+    return c;
+  }
   if (name.startsWith("sample:"))
     return load_cloud((test::sampleDir() + "/" + name.mid(7)).toStdString());
   return load_cloud(test::sharedDataFile(name).toStdString());
@@ -311,6 +320,7 @@ class TestCluster : public QObject {
       double tol;
       int min, max;
       bool needs_data;
+      bool fast_only = false;  // `gpu`'s own code paths
     } cases[] = {
         {"kitti/000000.bin", 0.5, 1, 1 << 30, true},
         {"kitti/000000.bin", 0.3, 10, 5000, true},
@@ -323,11 +333,13 @@ class TestCluster : public QObject {
         {"blobs-with-nans", 0.7, 3, 400, false},
         {"far-points", 0.5, 1, 1 << 30, false},
         {"dense-cube", 0.5, 1, 1 << 30, false},
+        {"dense-cube-tiny", 0.5e-14, 1, 1 << 30, false, true},
+        {"dense-cube-huge", 0.5e13, 1, 1 << 30, false, true},
     };
     for (const auto& c : cases) {
       if (c.needs_data && test::sharedDataFile(c.input).isEmpty()) continue;
       for (auto m : all_methods<ClusterMethod>()) {
-        if (!is_gpu_method(m)) continue;
+        if (!is_gpu_method(m) || (c.fast_only && m != ClusterMethod::Gpu)) continue;
         const QString row = QString("%1 t=%2 [%3,%4] %5")
                                 .arg(c.input)
                                 .arg(c.tol)

@@ -96,23 +96,37 @@ __device__ __forceinline__ Box load_box(const CellBoxes& boxes, int slot) {
   return b;
 }
 
-// Squared gap between a point (or box) and a box, in double: a lower bound on every distance.
-__device__ __forceinline__ double gap2(const float lo_a[3], const float hi_a[3], const Box& b) {
-  double d2 = 0;
+// Box arithmetic's type: double, or float where the tolerance keeps every square in float's
+// normal range (run_fast's float_boxes). Either way a box bound is within 1e-6 relative of its
+// exact value, far inside the 1e-5 slack of skip2 and accept2. In float the bounds take half the
+// registers and no conversions: the joins' kernel had spilled with them in double.
+template <class Real>
+__device__ __forceinline__ Real larger(Real a, Real b) {
+  return a > b ? a : b;
+}
+template <class Real>
+__device__ __forceinline__ Real smaller(Real a, Real b) {
+  return a < b ? a : b;
+}
+
+// Squared gap between a point (or box) and a box: a lower bound on every distance.
+template <class Real>
+__device__ __forceinline__ Real gap2(const float lo_a[3], const float hi_a[3], const Box& b) {
+  Real d2 = 0;
   for (int k = 0; k < 3; ++k) {
-    const double g =
-        fmax(fmax(double(b.lo[k]) - double(hi_a[k]), double(lo_a[k]) - double(b.hi[k])), 0.0);
+    const Real g =
+        larger(larger(Real(b.lo[k]) - Real(hi_a[k]), Real(lo_a[k]) - Real(b.hi[k])), Real(0));
     d2 += g * g;
   }
   return d2;
 }
 
 // Squared diagonal of the box around two boxes: an upper bound on every distance between them.
-__device__ __forceinline__ double span2(const Box& a, const Box& b) {
-  double d2 = 0;
+template <class Real>
+__device__ __forceinline__ Real span2(const Box& a, const Box& b) {
+  Real d2 = 0;
   for (int k = 0; k < 3; ++k) {
-    const double g =
-        fmax(double(a.hi[k]), double(b.hi[k])) - fmin(double(a.lo[k]), double(b.lo[k]));
+    const Real g = larger(Real(a.hi[k]), Real(b.hi[k])) - smaller(Real(a.lo[k]), Real(b.lo[k]));
     d2 += g * g;
   }
   return d2;

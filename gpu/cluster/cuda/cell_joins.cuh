@@ -46,15 +46,16 @@ __device__ void unite(int a, int b, int* parent) {
 // [obegin, oend). The whole warp searches together, so that a dense pair with no neighbours costs
 // |A| |B| / 32 steps, not |A| |B|. All 32 lanes call it with the same ranges; the answer is the
 // same in every lane.
+template <class Real>
 __device__ __forceinline__ bool cells_touch(const float3* sorted_pts, int begin, int end,
                                             int obegin, int oend, const Box& theirs, float thr,
-                                            double skip2) {
+                                            Real skip2) {
   const int lane = int(threadIdx.x & 31);
   for (int abase = begin; abase < end; abase += 32) {
     const int ai = abase + lane;
     const float3 p = ai < end ? sorted_pts[ai] : make_float3(NAN, NAN, NAN);
     const float pa[3] = {p.x, p.y, p.z};
-    unsigned reach = __ballot_sync(0xffffffffu, ai < end && gap2(pa, pa, theirs) < skip2);
+    unsigned reach = __ballot_sync(0xffffffffu, ai < end && gap2<Real>(pa, pa, theirs) < skip2);
     while (reach) {
       const int r = __ffs(reach) - 1;
       reach &= reach - 1;
@@ -81,15 +82,16 @@ enum class Touch { Yes, No, Undecided };
 
 // One lane's bounded search of a cell pair: the first points of A within reach of B's box,
 // each against B's points in order.
+template <class Real>
 __device__ __forceinline__ Touch quick_touch(const float3* sorted_pts, int begin, int end,
                                              int obegin, int oend, const Box& theirs, float thr,
-                                             double skip2) {
+                                             Real skip2) {
   int steps = 0;
   for (int a = begin; a < end; ++a) {
     if (++steps > kQuickSteps) return Touch::Undecided;
     const float3 p = sorted_pts[a];
     const float pa[3] = {p.x, p.y, p.z};
-    if (gap2(pa, pa, theirs) >= skip2) continue;
+    if (gap2<Real>(pa, pa, theirs) >= skip2) continue;
     for (int b = obegin; b < oend; ++b) {
       if (++steps > kQuickSteps) return Touch::Undecided;
       if (dist2(p, sorted_pts[b]) < thr) return Touch::Yes;
@@ -123,12 +125,13 @@ struct WarpCell {
 // joined meanwhile. Past the list's capacity the warp searches the pair itself. skip2 and accept2
 // bracket the squared tolerance with slack, so the float test decides every pair that rounding
 // could tip either way.
+template <class Real>
 __device__ __forceinline__ void join_cell(int cell, const unsigned long long* keys,
                                           const int* cell_list, int* fast_counters,
                                           const int* cell_start, const int* cell_count,
                                           unsigned mask, const CellBoxes& boxes,
-                                          const float3* sorted_pts, float thr, double skip2,
-                                          double accept2, int* parent, OpenPair* open,
+                                          const float3* sorted_pts, float thr, Real skip2,
+                                          Real accept2, int* parent, OpenPair* open,
                                           int open_capacity, WarpCell& w) {
   const int lane = int(threadIdx.x & 31);
   const int slot = cell_list[cell];
@@ -159,8 +162,8 @@ __device__ __forceinline__ void join_cell(int cell, const unsigned long long* ke
       const Box theirs = load_box(boxes, other);
       const int obegin = cell_start[other], oend = obegin + cell_count[other];
       onode = obegin;
-      if (gap2(mine.lo, mine.hi, theirs) < skip2) {
-        const Touch t = span2(mine, theirs) < accept2
+      if (gap2<Real>(mine.lo, mine.hi, theirs) < skip2) {
+        const Touch t = span2<Real>(mine, theirs) < accept2
                             ? Touch::Yes
                             : quick_touch(sorted_pts, begin, end, obegin, oend, theirs, thr, skip2);
         if (t == Touch::Yes) unite(node, onode, parent);
@@ -196,10 +199,11 @@ __device__ __forceinline__ void join_cell(int cell, const unsigned long long* ke
 // The warps that fill the device once take the cells in strides: with a warp for every point
 // (cells <= points) five in six would only read the cell count and leave.
 constexpr int kJoinThreads = 256;
+template <class Real>
 __global__ void __launch_bounds__(kJoinThreads)
     k_join_cells(const unsigned long long* keys, const int* cell_list, int* fast_counters,
                  const int* cell_start, const int* cell_count, unsigned mask, CellBoxes boxes,
-                 const float3* sorted_pts, float thr, double skip2, double accept2, int* parent,
+                 const float3* sorted_pts, float thr, Real skip2, Real accept2, int* parent,
                  OpenPair* open, int open_capacity, unsigned long long* stamp) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
@@ -214,11 +218,11 @@ __global__ void __launch_bounds__(kJoinThreads)
 
 // The cell pairs k_join_cells left open, a thread each: a pair whose cells are joined by now
 // needs nothing; the warp searches the others together, one at a time.
+template <class Real>
 __global__ void k_settle_open_pairs(const OpenPair* open, int open_capacity,
                                     const int* fast_counters, const int* cell_start,
                                     const int* cell_count, CellBoxes boxes,
-                                    const float3* sorted_pts, float thr, double skip2,
-                                    int* parent) {
+                                    const float3* sorted_pts, float thr, Real skip2, int* parent) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int total = int(min(unsigned(fast_counters[kOpenPairs]), unsigned(open_capacity)));
