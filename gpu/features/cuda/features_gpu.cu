@@ -317,7 +317,7 @@ void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Po
   const FeatureGrid grid = feature_grid(nb, nullptr);
   ws.index.build(NnsMethod::Gpu, points.data(), n, s, grid.reach, grid.density);
   clock.mark("upload");
-  ws.point_order = ws.index.cell_order(s);
+  ws.point_order = ws.index.cell_order();
   if (n) search_rows(ws, nb, ws.normal_rows);
   clock.mark("neighbours");
   if (n) run_normals(ws, ws.normal_rows, vp, pcl_compatible, points);
@@ -343,7 +343,7 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   if (given && n) cuda::upload(ws.normals.get(), given->data(), n * sizeof(float3), s);
   clock.mark("upload");
-  ws.point_order = ws.index.cell_order(s);
+  ws.point_order = ws.index.cell_order();
   search_rows(ws, params.neighbourhood, ws.feature_rows);
   clock.mark("neighbours");
   if (!given) {

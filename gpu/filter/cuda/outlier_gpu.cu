@@ -229,7 +229,7 @@ std::vector<std::int32_t> statistical_outliers_gpu(const PointCloud& cloud,
   nns::with_max_k(k, [&](auto max_k) {
     score_by_mean_distance<std::max(32, decltype(max_k)::value)>
         <<<cuda::blocks_for(std::size_t(n) * 32, kThreads), kThreads, 0, s>>>(
-            search, ws.index.targets.get(), int(n), ws.index.cell_order(s), k, ws.score.get());
+            search, ws.index.targets.get(), int(n), ws.index.cell_order(), k, ws.score.get());
     CU_CHECK_LAUNCH("score_by_mean_distance");
   });
   clock.mark("scores");

@@ -84,8 +84,7 @@ struct DeviceIndex {
   int fine_shells = 0;  // see GridSearch
   cuda::DeviceBuffer<unsigned> bounds;  // the targets' bounds, found on the device
   cuda::PinnedBuffer<unsigned> bounds_host;
-  cuda::DeviceBuffer<int> order;  // cell_order's
-  cuda::DeviceBuffer<unsigned> order_tail;
+  cuda::DeviceBuffer<int> order;  // cell_order's, listed by the grid's build
 
   // Uploads the targets and builds the method's structure (the kd-tree on the host, as the
   // paper does; the grid on the device). Asynchronous on s except for the kd-tree upload and,
@@ -99,8 +98,8 @@ struct DeviceIndex {
   // The targets in the grid's cell order, the non-finite ones last: a permutation of [0, n) in
   // which kernels that take one target (or query among the targets) at a time can take them, so
   // that the points an SM works on at once lie side by side and their neighbours stay in its L1
-  // cache. Null where the method has no grid. Asynchronous on s.
-  const int* cell_order(cudaStream_t s);
+  // cache. Null where the method has no grid. Listed on build's stream as the grid is filled.
+  const int* cell_order() const { return method == NnsMethod::Gpu && n ? order.get() : nullptr; }
 
   // Whether the method searches the grid (with_search passes grid_search()).
   bool searches_grid() const {

@@ -421,8 +421,9 @@ Bounds device_bounds(const float3* d_points, std::size_t n, cuda::DeviceBuffer<u
                      cuda::PinnedBuffer<unsigned>& host, cudaStream_t s);
 
 // Fills the grid planned for the n targets (nns/grid_plan.h) on stream s from their device
-// copy. Non-finite targets are left out.
+// copy. Non-finite targets are left out of the grid; `order`, where given (n entries), gets the
+// targets in the grid's cell order, the non-finite ones last (DeviceIndex::cell_order).
 void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,
-                cudaStream_t s);
+                cudaStream_t s, int* order = nullptr);
 
 }  // namespace cumulus::nns

@@ -40,14 +40,23 @@ __global__ void k_grid_count(const float3* pts, int n, GridView g, int* cell_of,
   atomicAdd(&count[c], 1);
 }
 
+// With `order`, also lists the points in the cell order (DeviceIndex::cell_order): a finite point
+// at its sorted place, a non-finite one after the `finite` others, counted by the cursor's spare
+// entry `tail` (zeroed with the counts and never counted into). A kernel of its own with a memset
+// for its tail had cost the bunny's short k-NN searches 12-16 us of their stage.
 __global__ void k_grid_scatter(const float3* pts, int n, const int* cell_of, int* cursor,
-                               float4* sorted) {
+                               float4* sorted, int* order, int finite, int* tail) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const int c = cell_of[i];
-  if (c < 0) return;
+  if (c < 0) {
+    if (order) order[finite + atomicAdd(tail, 1)] = i;
+    return;
+  }
   const float3 p = pts[i];
-  sorted[atomicAdd(&cursor[c], 1)] = make_float4(p.x, p.y, p.z, __int_as_float(i));
+  const int at = atomicAdd(&cursor[c], 1);
+  sorted[at] = make_float4(p.x, p.y, p.z, __int_as_float(i));
+  if (order) order[at] = i;
 }
 
 // Order-preserving unsigned keys of floats, so the bounds reduce with integer atomics.
@@ -131,7 +140,7 @@ Bounds device_bounds(const float3* d_points, std::size_t n, cuda::DeviceBuffer<u
 }
 
 void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan, std::size_t n,
-                cudaStream_t s) {
+                cudaStream_t s, int* order) {
   const std::size_t cells = plan.cells();
   GridView& v = grid.view;
   v.lo = make_float3(plan.lo[0], plan.lo[1], plan.lo[2]);
@@ -163,33 +172,9 @@ void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan,
   CU_CHECK(cudaMemcpyAsync(grid.cursor.get(), grid.start.get(), cells * sizeof(int),
                            cudaMemcpyDeviceToDevice, s));
   k_grid_scatter<<<cuda::blocks_for(n, T), T, 0, s>>>(d_targets, int(n), grid.cell_of.get(),
-                                                      grid.cursor.get(), grid.points.get());
+                                                      grid.cursor.get(), grid.points.get(), order,
+                                                      int(plan.finite), grid.cursor.get() + cells);
   CU_CHECK_LAUNCH("k_grid_scatter");
-}
-
-namespace {
-
-// Slot i of the cell order: the grid's i-th point for i < finite, then the non-finite points (in
-// any order: each point's result is its own).
-__global__ void k_cell_order(const float4* sorted, int finite, const float3* pts, int n, int* order,
-                             unsigned* tail) {
-  const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
-  if (i >= n) return;
-  if (i < finite) order[i] = __float_as_int(sorted[i].w);
-  if (!cuda::finite3(pts[i])) order[finite + int(atomicAdd(tail, 1u))] = i;
-}
-
-}  // namespace
-
-const int* DeviceIndex::cell_order(cudaStream_t s) {
-  if (method != NnsMethod::Gpu || n == 0) return nullptr;
-  order.reserve(n);
-  order_tail.reserve(1);
-  CU_CHECK(cudaMemsetAsync(order_tail.get(), 0, sizeof(unsigned), s));
-  k_cell_order<<<cuda::blocks_for(n, 256), 256, 0, s>>>(
-      grid.view.points, int(plan.finite), targets.get(), int(n), order.get(), order_tail.get());
-  CU_CHECK_LAUNCH("k_cell_order");
-  return order.get();
 }
 
 void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s,
@@ -223,7 +208,8 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
   } else if (m == NnsMethod::Gpu) {
     plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
                      density.points_per_cell, reach, density.within_reach);
-    build_grid(grid, targets.get(), plan, count, s);
+    order.reserve(std::max<std::size_t>(count, 1));
+    build_grid(grid, targets.get(), plan, count, s, order.get());
     // The finer grid serves bounded searches (a reach), and unbounded ones only where the
     // density gives them shells on it (plan_fine_grid declines where it would not pay).
     if (reach > 0 || density.fine_shells > 0)
