@@ -575,7 +575,7 @@ class TestNns : public QObject {
   void gpu_radius_rows_of_every_length() {
     CUMULUS_REQUIRE_GPU();
     QFETCH(int, longest);
-    // Past 512 keys a row is sorted in blocks of 512 (radius_gpu.cu's sort_long_row): rows that
+    // Past 512 keys a row is sorted in blocks of 256 (radius_gpu.cu's sort_long_row): rows that
     // fill part of their last block, and blocks wholly of padding (1,025 in a network of 2,048).
     std::vector<int> sizes = {63,   64,   65,   127,  128,  129,  255, 256,  257,
                               511,  512,  513,  700,  767,  768,  769, 1023, 1024,

@@ -130,16 +130,6 @@ __device__ __forceinline__ void warp_bitonic_sort_registers(unsigned long long (
           key, lane, j, [&](int e) { return ((unsigned(e) * 32u + lane) & unsigned(k)) == 0; });
 }
 
-// The bitonic network's last steps (distances 16 E down to 1) on 32 E keys held as above,
-// ascending or not: a block of a longer network, whose steps up to here have made it bitonic.
-template <int E>
-__device__ __forceinline__ void warp_bitonic_merge_registers(unsigned long long (&key)[E],
-                                                             unsigned lane, bool up) {
-#pragma unroll
-  for (int j = 16 * E; j > 0; j >>= 1)
-    warp_bitonic_step_registers<E>(key, lane, j, [up](int) { return up; });
-}
-
 // Sorts 32 E keys held by a warp ascending, entry E lane + e in key[e] (each lane's entries
 // side by side): the network's steps between entries less than E apart on a lane's registers,
 // the others by shuffles. Where warp_bitonic_sort_registers holds entry 32 e + lane and shuffles
@@ -223,64 +213,102 @@ __device__ __forceinline__ void sort_short_row(const unsigned long long* row, un
   }
 }
 
-// 32 E keys of a warp's shared memory sorted in registers and stored back, descending if `down`.
+// The bitonic network's last steps (distances 16 E down to 1) on 32 E keys held by a warp in the
+// blocked layout (entry E lane + e in key[e]), ascending or not: a block of a longer network,
+// whose steps up to here have made it bitonic.
 template <int E>
-__device__ __forceinline__ void sort_block_of_row(unsigned long long* block, unsigned lane,
-                                                  bool down) {
-  unsigned long long key[E];
+__device__ __forceinline__ void warp_bitonic_merge_blocked(unsigned long long (&key)[E],
+                                                           unsigned lane, bool up) {
 #pragma unroll
-  for (unsigned e = 0; e < E; ++e)
-    key[e] = block[e * 32 + lane];
-  warp_bitonic_sort_registers<E>(key, lane);
-  __syncwarp();  // a descending block goes to places other lanes read
+  for (int j = 16 * E; j > 0; j >>= 1) {
+    if (j >= E) {
+      const unsigned across = unsigned(j / E);
+      const bool take_smaller = ((lane & across) == 0) == up;
+      exchange_across(key, across, [take_smaller](int) { return take_smaller; });
+    } else {
 #pragma unroll
-  for (unsigned e = 0; e < E; ++e) {
-    const unsigned i = e * 32 + lane;
-    block[down ? 32 * E - 1 - i : i] = key[e];
+      for (int e = 0; e < E; ++e)
+        if ((e & j) == 0) order_keys(key[e], key[e | j], up);
+    }
   }
+}
+
+// A block of 32 E keys of a longer row, entry i of the block at blocked_place(i) in the warp's
+// shared memory, to or from the blocked layout in registers. The places turn only an entry's
+// low four bits, so two entries 32 E or more apart keep their distance: the network's steps
+// between blocks run on the places as they would on the entries.
+template <int E>
+__device__ __forceinline__ void load_block(const unsigned long long* block, unsigned lane,
+                                           unsigned long long (&key)[E]) {
+#pragma unroll
+  for (unsigned e = 0; e < unsigned(E); ++e)
+    key[e] = block[blocked_place(unsigned(E) * lane + e)];
+}
+template <int E>
+__device__ __forceinline__ void store_block(unsigned long long* block, unsigned lane,
+                                            const unsigned long long (&key)[E]) {
+#pragma unroll
+  for (unsigned e = 0; e < unsigned(E); ++e)
+    block[blocked_place(unsigned(E) * lane + e)] = key[e];
 }
 
 // A row of 512 < m <= 2048 keys in the warp's shared memory (room for m rounded up to a power of
 // two), sorted by the bitonic network of that size and written out as indices and distances.
 // The network's steps between keys less than 32 E apart run on blocks of 32 E keys held in
-// registers: its first stages as a sort of each block (alternately ascending and descending),
-// and the last steps of each later stage as a merge of each block. Only the steps between keys
-// 32 E or more apart read and write the row in shared memory, a pass each: three for a row of up
-// to 1,024 keys with E = 8, where the whole network in shared memory made 55 passes (KITTI at
-// 0.5 m, 4 % of its rows over 512 keys: the kernel 1,274 -> 1,206 us, L1 75 -> 61 % busy; ncu,
-// H200).
+// registers (blocked layout: 15 of a block sort's 36 steps and 5 of a merge's 8 shuffled, where
+// the striped layout shuffled 30 of the sort's): its first stages as a sort of each block
+// (alternately ascending and descending), and the last steps of each later stage as a merge of
+// each block. Only the steps between keys 32 E or more apart read and write the row in shared
+// memory, a pass each: three for a row of up to 1,024 keys with E = 8, where the whole network
+// in shared memory made 55 passes (KITTI at 0.5 m, 4 % of its rows over 512 keys: the kernel
+// 1,274 -> 1,206 us, L1 75 -> 61 % busy; ncu, H200).
 template <int E>
 __device__ __forceinline__ void sort_long_row(unsigned long long* row, unsigned m, unsigned lane,
                                               int* index, float* d2) {
   constexpr unsigned kBlock = 32 * E;
+  constexpr unsigned kTurnShift = std::countr_zero(16u / unsigned(E));
   const unsigned n = 1u << (32 - __clz(int(m - 1)));  // m rounded up to a power of two
   for (unsigned i = m + lane; i < n; i += 32)
     row[i] = ~0ull;  // after every key
   __syncwarp();
   unsigned long long key[E];
-  const auto load = [&](unsigned base) {
+  for (unsigned base = 0; base < m; base += kBlock) {  // blocks of padding alone are sorted
+    // A block's keys in any order (its first stages sort them whatever it is), turned as in
+    // sort_row_blocked to spread the reads over the banks.
 #pragma unroll
-    for (unsigned e = 0; e < E; ++e)
-      key[e] = row[base + e * 32 + lane];
-  };
-  for (unsigned base = 0; base < m; base += kBlock)  // blocks of padding alone are sorted
-    sort_block_of_row<E>(row + base, lane, (base & kBlock) != 0);
+    for (unsigned e = 0; e < unsigned(E); ++e)
+      key[e] = row[base + unsigned(E) * lane + ((e + (lane >> kTurnShift)) & unsigned(E - 1))];
+    warp_bitonic_sort_blocked<E>(key, lane);
+    if (base & kBlock) {  // descending: entry i of the block takes the place of entry 32 E - 1 - i
+#pragma unroll
+      for (unsigned e = 0; e < unsigned(E) / 2; ++e) {
+        const unsigned long long t = key[e];
+        key[e] = key[E - 1 - e];
+        key[E - 1 - e] = t;
+      }
+    }
+    __syncwarp();  // every lane has read the block before any place is overwritten
+    store_block<E>(row + base, (base & kBlock) ? 31 - lane : lane, key);
+  }
   __syncwarp();
   for (unsigned k = 2 * kBlock; k <= n; k <<= 1) {
     for (unsigned j = k >> 1; j >= kBlock; j >>= 1)
       warp_bitonic_step(row, n, k, j, lane);
     const bool last = k == n;
     for (unsigned base = 0; base < (last ? m : n); base += kBlock) {  // the last writes m keys
-      load(base);
-      warp_bitonic_merge_registers<E>(key, lane, (base & k) == 0);
+      load_block<E>(row + base, lane, key);
+      warp_bitonic_merge_blocked<E>(key, lane, (base & k) == 0);
+      store_block<E>(row + base, lane, key);  // the places each lane read
+      if (last) {
+        __syncwarp();  // read back striped, from places other lanes wrote
 #pragma unroll
-      for (unsigned e = 0; e < E; ++e) {
-        const unsigned i = base + e * 32 + lane;
-        if (!last) {
-          row[i] = key[e];
-        } else if (i < m) {
-          index[i] = key_index(key[e]);
-          d2[i] = key_distance(key[e]);
+        for (unsigned e = 0; e < unsigned(E); ++e) {
+          const unsigned i = base + e * 32 + lane;
+          if (i < m) {
+            const unsigned long long k = row[base + blocked_place(e * 32 + lane)];
+            index[i] = key_index(k);
+            d2[i] = key_distance(k);
+          }
         }
       }
     }
