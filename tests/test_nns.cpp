@@ -565,11 +565,12 @@ class TestNns : public QObject {
     }
   }
 
-  // The grid sorts rows of up to 512 in registers, up to 2,048 in shared memory, longer ones by the
-  // segmented sort (as brute force does every row): lengths about each switch, duplicates, NaNs.
+  // The grid sorts rows of up to 512 in registers, up to 2,048 in a warp's shared memory, up to
+  // 8,192 in a block's, longer ones by the segmented sort (as brute force does every row): lengths
+  // about each switch, duplicates, NaNs.
   void gpu_radius_rows_of_every_length_data() {
     test::add_columns<int>({"longest"});
-    for (int longest : {3000, 2048, 129, 31})
+    for (int longest : {8193, 4097, 3000, 2048, 129, 31})
       QTest::newRow(qPrintable(QString("up to %1").arg(longest))) << longest;
   }
   void gpu_radius_rows_of_every_length() {
@@ -577,9 +578,9 @@ class TestNns : public QObject {
     QFETCH(int, longest);
     // Past 512 keys a row is sorted in blocks of 256 (radius_gpu.cu's sort_long_row): rows that
     // fill part of their last block, and blocks wholly of padding (1,025 in a network of 2,048).
-    std::vector<int> sizes = {63,   64,   65,   127,  128,  129,  255, 256,  257,
-                              511,  512,  513,  700,  767,  768,  769, 1023, 1024,
-                              1025, 1500, 1537, 2047, 2048, 2049, 3000};
+    std::vector<int> sizes = {63,   64,   65,   127,  128,  129,  255,  256,  257,
+                              511,  512,  513,  700,  767,  768,  769,  1023, 1024,
+                              1025, 1500, 1537, 2047, 2048, 2049, 3000, 4097, 8193};
     for (int s = 1; s <= 40; ++s)
       sizes.push_back(s);
     Random rng(31);

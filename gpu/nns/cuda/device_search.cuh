@@ -23,8 +23,9 @@ void search_knn(const DeviceIndex& index, const float3* queries, int nq, int k, 
 struct RadiusScratch {
   cuda::DeviceBuffer<unsigned> counts, offsets;
   cuda::PinnedBuffer<unsigned> offsets_host;  // where the offsets land, for the caller's vector
-  cuda::DeviceBuffer<unsigned> most;          // the longest row (the grid's search)
+  cuda::DeviceBuffer<unsigned> most;          // the longest row and the long rows' count (grid)
   cuda::PinnedBuffer<unsigned> most_host;
+  cuda::DeviceBuffer<unsigned> long_rows;  // the rows too long for a warp's shared memory
   cuda::DeviceBuffer<unsigned long long> keys, sorted_keys;
   cuda::DeviceBuffer<unsigned char> temp;
   cuda::DeviceBuffer<int> index;

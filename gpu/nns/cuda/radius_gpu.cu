@@ -1,6 +1,7 @@
 // The GPU radius search over device-resident queries (nns/cuda/device_search.cuh): the grid's
-// rows counted, filled and sorted by a warp a query; the kd-tree's and brute force's a thread a
-// query, sorted by CUB's segmented sort.
+// rows counted, filled and sorted by a warp a query (rows too long for a warp's shared memory by
+// a block, the longest of all by CUB's segmented sort); the kd-tree's and brute force's a thread
+// a query, sorted by CUB's segmented sort.
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <cub/device/device_scan.cuh>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "core/cuda/occupancy.cuh"
 #include "nns/cuda/device_index.cuh"
 #include "nns/cuda/device_search.cuh"
 #include "nns/cuda/visitors.cuh"
@@ -61,12 +63,28 @@ __global__ void k_radius_count_warp(GridSearch search, const float3* queries, in
   if (v.count > *static_cast<volatile unsigned*>(most)) atomicMax(most, v.count);
 }
 
-// One step (distance j) of the bitonic network of stage k over `n` keys (a power of two) of a
-// warp's shared memory, its n / 2 compare-exchanges shared by the lanes: ascending where the
-// pair's lower place has bit k clear.
-__device__ __forceinline__ void warp_bitonic_step(unsigned long long* keys, unsigned n, unsigned k,
-                                                  unsigned j, unsigned lane) {
-  for (unsigned t = lane; t < n / 2; t += 32) {
+// The threads that sort one row in shared memory together: a warp (k_radius_fill_sorted's rows,
+// up to kRadiusRowMax keys) or a whole block (k_sort_long_rows' longer ones).
+struct WarpTeam {
+  __device__ unsigned warp() const { return 0; }
+  __device__ unsigned warps() const { return 1; }
+  __device__ unsigned thread() const { return threadIdx.x & 31u; }
+  __device__ void sync() const { __syncwarp(); }
+};
+struct BlockTeam {
+  __device__ unsigned warp() const { return threadIdx.x / 32; }
+  __device__ unsigned warps() const { return blockDim.x / 32; }
+  __device__ unsigned thread() const { return threadIdx.x; }
+  __device__ void sync() const { __syncthreads(); }
+};
+
+// One step (distance j) of the bitonic network of stage k over `n` keys (a power of two) of the
+// team's shared memory, its n / 2 compare-exchanges shared by the team's threads: ascending where
+// the pair's lower place has bit k clear.
+template <class Team>
+__device__ __forceinline__ void team_bitonic_step(Team team, unsigned long long* keys, unsigned n,
+                                                  unsigned k, unsigned j) {
+  for (unsigned t = team.thread(); t < n / 2; t += 32 * team.warps()) {
     const unsigned i = 2 * t - (t & (j - 1)), l = i + j;  // i has bit j clear
     const unsigned long long a = keys[i], b = keys[l];
     if ((a > b) == ((i & k) == 0)) {
@@ -74,7 +92,7 @@ __device__ __forceinline__ void warp_bitonic_step(unsigned long long* keys, unsi
       keys[l] = a;
     }
   }
-  __syncwarp();
+  team.sync();
 }
 
 // Orders two keys of a lane: the smaller into `a` where `up`.
@@ -252,27 +270,29 @@ __device__ __forceinline__ void store_block(unsigned long long* block, unsigned 
     block[blocked_place(unsigned(E) * lane + e)] = key[e];
 }
 
-// A row of 512 < m <= 2048 keys in the warp's shared memory (room for m rounded up to a power of
-// two), sorted by the bitonic network of that size and written out as indices and distances.
-// The network's steps between keys less than 32 E apart run on blocks of 32 E keys held in
-// registers (blocked layout: 15 of a block sort's 36 steps and 5 of a merge's 8 shuffled, where
-// the striped layout shuffled 30 of the sort's): its first stages as a sort of each block
-// (alternately ascending and descending), and the last steps of each later stage as a merge of
-// each block. Only the steps between keys 32 E or more apart read and write the row in shared
-// memory, a pass each: three for a row of up to 1,024 keys with E = 8, where the whole network
-// in shared memory made 55 passes (KITTI at 0.5 m, 4 % of its rows over 512 keys: the kernel
-// 1,274 -> 1,206 us, L1 75 -> 61 % busy; ncu, H200).
-template <int E>
-__device__ __forceinline__ void sort_long_row(unsigned long long* row, unsigned m, unsigned lane,
+// A row of m > 512 keys in the team's shared memory (room for m rounded up to a power of two),
+// sorted by the bitonic network of that size and written out as indices and distances. The
+// network's steps between keys less than 32 E apart run on blocks of 32 E keys, each held in
+// registers by one of the team's warps (blocked layout: 15 of a block sort's 36 steps and 5 of a
+// merge's 8 shuffled, where the striped layout shuffled 30 of the sort's): its first stages as a
+// sort of each block (alternately ascending and descending), and the last steps of each later
+// stage as a merge of each block. Only the steps between keys 32 E or more apart read and write
+// the row in shared memory, a pass each: three for a row of up to 1,024 keys with E = 8, where
+// the whole network in shared memory made 55 passes (KITTI at 0.5 m, 4 % of its rows over 512
+// keys: the kernel 1,274 -> 1,206 us, L1 75 -> 61 % busy; ncu, H200).
+template <int E, class Team>
+__device__ __forceinline__ void sort_long_row(Team team, unsigned long long* row, unsigned m,
                                               int* index, float* d2) {
   constexpr unsigned kBlock = 32 * E;
   constexpr unsigned kTurnShift = std::countr_zero(16u / unsigned(E));
+  const unsigned lane = threadIdx.x & 31u;
+  const unsigned first = team.warp() * kBlock, stride = team.warps() * kBlock;
   const unsigned n = 1u << (32 - __clz(int(m - 1)));  // m rounded up to a power of two
-  for (unsigned i = m + lane; i < n; i += 32)
+  for (unsigned i = m + team.thread(); i < n; i += 32 * team.warps())
     row[i] = ~0ull;  // after every key
-  __syncwarp();
+  team.sync();
   unsigned long long key[E];
-  for (unsigned base = 0; base < m; base += kBlock) {  // blocks of padding alone are sorted
+  for (unsigned base = first; base < m; base += stride) {  // blocks of padding alone are sorted
     // A block's keys in any order (its first stages sort them whatever it is), turned as in
     // sort_row_blocked to spread the reads over the banks.
 #pragma unroll
@@ -290,12 +310,12 @@ __device__ __forceinline__ void sort_long_row(unsigned long long* row, unsigned 
     __syncwarp();  // every lane has read the block before any place is overwritten
     store_block<E>(row + base, (base & kBlock) ? 31 - lane : lane, key);
   }
-  __syncwarp();
+  team.sync();
   for (unsigned k = 2 * kBlock; k <= n; k <<= 1) {
     for (unsigned j = k >> 1; j >= kBlock; j >>= 1)
-      warp_bitonic_step(row, n, k, j, lane);
+      team_bitonic_step(team, row, n, k, j);
     const bool last = k == n;
-    for (unsigned base = 0; base < (last ? m : n); base += kBlock) {  // the last writes m keys
+    for (unsigned base = first; base < (last ? m : n); base += stride) {  // the last writes m keys
       load_block<E>(row + base, lane, key);
       warp_bitonic_merge_blocked<E>(key, lane, (base & k) == 0);
       store_block<E>(row + base, lane, key);  // the places each lane read
@@ -312,7 +332,7 @@ __device__ __forceinline__ void sort_long_row(unsigned long long* row, unsigned 
         }
       }
     }
-    __syncwarp();
+    team.sync();
   }
 }
 
@@ -321,11 +341,13 @@ constexpr int kLongRowBlock = 256;
 
 // Each query's row by a warp: a row of up to `cap` keys is gathered in the warp's shared memory,
 // sorted there and written out as indices and distances; a longer row goes to `keys` unsorted,
-// for the segmented sort. (CUB's segmented sort gave each row over 64 keys a block of its own:
-// 8.6 of the 11.2 ms of KITTI's radius search at 0.5 m, rows of 180 keys on average.)
+// listed in `long_rows` (its count in long_rows_count) for k_sort_long_rows. (CUB's segmented
+// sort gave each row over 64 keys a block of its own: 8.6 of the 11.2 ms of KITTI's radius search
+// at 0.5 m, rows of 180 keys on average.)
 __global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, int nq, float r2,
                                      unsigned cap, const unsigned* offsets,
-                                     unsigned long long* keys, int* index, float* d2) {
+                                     unsigned long long* keys, unsigned* long_rows,
+                                     unsigned* long_rows_count, int* index, float* d2) {
   extern __shared__ unsigned long long rows[];  // cap keys a warp
   const int q = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
   const unsigned lane = threadIdx.x & 31u;
@@ -336,7 +358,10 @@ __global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, i
   const bool fits = m <= cap;
   WarpRadiusFillVisitor v(r2, fits ? row : keys + begin, m);
   search.group<32>(queries[q], true, v, int(lane));
-  if (!fits) return;
+  if (!fits) {
+    if (lane == 0) long_rows[atomicAdd(long_rows_count, 1u)] = unsigned(q);
+    return;
+  }
   __syncwarp();
   // Up to 512 keys in registers (16 a lane), longer rows in blocks (sort_long_row).
   if (m <= 32) return sort_short_row(row, m, lane, index + begin, d2 + begin);
@@ -344,10 +369,37 @@ __global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, i
   if (m <= 128) return sort_row_blocked<4>(row, m, lane, index + begin, d2 + begin);
   if (m <= 256) return sort_row_blocked<8>(row, m, lane, index + begin, d2 + begin);
   if (m <= 512) return sort_row_blocked<16>(row, m, lane, index + begin, d2 + begin);
-  sort_long_row<kLongRowBlock / 32>(row, m, lane, index + begin, d2 + begin);
+  sort_long_row<kLongRowBlock / 32>(WarpTeam{}, row, m, index + begin, d2 + begin);
 }
 
-// The rows k_radius_fill_sorted left to the segmented sort, split into indices and distances.
+// The rows k_radius_fill_sorted listed (longer than its `cap`) of up to `block_cap` keys, a block
+// each: loaded from `keys` into the block's shared memory, sorted by all its warps together and
+// written out as indices and distances. Longer ones are left to the segmented sort. Through the
+// segmented sort and its split, against this kernel (ncu, H200): the LiDAR frame's 5,032 rows of
+// 4,097-6,144 keys at 0.5 m 1.98 against 1.40 ms, its 20,384 rows over 2,048 at 0.8 m 6.50
+// against 3.43, KITTI frame 0's at 1.5 m 8.88 against 4.41.
+constexpr int kLongRowThreads = 256;
+// Three blocks of 64 KB fill an SM's shared memory: registers up to 85 a thread cost nothing (at
+// the default bound ptxas held it to 64 and spilled).
+__global__ void __launch_bounds__(kLongRowThreads, 3)
+    k_sort_long_rows(const unsigned* long_rows, const unsigned* long_rows_count,
+                     const unsigned* offsets, const unsigned long long* keys, unsigned block_cap,
+                     int* index, float* d2) {
+  extern __shared__ unsigned long long block_row[];  // block_cap keys
+  const unsigned rows = *long_rows_count;
+  for (unsigned r = blockIdx.x; r < rows; r += gridDim.x) {
+    const unsigned q = long_rows[r];
+    const unsigned begin = offsets[q], m = offsets[q + 1] - begin;
+    if (m > block_cap) continue;  // the whole block
+    for (unsigned i = threadIdx.x; i < m; i += blockDim.x)
+      block_row[i] = keys[begin + i];
+    // sort_long_row's first wait covers these writes; its last, the reads before the next row's.
+    sort_long_row<kLongRowBlock / 32>(BlockTeam{}, block_row, m, index + begin, d2 + begin);
+  }
+}
+
+// The rows left to the segmented sort (longer than `cap`, k_sort_long_rows' room), split into
+// indices and distances.
 __global__ void k_split_long_rows(const unsigned long long* keys, const unsigned* offsets, int nq,
                                   unsigned cap, int* index, float* d2) {
   const int q = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
@@ -361,7 +413,7 @@ __global__ void k_split_long_rows(const unsigned long long* keys, const unsigned
 }
 
 // The end of row q for the segmented sort: its real end where the row is longer than `cap`,
-// else its start (an empty segment, already sorted by k_radius_fill_sorted).
+// else its start (an empty segment, sorted already by k_radius_fill_sorted or k_sort_long_rows).
 struct LongRowEnd {
   const unsigned* offsets;
   unsigned cap;
@@ -370,9 +422,11 @@ struct LongRowEnd {
   }
 };
 
-// Rows up to this long are sorted in shared memory (16 KB a warp); a longer one goes through the
+// Rows up to this long are sorted in shared memory by their warp (16 KB a warp); longer ones up to
+// kRadiusBlockRowMax by a block (k_sort_long_rows, 64 KB a block), longer still through the
 // segmented sort.
 constexpr unsigned kRadiusRowMax = 2048;
+constexpr unsigned kRadiusBlockRowMax = 8192;
 
 }  // namespace
 
@@ -417,14 +471,15 @@ void sort_rows(RadiusScratch& b, std::size_t total, std::size_t n, Ends ends, cu
 }
 
 // The grid's radius search: counted and filled by a warp a query, each row sorted by its warp
-// where it fits kRadiusRowMax (see k_radius_fill_sorted).
+// where it fits kRadiusRowMax (see k_radius_fill_sorted), by a block where it fits
+// kRadiusBlockRowMax (k_sort_long_rows), by the segmented sort beyond.
 std::size_t search_radius_grid(const GridSearch& search, const float3* queries, int nq, float r2,
                                RadiusScratch& b, cudaStream_t s) {
   const std::size_t n = std::size_t(nq);
   const int B = cuda::blocks_for(n * 32, kSearchThreads);
-  b.most.reserve(1);
+  b.most.reserve(2);
   b.most_host.reserve(1);
-  CU_CHECK(cudaMemsetAsync(b.most.get(), 0, sizeof(unsigned), s));
+  CU_CHECK(cudaMemsetAsync(b.most.get(), 0, 2 * sizeof(unsigned), s));
   k_radius_count_warp<<<B, kSearchThreads, 0, s>>>(search, queries, nq, r2, b.counts.get(),
                                                    b.most.get());
   CU_CHECK_LAUNCH("k_radius_count_warp");
@@ -435,22 +490,37 @@ std::size_t search_radius_grid(const GridSearch& search, const float3* queries, 
   const unsigned cap = std::min(kRadiusRowMax, std::bit_ceil(std::max(most, 32u)));
   const int warps = int(std::min<std::size_t>(kSearchThreads / 32, 32768 / (cap * 8)));
   const bool long_rows = most > cap;
+  // Past the block's room, the longest rows still go through the segmented sort.
+  const unsigned block_cap = std::min(kRadiusBlockRowMax, std::bit_ceil(most));
+  const bool longest_rows = most > block_cap;
   if (long_rows) {
     b.keys.reserve(total);
-    b.sorted_keys.reserve(total);
+    b.long_rows.reserve(n);
   }
+  if (longest_rows) b.sorted_keys.reserve(total);
   k_radius_fill_sorted<<<cuda::blocks_for(n * 32, warps * 32), warps * 32,
                          std::size_t(warps) * cap * sizeof(unsigned long long), s>>>(
       search, queries, nq, r2, cap, b.offsets.get(), long_rows ? b.keys.get() : nullptr,
-      b.index.get(), b.d2.get());
+      b.long_rows.get(), b.most.get() + 1, b.index.get(), b.d2.get());
   CU_CHECK_LAUNCH("k_radius_fill_sorted");
   if (long_rows) {
+    const std::size_t block_bytes = std::size_t(block_cap) * sizeof(unsigned long long);
+    CU_CHECK(cudaFuncSetAttribute(k_sort_long_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  int(block_bytes)));
+    // The long rows' count is on the device: one wave of blocks takes them in strides.
+    k_sort_long_rows<<<cuda::resident_blocks(k_sort_long_rows, kLongRowThreads, block_bytes),
+                       kLongRowThreads, block_bytes, s>>>(b.long_rows.get(), b.most.get() + 1,
+                                                          b.offsets.get(), b.keys.get(), block_cap,
+                                                          b.index.get(), b.d2.get());
+    CU_CHECK_LAUNCH("k_sort_long_rows");
+  }
+  if (longest_rows) {
     sort_rows(b, total, n,
               thrust::make_transform_iterator(thrust::make_counting_iterator(0),
-                                              LongRowEnd{b.offsets.get(), cap}),
+                                              LongRowEnd{b.offsets.get(), block_cap}),
               s);
-    k_split_long_rows<<<B, kSearchThreads, 0, s>>>(b.sorted_keys.get(), b.offsets.get(), nq, cap,
-                                                   b.index.get(), b.d2.get());
+    k_split_long_rows<<<B, kSearchThreads, 0, s>>>(b.sorted_keys.get(), b.offsets.get(), nq,
+                                                   block_cap, b.index.get(), b.d2.get());
     CU_CHECK_LAUNCH("k_split_long_rows");
   }
   return total;
