@@ -565,9 +565,9 @@ class TestNns : public QObject {
     }
   }
 
-  // The grid sorts rows of up to 512 in registers, up to 2,048 in a warp's shared memory, up to
-  // 8,192 in a block's, longer ones by the segmented sort (as brute force does every row): lengths
-  // about each switch, duplicates, NaNs.
+  // The grid sorts rows of up to 512 in a warp's registers, up to 8,192 in a block's shared
+  // memory, longer ones by the segmented sort (as brute force does every row): lengths about each
+  // switch, duplicates, NaNs.
   void gpu_radius_rows_of_every_length_data() {
     test::add_columns<int>({"longest"});
     for (int longest : {8193, 4097, 3000, 2048, 129, 31})
