@@ -63,28 +63,12 @@ __global__ void k_radius_count_warp(GridSearch search, const float3* queries, in
   if (v.count > *static_cast<volatile unsigned*>(most)) atomicMax(most, v.count);
 }
 
-// The threads that sort one row in shared memory together: a warp (k_radius_fill_sorted's rows,
-// up to kRadiusRowMax keys) or a whole block (k_sort_long_rows' longer ones).
-struct WarpTeam {
-  __device__ unsigned warp() const { return 0; }
-  __device__ unsigned warps() const { return 1; }
-  __device__ unsigned thread() const { return threadIdx.x & 31u; }
-  __device__ void sync() const { __syncwarp(); }
-};
-struct BlockTeam {
-  __device__ unsigned warp() const { return threadIdx.x / 32; }
-  __device__ unsigned warps() const { return blockDim.x / 32; }
-  __device__ unsigned thread() const { return threadIdx.x; }
-  __device__ void sync() const { __syncthreads(); }
-};
-
 // One step (distance j) of the bitonic network of stage k over `n` keys (a power of two) of the
-// team's shared memory, its n / 2 compare-exchanges shared by the team's threads: ascending where
-// the pair's lower place has bit k clear.
-template <class Team>
-__device__ __forceinline__ void team_bitonic_step(Team team, unsigned long long* keys, unsigned n,
-                                                  unsigned k, unsigned j) {
-  for (unsigned t = team.thread(); t < n / 2; t += 32 * team.warps()) {
+// block's shared memory, its n / 2 compare-exchanges shared by the block's threads: ascending
+// where the pair's lower place has bit k clear.
+__device__ __forceinline__ void block_bitonic_step(unsigned long long* keys, unsigned n, unsigned k,
+                                                   unsigned j) {
+  for (unsigned t = threadIdx.x; t < n / 2; t += 32 * (blockDim.x / 32)) {
     const unsigned i = 2 * t - (t & (j - 1)), l = i + j;  // i has bit j clear
     const unsigned long long a = keys[i], b = keys[l];
     if ((a > b) == ((i & k) == 0)) {
@@ -92,7 +76,7 @@ __device__ __forceinline__ void team_bitonic_step(Team team, unsigned long long*
       keys[l] = a;
     }
   }
-  team.sync();
+  __syncthreads();
 }
 
 // Orders two keys of a lane: the smaller into `a` where `up`.
@@ -270,27 +254,27 @@ __device__ __forceinline__ void store_block(unsigned long long* block, unsigned 
     block[blocked_place(unsigned(E) * lane + e)] = key[e];
 }
 
-// A row of m > 512 keys in the team's shared memory (room for m rounded up to a power of two),
+// A row of m > 512 keys in the block's shared memory (room for m rounded up to a power of two),
 // sorted by the bitonic network of that size and written out as indices and distances. The
 // network's steps between keys less than 32 E apart run on blocks of 32 E keys, each held in
-// registers by one of the team's warps (blocked layout: 15 of a block sort's 36 steps and 5 of a
+// registers by one of the block's warps (blocked layout: 15 of a block sort's 36 steps and 5 of a
 // merge's 8 shuffled, where the striped layout shuffled 30 of the sort's): its first stages as a
 // sort of each block (alternately ascending and descending), and the last steps of each later
 // stage as a merge of each block. Only the steps between keys 32 E or more apart read and write
 // the row in shared memory, a pass each: three for a row of up to 1,024 keys with E = 8, where
 // the whole network in shared memory made 55 passes (KITTI at 0.5 m, 4 % of its rows over 512
 // keys: the kernel 1,274 -> 1,206 us, L1 75 -> 61 % busy; ncu, H200).
-template <int E, class Team>
-__device__ __forceinline__ void sort_long_row(Team team, unsigned long long* row, unsigned m,
-                                              int* index, float* d2) {
+template <int E>
+__device__ __forceinline__ void sort_long_row(unsigned long long* row, unsigned m, int* index,
+                                              float* d2) {
   constexpr unsigned kBlock = 32 * E;
   constexpr unsigned kTurnShift = std::countr_zero(16u / unsigned(E));
   const unsigned lane = threadIdx.x & 31u;
-  const unsigned first = team.warp() * kBlock, stride = team.warps() * kBlock;
+  const unsigned first = threadIdx.x / 32 * kBlock, stride = blockDim.x / 32 * kBlock;
   const unsigned n = 1u << (32 - __clz(int(m - 1)));  // m rounded up to a power of two
-  for (unsigned i = m + team.thread(); i < n; i += 32 * team.warps())
+  for (unsigned i = m + threadIdx.x; i < n; i += 32 * (blockDim.x / 32))
     row[i] = ~0ull;  // after every key
-  team.sync();
+  __syncthreads();
   unsigned long long key[E];
   for (unsigned base = first; base < m; base += stride) {  // blocks of padding alone are sorted
     // A block's keys in any order (its first stages sort them whatever it is), turned as in
@@ -310,10 +294,10 @@ __device__ __forceinline__ void sort_long_row(Team team, unsigned long long* row
     __syncwarp();  // every lane has read the block before any place is overwritten
     store_block<E>(row + base, (base & kBlock) ? 31 - lane : lane, key);
   }
-  team.sync();
+  __syncthreads();
   for (unsigned k = 2 * kBlock; k <= n; k <<= 1) {
     for (unsigned j = k >> 1; j >= kBlock; j >>= 1)
-      team_bitonic_step(team, row, n, k, j);
+      block_bitonic_step(row, n, k, j);
     const bool last = k == n;
     for (unsigned base = first; base < (last ? m : n); base += stride) {  // the last writes m keys
       load_block<E>(row + base, lane, key);
@@ -332,7 +316,7 @@ __device__ __forceinline__ void sort_long_row(Team team, unsigned long long* row
         }
       }
     }
-    team.sync();
+    __syncthreads();
   }
 }
 
@@ -363,13 +347,12 @@ __global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, i
     return;
   }
   __syncwarp();
-  // Up to 512 keys in registers (16 a lane), longer rows in blocks (sort_long_row).
+  // A row that fits has up to kRadiusRowMax = 512 keys: sorted in registers, up to 16 a lane.
   if (m <= 32) return sort_short_row(row, m, lane, index + begin, d2 + begin);
   if (m <= 64) return sort_row_blocked<2>(row, m, lane, index + begin, d2 + begin);
   if (m <= 128) return sort_row_blocked<4>(row, m, lane, index + begin, d2 + begin);
   if (m <= 256) return sort_row_blocked<8>(row, m, lane, index + begin, d2 + begin);
-  if (m <= 512) return sort_row_blocked<16>(row, m, lane, index + begin, d2 + begin);
-  sort_long_row<kLongRowBlock / 32>(WarpTeam{}, row, m, index + begin, d2 + begin);
+  sort_row_blocked<16>(row, m, lane, index + begin, d2 + begin);
 }
 
 // The rows k_radius_fill_sorted listed (longer than its `cap`) of up to `block_cap` keys, a block
@@ -394,7 +377,7 @@ __global__ void __launch_bounds__(kLongRowThreads, 3)
     for (unsigned i = threadIdx.x; i < m; i += blockDim.x)
       block_row[i] = keys[begin + i];
     // sort_long_row's first wait covers these writes; its last, the reads before the next row's.
-    sort_long_row<kLongRowBlock / 32>(BlockTeam{}, block_row, m, index + begin, d2 + begin);
+    sort_long_row<kLongRowBlock / 32>(block_row, m, index + begin, d2 + begin);
   }
 }
 
@@ -429,6 +412,7 @@ struct LongRowEnd {
 // and the blocks' sort, 2,048 / 512 keys a warp, the LiDAR frame at 0.5 m 3.66 / 3.35 ms, at 0.8
 // m 6.44 / 5.56, at 0.3 m 2.52 / 2.30, KITTI frame 0 at 0.5 m 0.89 / 0.83.
 constexpr unsigned kRadiusRowMax = 512;
+static_assert(kRadiusRowMax <= 32 * 16, "k_radius_fill_sorted sorts a row in registers, 16 a lane");
 constexpr unsigned kRadiusBlockRowMax = 8192;
 
 }  // namespace
