@@ -99,7 +99,7 @@ template <int G, int Groups>
 void launch_pfh(Workspace& ws, int n, const Rows& rows, const DeferList& list) {
   const int blocks = (n + Groups - 1) / Groups;
   k_pfh<G, Groups, G == 64><<<blocks, G * Groups, 0, ws.stream.get()>>>(
-      ws.index.targets.get(), ws.normals.get(), n, ws.point_order, rows, list, ws.out.get());
+      ws.index.targets.get(), ws.normals.get(), n, ws.index.cell_order(), rows, list, ws.out.get());
   CU_CHECK_LAUNCH("k_pfh");
 }
 
@@ -136,7 +136,8 @@ void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Hos
   for (std::size_t room = std::size_t(n) * 4;;) {
     const DeferList list = reset_deferred(ws, room);
     k_spfh<G, Groups><<<blocks, G * Groups, 0, s>>>(ws.index.targets.get(), ws.normals.get(), n,
-                                                    ws.point_order, rows, list, ws.spfh.get());
+                                                    ws.index.cell_order(), rows, list,
+                                                    ws.spfh.get());
     CU_CHECK_LAUNCH("k_spfh");
     host.normals_ready();
     deferred = deferred_count(ws);
@@ -157,7 +158,7 @@ void fpfh_down(Workspace& ws, int n, const Rows& rows, const HostSide& host, Hos
     // Ours: eight lanes a point (fpfh_weight.cuh says why).
     constexpr int kLanes = 8, kWarps = 4, kPoints = 32 * kWarps / kLanes;
     k_fpfh_weight_narrow<kLanes, kWarps><<<(n + kPoints - 1) / kPoints, 32 * kWarps, 0, s>>>(
-        n, ws.point_order, rows, ws.spfh.get(), ws.out.get());
+        n, ws.index.cell_order(), rows, ws.spfh.get(), ws.out.get());
     CU_CHECK_LAUNCH("k_fpfh_weight_narrow");
   } else {
     k_fpfh_weight<G, Groups><<<blocks, G * Groups, 0, s>>>(n, rows, ws.spfh.get(), ws.out.get());
@@ -189,7 +190,7 @@ void search_rows(Workspace& ws, const Neighbourhood& nb, DeviceRows& r) {
     r.index.reserve(std::max<std::size_t>(m, 1));
     r.d2.reserve(std::max<std::size_t>(m, 1));
     nns::search_knn(ws.index, ws.index.targets.get(), n, k, INFINITY, r.index.get(), r.d2.get(), s,
-                    ws.point_order);
+                    ws.index.cell_order());
     r.view = Rows{nullptr, k, r.index.get(), r.d2.get()};
   } else {
     const float r2 = float(double(nb.radius) * double(nb.radius));
@@ -244,8 +245,8 @@ void run_normals(Workspace& ws, const DeviceRows& rows, Point3f vp, bool pcl_com
     const auto go = [&](auto lanes) {
       constexpr int L = decltype(lanes)::value;
       k_normals<L><<<cuda::blocks_for(std::size_t(n), 32), 32 * L, 0, s>>>(
-          ws.index.targets.get(), n, ws.point_order, rows.view, make_float3(vp.x, vp.y, vp.z),
-          ws.normals.get(), ws.curvature.get());
+          ws.index.targets.get(), n, ws.index.cell_order(), rows.view,
+          make_float3(vp.x, vp.y, vp.z), ws.normals.get(), ws.curvature.get());
     };
     switch (normal_lanes(rows.mean(n))) {
       case 1:
@@ -317,7 +318,6 @@ void gpu_normals(const std::vector<Point3f>& points, const Neighbourhood& nb, Po
   const FeatureGrid grid = feature_grid(nb, nullptr);
   ws.index.build(NnsMethod::Gpu, points.data(), n, s, grid.reach, grid.density);
   clock.mark("upload");
-  ws.point_order = ws.index.cell_order();
   if (n) search_rows(ws, nb, ws.normal_rows);
   clock.mark("neighbours");
   if (n) run_normals(ws, ws.normal_rows, vp, pcl_compatible, points);
@@ -343,7 +343,6 @@ void gpu_features(const std::vector<Point3f>& points, const FeatureParams& param
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   if (given && n) cuda::upload(ws.normals.get(), given->data(), n * sizeof(float3), s);
   clock.mark("upload");
-  ws.point_order = ws.index.cell_order();
   search_rows(ws, params.neighbourhood, ws.feature_rows);
   clock.mark("neighbours");
   if (!given) {
@@ -378,8 +377,8 @@ void gpu_paper_descriptors(const std::vector<Point3f>& points, const std::vector
   const std::size_t n = points.size(), m = nb.indices.size();
   const int bins = descriptor_bins(descriptor);
   HostRows result(out.histograms, n * std::size_t(bins));
-  ws.index.build(NnsMethod::GpuBruteForce, points.data(), n, s);  // upload only: no structure
-  ws.point_order = nullptr;  // no grid: the points as they come
+  // Upload only: no structure, and no cell order (the kernels take the points as they come).
+  ws.index.build(NnsMethod::GpuBruteForce, points.data(), n, s);
   ws.normals.reserve(std::max<std::size_t>(n, 1));
   ws.offsets.reserve(n + 1);
   DeviceRows& r = ws.feature_rows;

@@ -46,9 +46,6 @@ struct Workspace {
   cuda::PinnedBuffer<float3> normals_host;  // the normals on their way to the result (NormalsDown)
   cuda::PinnedBuffer<float> curvature_host;
   cuda::Event normals_landed;
-  // The order in which this call's per-point kernels take the points (index.cell_order), or
-  // null: as they come.
-  const int* point_order = nullptr;
 };
 
 }  // namespace cumulus::feat
