@@ -570,17 +570,20 @@ class TestNns : public QObject {
   // switch, duplicates, NaNs.
   void gpu_radius_rows_of_every_length_data() {
     test::add_columns<int>({"longest"});
-    for (int longest : {8193, 4097, 3000, 2048, 129, 31})
+    for (int longest : {8193, 5032, 4097, 3000, 2048, 129, 31})
       QTest::newRow(qPrintable(QString("up to %1").arg(longest))) << longest;
   }
   void gpu_radius_rows_of_every_length() {
     CUMULUS_REQUIRE_GPU();
     QFETCH(int, longest);
-    // Past 512 keys a row is sorted in blocks of 256 (radius_gpu.cu's sort_long_row): rows that
-    // fill part of their last block, and blocks wholly of padding (1,025 in a network of 2,048).
-    std::vector<int> sizes = {63,   64,   65,   127,  128,  129,  255,  256,  257,
-                              511,  512,  513,  700,  767,  768,  769,  1023, 1024,
-                              1025, 1500, 1537, 2047, 2048, 2049, 3000, 4097, 8193};
+    // Past 512 keys a row is sorted in blocks of 256 (radius_gpu.cu's sort_long_row), in a
+    // network over the row rounded up to a power of two whose pairs past the row are left out:
+    // rows that fill part of their last block, rows a block or more short of their network (1,025
+    // in a network of 2,048, 5,032 in 8,192), and the block's room the longest row rounded up to
+    // a whole block (5,120 for 5,032).
+    std::vector<int> sizes = {63,   64,   65,   127,  128,  129,  255,  256,  257,  511,
+                              512,  513,  700,  767,  768,  769,  1023, 1024, 1025, 1500,
+                              1537, 2047, 2048, 2049, 2305, 3000, 3585, 4097, 5032, 8193};
     for (int s = 1; s <= 40; ++s)
       sizes.push_back(s);
     Random rng(31);

@@ -97,15 +97,18 @@ __global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, i
 }
 
 // The rows k_radius_fill_sorted listed (longer than its `cap`) of up to `block_cap` keys, a block
-// each: loaded from `keys` into the block's shared memory, sorted by all its warps together and
+// each: read from `keys` a block of 256 keys to a warp, sorted by all its warps together in the
+// block's shared memory (block_cap keys: the longest row rounded up to a whole block of 256) and
 // written out as indices and distances. Longer ones are left to the segmented sort. Through the
 // segmented sort and its split, against this kernel (ncu, H200): the LiDAR frame's 5,032 rows of
 // 4,097-6,144 keys at 0.5 m 1.98 against 1.40 ms, its 20,384 rows over 2,048 at 0.8 m 6.50
 // against 3.43, KITTI frame 0's at 1.5 m 8.88 against 4.41.
 constexpr int kLongRowThreads = 256;
-// Three blocks of 64 KB fill an SM's shared memory: registers up to 85 a thread cost nothing (at
-// the default bound ptxas held it to 64 and spilled).
-__global__ void __launch_bounds__(kLongRowThreads, 3)
+// Four blocks an SM (64 registers a thread, no spill) where four rooms fit its shared memory
+// (the longest row up to about 7,000 keys): against three (70 registers), the LiDAR frame's long
+// rows at 0.5 m 1,617 -> 1,589 us, at 0.8 m 2,950 -> 2,824, KITTI frame 0's at 1.5 m 4,490 -> 4,307
+// (ncu, H200).
+__global__ void __launch_bounds__(kLongRowThreads, 4)
     k_sort_long_rows(const unsigned* long_rows, const unsigned* long_rows_count,
                      const unsigned* offsets, const unsigned long long* keys, unsigned block_cap,
                      int* index, float* d2) {
@@ -115,10 +118,8 @@ __global__ void __launch_bounds__(kLongRowThreads, 3)
     const unsigned q = long_rows[r];
     const unsigned begin = offsets[q], m = offsets[q + 1] - begin;
     if (m > block_cap) continue;  // the whole block
-    for (unsigned i = threadIdx.x; i < m; i += blockDim.x)
-      block_row[i] = keys[begin + i];
-    // sort_long_row's first wait covers these writes; its last, the reads before the next row's.
-    sort_long_row<kLongRowBlock / 32>(block_row, m, index + begin, d2 + begin);
+    // Its last wait covers the reads of block_row before the next row's writes.
+    sort_long_row<kLongRowBlock / 32>(keys + begin, m, block_row, index + begin, d2 + begin);
   }
 }
 
@@ -155,6 +156,8 @@ struct LongRowEnd {
 constexpr unsigned kRadiusRowMax = 512;
 static_assert(kRadiusRowMax <= 32 * 16, "k_radius_fill_sorted sorts a row in registers, 16 a lane");
 constexpr unsigned kRadiusBlockRowMax = 8192;
+static_assert(kRadiusRowMax > kLongRowBlock && kRadiusBlockRowMax % kLongRowBlock == 0,
+              "sort_long_row takes rows longer than a block, in room of whole blocks");
 
 }  // namespace
 
@@ -219,7 +222,8 @@ std::size_t search_radius_grid(const GridSearch& search, const float3* queries, 
   const int warps = int(std::min<std::size_t>(kSearchThreads / 32, 32768 / (cap * 8)));
   const bool long_rows = most > cap;
   // Past the block's room, the longest rows still go through the segmented sort.
-  const unsigned block_cap = std::min(kRadiusBlockRowMax, std::bit_ceil(most));
+  const unsigned block_cap =
+      std::min(kRadiusBlockRowMax, (most + kLongRowBlock - 1) / kLongRowBlock * kLongRowBlock);
   const bool longest_rows = most > block_cap;
   if (long_rows) {
     b.keys.reserve(total);

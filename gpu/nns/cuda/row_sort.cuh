@@ -13,22 +13,6 @@
 namespace cumulus::nns {
 namespace {
 
-// One step (distance j) of the bitonic network of stage k over `n` keys (a power of two) of the
-// block's shared memory, its n / 2 compare-exchanges shared by the block's threads: ascending
-// where the pair's lower place has bit k clear.
-__device__ __forceinline__ void block_bitonic_step(unsigned long long* keys, unsigned n, unsigned k,
-                                                   unsigned j) {
-  for (unsigned t = threadIdx.x; t < n / 2; t += 32 * (blockDim.x / 32)) {
-    const unsigned i = 2 * t - (t & (j - 1)), l = i + j;  // i has bit j clear
-    const unsigned long long a = keys[i], b = keys[l];
-    if ((a > b) == ((i & k) == 0)) {
-      keys[i] = b;
-      keys[l] = a;
-    }
-  }
-  __syncthreads();
-}
-
 // Orders two keys of a lane: the smaller into `a` where `up`.
 __device__ __forceinline__ void order_keys(unsigned long long& a, unsigned long long& b, bool up) {
   const unsigned long long x = a, y = b;
@@ -204,54 +188,85 @@ __device__ __forceinline__ void store_block(unsigned long long* block, unsigned 
     block[blocked_place(unsigned(E) * lane + e)] = key[e];
 }
 
-// A row of m > 512 keys in the block's shared memory (room for m rounded up to a power of two),
-// sorted by the bitonic network of that size and written out as indices and distances. The
-// network's steps between keys less than 32 E apart run on blocks of 32 E keys, each held in
-// registers by one of the block's warps (blocked layout: 15 of a block sort's 36 steps and 5 of a
-// merge's 8 shuffled, where the striped layout shuffled 30 of the sort's): its first stages as a
-// sort of each block (alternately ascending and descending), and the last steps of each later
-// stage as a merge of each block. Only the steps between keys 32 E or more apart read and write
-// the row in shared memory, a pass each: three for a row of up to 1,024 keys with E = 8, where
-// the whole network in shared memory made 55 passes (KITTI at 0.5 m, 4 % of its rows over 512
-// keys: the kernel 1,274 -> 1,206 us, L1 75 -> 61 % busy; ncu, H200).
+// The steps of a long row's network between keys 32 E or more apart, on the block's shared
+// memory (entry i at blocked_place(i), whose turn of the low four bits leaves such steps'
+// distances as they are), their compare-exchanges shared by the block's threads. Every
+// comparator puts the smaller key at the lower entry, so the padding after a row's m keys never
+// moves: the pairs whose upper entry lies past m are left out, and the row needs no room or
+// padding past its last block. flip_step is a stage's first step (entry i of each run of k
+// against its mirror image, k - 1 - i), half_clean_step one of its later ones (i against i + j).
+// Pair t's lower entry grows with t, so the pairs kept are those of t in one or two ranges.
+__device__ __forceinline__ void exchange_places(unsigned long long* row, unsigned i, unsigned l) {
+  const unsigned pi = blocked_place(i), pl = blocked_place(l);
+  const unsigned long long a = row[pi], b = row[pl];
+  if (a > b) {
+    row[pi] = b;
+    row[pl] = a;
+  }
+}
+__device__ __forceinline__ void exchange_pairs(unsigned long long* row, unsigned begin,
+                                               unsigned end, unsigned half, bool flip) {
+  for (unsigned t = begin + threadIdx.x; t < end; t += 32 * (blockDim.x / 32)) {
+    const unsigned i = 2 * t - (t & (half - 1));  // the lower half of its run of 2 half
+    exchange_places(row, i, flip ? i ^ (2 * half - 1) : i + half);
+  }
+}
+__device__ __forceinline__ void flip_step(unsigned long long* row, unsigned m, unsigned k) {
+  // The runs wholly within m, then in the run that holds m the pairs whose mirror lies below it.
+  const unsigned runs = m / k, rest = m % k, whole = runs * (k / 2);
+  exchange_pairs(row, 0, whole, k / 2, true);
+  if (rest > k / 2) exchange_pairs(row, whole + (k - rest), whole + k / 2, k / 2, true);
+  __syncthreads();
+}
+__device__ __forceinline__ void half_clean_step(unsigned long long* row, unsigned m, unsigned j) {
+  // Lower entries below m - j: whole runs of 2 j, then part of the next run's lower half.
+  const unsigned below = m - j, runs = below / (2 * j);
+  exchange_pairs(row, 0, runs * j + min(below % (2 * j), j), j, false);
+  __syncthreads();
+}
+
+// A row of m > 32 E keys from `from` (global memory) sorted in the block's shared memory `row`
+// (room for m rounded up to a whole block of 32 E keys) and written out as indices and
+// distances. The network is the bitonic sort's in the form whose comparators all put the smaller
+// key first (each stage's first step compares mirror images), over m rounded up to a power of
+// two, with every pair past m left out: a row of 5,032 keys costs the network's pairs within its
+// 5,032 keys, not 8,192's (the LiDAR frame's long rows at 0.5 m, 5,032 of them that long, 2,065
+// -> 1,617 us against the padded network; ncu, H200). The network's steps between keys less than 32
+// E apart run on blocks of 32 E keys, each held in registers by one of the block's warps (blocked
+// layout: 15 of a block sort's 36 steps and 5 of a merge's 8 shuffled): its first stages as an
+// ascending sort of each block, and the last steps of each later stage as an ascending merge of
+// each block. Only the steps between keys 32 E or more apart read and write the row in shared
+// memory, a pass each (KITTI at 0.5 m, 4 % of its rows over 512 keys: the kernel 1,274 -> 1,206 us
+// against the whole network in shared memory; ncu, H200).
 template <int E>
-__device__ __forceinline__ void sort_long_row(unsigned long long* row, unsigned m, int* index,
-                                              float* d2) {
+__device__ __forceinline__ void sort_long_row(const unsigned long long* from, unsigned m,
+                                              unsigned long long* row, int* index, float* d2) {
   constexpr unsigned kBlock = 32 * E;
   constexpr unsigned kTurnShift = std::countr_zero(16u / unsigned(E));
   const unsigned lane = threadIdx.x & 31u;
   const unsigned first = threadIdx.x / 32 * kBlock, stride = blockDim.x / 32 * kBlock;
   const unsigned n = 1u << (32 - __clz(int(m - 1)));  // m rounded up to a power of two
-  for (unsigned i = m + threadIdx.x; i < n; i += 32 * (blockDim.x / 32))
-    row[i] = ~0ull;  // after every key
-  __syncthreads();
   unsigned long long key[E];
-  for (unsigned base = first; base < m; base += stride) {  // blocks of padding alone are sorted
+  for (unsigned base = first; base < m; base += stride) {
     // A block's keys in any order (its first stages sort them whatever it is), turned as in
-    // sort_row_blocked to spread the reads over the banks.
+    // sort_row_blocked; the last block's padding sorts to its end.
 #pragma unroll
-    for (unsigned e = 0; e < unsigned(E); ++e)
-      key[e] = row[base + unsigned(E) * lane + ((e + (lane >> kTurnShift)) & unsigned(E - 1))];
-    warp_bitonic_sort_blocked<E>(key, lane);
-    if (base & kBlock) {  // descending: entry i of the block takes the place of entry 32 E - 1 - i
-#pragma unroll
-      for (unsigned e = 0; e < unsigned(E) / 2; ++e) {
-        const unsigned long long t = key[e];
-        key[e] = key[E - 1 - e];
-        key[E - 1 - e] = t;
-      }
+    for (unsigned e = 0; e < unsigned(E); ++e) {
+      const unsigned i = base + unsigned(E) * lane + ((e + (lane >> kTurnShift)) & unsigned(E - 1));
+      key[e] = i < m ? from[i] : ~0ull;  // after every key
     }
-    __syncwarp();  // every lane has read the block before any place is overwritten
-    store_block<E>(row + base, (base & kBlock) ? 31 - lane : lane, key);
+    warp_bitonic_sort_blocked<E>(key, lane);
+    store_block<E>(row + base, lane, key);
   }
   __syncthreads();
   for (unsigned k = 2 * kBlock; k <= n; k <<= 1) {
-    for (unsigned j = k >> 1; j >= kBlock; j >>= 1)
-      block_bitonic_step(row, n, k, j);
+    flip_step(row, m, k);
+    for (unsigned j = k >> 2; j >= kBlock; j >>= 1)
+      half_clean_step(row, m, j);
     const bool last = k == n;
-    for (unsigned base = first; base < (last ? m : n); base += stride) {  // the last writes m keys
+    for (unsigned base = first; base < m; base += stride) {
       load_block<E>(row + base, lane, key);
-      warp_bitonic_merge_blocked<E>(key, lane, (base & k) == 0);
+      warp_bitonic_merge_blocked<E>(key, lane, true);
       store_block<E>(row + base, lane, key);  // the places each lane read
       if (last) {
         __syncwarp();  // read back striped, from places other lanes wrote
@@ -271,7 +286,7 @@ __device__ __forceinline__ void sort_long_row(unsigned long long* row, unsigned 
 }
 
 // Blocks of 256 keys (8 a lane): with 512 the kernel took 96 registers instead of 64.
-constexpr int kLongRowBlock = 256;
+constexpr unsigned kLongRowBlock = 256;
 
 }  // namespace
 }  // namespace cumulus::nns
