@@ -49,6 +49,22 @@ inline int count_near(const QImage& img, Rgb8 c, int tol = 40) {
   return n;
 }
 
+// Grabs `view` until at least `least` pixels lie near colour `c` or `timeout_ms` have passed, and
+// returns the last count. A view's first frames may stop at their time budget or while its
+// points still arrive, and a software renderer under the sanitizers beside another GUI test
+// took more than 300 ms to show a 10,000-point plane once (0 pixels: CI, 2026-12-01).
+template <class View>
+int wait_for_pixels(View& view, Rgb8 c, int least, int timeout_ms = 5000) {
+  QElapsedTimer t;
+  t.start();
+  int hits = count_near(view.grabFramebuffer(), c);
+  while (hits < least && t.elapsed() < timeout_ms) {
+    wait_ms(50);
+    hits = count_near(view.grabFramebuffer(), c);
+  }
+  return hits;
+}
+
 inline std::shared_ptr<PointCloud> labelled_plane(int label) {
   auto c = std::make_shared<PointCloud>();
   for (int i = 0; i < 100; ++i)

@@ -112,7 +112,7 @@ class TestGui : public QObject {
     ui::VtkCloudView view;
     QVERIFY(show_labelled(view, {400, 300}, 6, 3));
     wait_ms(300);
-    const int hits = count_near(view.grabFramebuffer(), ui::label_color(3));
+    const int hits = wait_for_pixels(view, ui::label_color(3), 2001);
     QVERIFY2(hits > 2000, qPrintable(QString::number(hits)));
     const Rgb8 red{230, 20, 20};
     view.setColors(std::vector<Rgb8>(view.cloud()->size(), red));
@@ -126,9 +126,8 @@ class TestGui : public QObject {
     ui::VtkCloudView view;
     QVERIFY(show_labelled(view, {400, 300}, 6, 3));
     wait_ms(300);
-    const QImage img = view.grabFramebuffer();
-    QCOMPARE(img.size(), QSize(400, 300) * view.devicePixelRatio());
-    const int hits = count_near(img, ui::label_color(3));
+    QCOMPARE(view.grabFramebuffer().size(), QSize(400, 300) * view.devicePixelRatio());
+    const int hits = wait_for_pixels(view, ui::label_color(3), 2001);
     QVERIFY2(hits > 2000, qPrintable(QString("only %1 pixels in the label colour").arg(hits)));
     // Switching the colouring changes what is drawn.
     view.setColorMode(ui::ColorMode::Height);
