@@ -612,6 +612,42 @@ class TestNns : public QObject {
     for (std::size_t q = 0; q + 1 < gpu.offsets.size(); ++q)
       most = std::max<std::size_t>(most, gpu.offsets[q + 1] - gpu.offsets[q]);
     QCOMPARE(int(most), longest);
+    if (most <= 512) return;  // no long row
+    // The long rows filled and sorted in place, without room for their keys: the same rows.
+    release_gpu_workspaces();
+    const test::MemoryCap cap(gpu.indices.size() * 12);
+    const auto in_place = radius_search(pts, pts, 0.5f, NnsMethod::Gpu);
+    QCOMPARE(in_place.offsets, gpu.offsets);
+    QVERIFY(in_place.indices == gpu.indices);
+    QVERIFY(in_place.sq_distances == gpu.sq_distances);
+  }
+
+  // Where the device lacks room for the long rows' unsorted keys (8 bytes a neighbour) beside the
+  // result (8 more), rows of 513 to 8,192 keys are filled unsorted into the result's own places
+  // and sorted there (radius_gpu.cu's keys_fit): the same rows, and nothing kept beside them.
+  void gpu_radius_long_rows_sorted_in_place_without_room_for_their_keys() {
+    CUMULUS_REQUIRE_GPU();
+    Random rng(11);
+    std::vector<Point3f> pts;
+    for (int c = 0; c < 4; ++c)  // rows of 4,000 keys, 64M neighbours
+      for (int i = 0; i < 4000; ++i)
+        pts.push_back({float(c) + float(rng.uniform()) * 0.01f, float(rng.uniform()) * 0.01f,
+                       float(rng.uniform()) * 0.01f});
+    const RadiusResult with_keys = radius_search(pts, pts, 0.5f, NnsMethod::Gpu);
+    QCOMPARE(with_keys.indices.size(), std::size_t(64'000'000));
+    const auto result = std::int64_t(with_keys.indices.size()) * 8;
+    release_gpu_workspaces();
+    const test::MemoryCap cap(std::size_t(result + result / 2));  // half the keys' room
+    const auto before = std::int64_t(query_device().free_memory);
+    const RadiusResult in_place = radius_search(pts, pts, 0.5f, NnsMethod::Gpu);
+    const std::int64_t used = before - std::int64_t(query_device().free_memory);
+    QCOMPARE(in_place.offsets, with_keys.offsets);
+    QVERIFY(in_place.indices == with_keys.indices);
+    QVERIFY(in_place.sq_distances == with_keys.sq_distances);
+    QVERIFY2(used < result + result / 8,
+             qPrintable(QString("%1 MB of device memory kept for %2 MB of rows")
+                            .arg(used >> 20)
+                            .arg(result >> 20)));
   }
 };
 

@@ -65,6 +65,15 @@ inline bool loadSharedEveryNth(const QString& rel, std::size_t step, cumulus::Po
   return true;
 }
 
+// Caps the GPU memory (set_gpu_memory_limit) while it lives, and restores the uncapped memory
+// however the test ends.
+struct MemoryCap {
+  explicit MemoryCap(std::size_t bytes) { cumulus::set_gpu_memory_limit(bytes); }
+  ~MemoryCap() { cumulus::set_gpu_memory_limit(0); }
+  MemoryCap(const MemoryCap&) = delete;
+  MemoryCap& operator=(const MemoryCap&) = delete;
+};
+
 }  // namespace cumulus::test
 
 // Skips the test, saying why, where no GPU can be used.

@@ -92,12 +92,6 @@ std::size_t differing_normals(const NormalsResult& a, const NormalsResult& b) {
   return d;
 }
 
-// Restores the uncapped GPU memory however the test ends.
-struct MemoryCap {
-  explicit MemoryCap(std::size_t bytes) { set_gpu_memory_limit(bytes); }
-  ~MemoryCap() { set_gpu_memory_limit(0); }
-};
-
 bool sliced(const StageTimes& stages) {
   return !stages.empty() && stages.front().first.rfind("plan (", 0) == 0;
 }
@@ -360,7 +354,7 @@ class TestTiles : public QObject {
       KnnResult tiled;
       RadiusResult rslabs;
       {
-        const MemoryCap cap(c.size() / 6 * (64 + 8 * 16));
+        const test::MemoryCap cap(c.size() / 6 * (64 + 8 * 16));
         tiled = knn_search(c.points, c.points, 16, m);
         rslabs = radius_search(c.points, c.points, 0.4f, m);
       }
@@ -386,7 +380,7 @@ class TestTiles : public QObject {
       fp.descriptor = d;
       fwhole.push_back(compute_features(c, fp, FeatureMethod::Gpu));
     }
-    const MemoryCap cap(c.size() / 5 * 600);
+    const test::MemoryCap cap(c.size() / 5 * 600);
     const NormalsResult nslabs = estimate_normals(c, np, FeatureMethod::Gpu);
     QVERIFY(sliced(nslabs.stages));
     QCOMPARE(differing_normals(nwhole, nslabs), std::size_t(0));

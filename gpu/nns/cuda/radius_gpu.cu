@@ -11,6 +11,7 @@
 #include <bit>
 
 #include "core/cuda/occupancy.cuh"
+#include "core/device.h"
 #include "nns/cuda/device_index.cuh"
 #include "nns/cuda/device_search.cuh"
 #include "nns/cuda/row_sort.cuh"
@@ -65,14 +66,17 @@ __global__ void k_radius_count_warp(GridSearch search, const float3* queries, in
 }
 
 // Each query's row by a warp: a row of up to `cap` keys is gathered in the warp's shared memory,
-// sorted there and written out as indices and distances; a longer row goes to `keys` unsorted,
-// listed in `long_rows` (its count in long_rows_count) for k_sort_long_rows. (CUB's segmented
-// sort gave each row over 64 keys a block of its own: 8.6 of the 11.2 ms of KITTI's radius search
-// at 0.5 m, rows of 180 keys on average.)
-__global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, int nq, float r2,
-                                     unsigned cap, const unsigned* offsets,
-                                     unsigned long long* keys, unsigned* long_rows,
-                                     unsigned* long_rows_count, int* index, float* d2) {
+// sorted there and written out as indices and distances; a longer one goes to `keys` unsorted,
+// or with InPlace where it fits `block_cap` to its own places in `index` and `d2`, and is listed
+// in `long_rows` (its count in long_rows_count) for k_sort_long_rows. (CUB's segmented sort gave
+// each row over 64 keys a block of its own: 8.6 of the 11.2 ms of KITTI's radius search at 0.5
+// m, rows of 180 keys on average.)
+// (64 registers: the in-place fill took 72 without the bound, and 5-10 % longer.)
+template <bool InPlace>
+__global__ void __launch_bounds__(kSearchThreads, 8)
+    k_radius_fill_sorted(GridSearch search, const float3* queries, int nq, float r2, unsigned cap,
+                         unsigned block_cap, const unsigned* offsets, unsigned long long* keys,
+                         unsigned* long_rows, unsigned* long_rows_count, int* index, float* d2) {
   extern __shared__ unsigned long long rows[];  // cap keys a warp
   const int q = int((std::size_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32);
   const unsigned lane = threadIdx.x & 31u;
@@ -81,8 +85,13 @@ __global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, i
   if (m == 0) return;  // also every non-finite query
   unsigned long long* row = rows + std::size_t(threadIdx.x / 32) * cap;
   const bool fits = m <= cap;
-  WarpRadiusFillVisitor v(r2, fits ? row : keys + begin, m);
-  search.group<32>(queries[q], true, v, int(lane));
+  if (InPlace && !fits && m <= block_cap) {
+    WarpRadiusInPlaceFillVisitor v(r2, index + begin, d2 + begin, m);
+    search.group<32>(queries[q], true, v, int(lane));
+  } else {
+    WarpRadiusFillVisitor v(r2, fits ? row : keys + begin, m);
+    search.group<32>(queries[q], true, v, int(lane));
+  }
   if (!fits) {
     if (lane == 0) long_rows[atomicAdd(long_rows_count, 1u)] = unsigned(q);
     return;
@@ -97,12 +106,13 @@ __global__ void k_radius_fill_sorted(GridSearch search, const float3* queries, i
 }
 
 // The rows k_radius_fill_sorted listed (longer than its `cap`) of up to `block_cap` keys, a block
-// each: read from `keys` a block of 256 keys to a warp, sorted by all its warps together in the
-// block's shared memory (block_cap keys: the longest row rounded up to a whole block of 256) and
-// written out as indices and distances. Longer ones are left to the segmented sort. Through the
-// segmented sort and its split, against this kernel (ncu, H200): the LiDAR frame's 5,032 rows of
-// 4,097-6,144 keys at 0.5 m 1.98 against 1.40 ms, its 20,384 rows over 2,048 at 0.8 m 6.50
-// against 3.43, KITTI frame 0's at 1.5 m 8.88 against 4.41.
+// each: read from `keys` (null: from their places in `index` and `d2`) a block of 256 keys to a
+// warp, sorted by all its warps together in the block's shared memory (block_cap keys: the
+// longest row rounded up to a whole block of 256) and written out as indices and distances.
+// Longer ones are left to the segmented sort. Through the segmented sort and its split, against
+// this kernel (ncu, H200): the LiDAR frame's 5,032 rows of 4,097-6,144 keys at 0.5 m 1.98 against
+// 1.40 ms, its 20,384 rows over 2,048 at 0.8 m 6.50 against 3.43, KITTI frame 0's at 1.5 m 8.88
+// against 4.41.
 constexpr int kLongRowThreads = 256;
 // Four blocks an SM (64 registers a thread, no spill) where four rooms fit its shared memory
 // (the longest row up to about 7,000 keys): against three (70 registers), the LiDAR frame's long
@@ -119,7 +129,8 @@ __global__ void __launch_bounds__(kLongRowThreads, 4)
     const unsigned begin = offsets[q], m = offsets[q + 1] - begin;
     if (m > block_cap) continue;  // the whole block
     // Its last wait covers the reads of block_row before the next row's writes.
-    sort_long_row<kLongRowBlock / 32>(keys + begin, m, block_row, index + begin, d2 + begin);
+    sort_long_row<kLongRowBlock / 32>(keys ? keys + begin : nullptr, m, block_row, index + begin,
+                                      d2 + begin);
   }
 }
 
@@ -189,6 +200,21 @@ std::size_t offsets_from_counts(RadiusScratch& b, std::size_t n, bool longest, c
   return total;
 }
 
+// Whether the long rows' unsorted keys (8 bytes a neighbour, beside the result's 8) get room of
+// their own: within the cap of set_gpu_memory_limit with the result, or without a cap nine
+// tenths of the free device memory. Without it the rows are filled and sorted where they lie
+// in the result (the fill slower: WarpRadiusInPlaceFillVisitor).
+bool keys_fit(const RadiusScratch& b, std::size_t total) {
+  if (b.keys.capacity() >= total) return true;
+  const std::size_t bytes = total * sizeof(unsigned long long);
+  if (const std::size_t cap = gpu_memory_limit()) return 2 * bytes <= cap;
+  std::size_t free_bytes = 0, device_bytes = 0;
+  CU_CHECK(cudaMemGetInfo(&free_bytes, &device_bytes));
+  // The keys held now are freed first.
+  free_bytes += b.keys.capacity() * sizeof(unsigned long long);
+  return bytes <= free_bytes / 10 * 9;
+}
+
 // Sorts b.keys' rows (row q from b.offsets[q] to ends[q]) into b.sorted_keys.
 template <class Ends>
 void sort_rows(RadiusScratch& b, std::size_t total, std::size_t n, Ends ends, cudaStream_t s) {
@@ -225,15 +251,17 @@ std::size_t search_radius_grid(const GridSearch& search, const float3* queries, 
   const unsigned block_cap =
       std::min(kRadiusBlockRowMax, (most + kLongRowBlock - 1) / kLongRowBlock * kLongRowBlock);
   const bool longest_rows = most > block_cap;
-  if (long_rows) {
-    b.keys.reserve(total);
-    b.long_rows.reserve(n);
-  }
+  // Room for the long rows' keys where the device has it, else rows up to block_cap in place.
+  const bool in_place = long_rows && !longest_rows && !keys_fit(b, total);
+  if (long_rows) b.long_rows.reserve(n);
+  if (long_rows && !in_place) b.keys.reserve(total);
   if (longest_rows) b.sorted_keys.reserve(total);
-  k_radius_fill_sorted<<<cuda::blocks_for(n * 32, warps * 32), warps * 32,
-                         std::size_t(warps) * cap * sizeof(unsigned long long), s>>>(
-      search, queries, nq, r2, cap, b.offsets.get(), long_rows ? b.keys.get() : nullptr,
-      b.long_rows.get(), b.most.get() + 1, b.index.get(), b.d2.get());
+  const auto fill = in_place ? &k_radius_fill_sorted<true> : &k_radius_fill_sorted<false>;
+  fill<<<cuda::blocks_for(n * 32, warps * 32), warps * 32,
+         std::size_t(warps) * cap * sizeof(unsigned long long), s>>>(
+      search, queries, nq, r2, cap, block_cap, b.offsets.get(),
+      long_rows && !in_place ? b.keys.get() : nullptr, b.long_rows.get(), b.most.get() + 1,
+      b.index.get(), b.d2.get());
   CU_CHECK_LAUNCH("k_radius_fill_sorted");
   if (long_rows) {
     const std::size_t block_bytes = std::size_t(block_cap) * sizeof(unsigned long long);
@@ -241,9 +269,9 @@ std::size_t search_radius_grid(const GridSearch& search, const float3* queries, 
                                   int(block_bytes)));
     // The long rows' count is on the device: one wave of blocks takes them in strides.
     k_sort_long_rows<<<cuda::resident_blocks(k_sort_long_rows, kLongRowThreads, block_bytes),
-                       kLongRowThreads, block_bytes, s>>>(b.long_rows.get(), b.most.get() + 1,
-                                                          b.offsets.get(), b.keys.get(), block_cap,
-                                                          b.index.get(), b.d2.get());
+                       kLongRowThreads, block_bytes, s>>>(
+        b.long_rows.get(), b.most.get() + 1, b.offsets.get(), in_place ? nullptr : b.keys.get(),
+        block_cap, b.index.get(), b.d2.get());
     CU_CHECK_LAUNCH("k_sort_long_rows");
   }
   if (longest_rows) {
