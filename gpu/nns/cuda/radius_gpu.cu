@@ -71,7 +71,7 @@ __global__ void k_radius_count_warp(GridSearch search, const float3* queries, in
 // in `long_rows` (its count in long_rows_count) for k_sort_long_rows. (CUB's segmented sort gave
 // each row over 64 keys a block of its own: 8.6 of the 11.2 ms of KITTI's radius search at 0.5
 // m, rows of 180 keys on average.)
-// (64 registers: the in-place fill took 72 without the bound, and 5-10 % longer.)
+// (64 registers: the in-place fill took 72 without the bound, and 3-11 % longer.)
 template <bool InPlace>
 __global__ void __launch_bounds__(kSearchThreads, 8)
     k_radius_fill_sorted(GridSearch search, const float3* queries, int nq, float r2, unsigned cap,
@@ -106,8 +106,8 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
 }
 
 // The rows k_radius_fill_sorted listed (longer than its `cap`) of up to `block_cap` keys, a block
-// each: read from `keys` (null: from their places in `index` and `d2`) a block of 256 keys to a
-// warp, sorted by all its warps together in the block's shared memory (block_cap keys: the
+// each: read from `keys` (InPlace: from their places in `index` and `d2`) a block of 256 keys to
+// a warp, sorted by all its warps together in the block's shared memory (block_cap keys: the
 // longest row rounded up to a whole block of 256) and written out as indices and distances.
 // Longer ones are left to the segmented sort. Through the segmented sort and its split, against
 // this kernel (ncu, H200): the LiDAR frame's 5,032 rows of 4,097-6,144 keys at 0.5 m 1.98 against
@@ -118,6 +118,7 @@ constexpr int kLongRowThreads = 256;
 // (the longest row up to about 7,000 keys): against three (70 registers), the LiDAR frame's long
 // rows at 0.5 m 1,617 -> 1,589 us, at 0.8 m 2,950 -> 2,824, KITTI frame 0's at 1.5 m 4,490 -> 4,307
 // (ncu, H200).
+template <bool InPlace>
 __global__ void __launch_bounds__(kLongRowThreads, 4)
     k_sort_long_rows(const unsigned* long_rows, const unsigned* long_rows_count,
                      const unsigned* offsets, const unsigned long long* keys, unsigned block_cap,
@@ -129,8 +130,8 @@ __global__ void __launch_bounds__(kLongRowThreads, 4)
     const unsigned begin = offsets[q], m = offsets[q + 1] - begin;
     if (m > block_cap) continue;  // the whole block
     // Its last wait covers the reads of block_row before the next row's writes.
-    sort_long_row<kLongRowBlock / 32>(keys ? keys + begin : nullptr, m, block_row, index + begin,
-                                      d2 + begin);
+    sort_long_row<kLongRowBlock / 32, InPlace>(InPlace ? nullptr : keys + begin, m, block_row,
+                                               index + begin, d2 + begin);
   }
 }
 
@@ -265,13 +266,13 @@ std::size_t search_radius_grid(const GridSearch& search, const float3* queries, 
   CU_CHECK_LAUNCH("k_radius_fill_sorted");
   if (long_rows) {
     const std::size_t block_bytes = std::size_t(block_cap) * sizeof(unsigned long long);
-    CU_CHECK(cudaFuncSetAttribute(k_sort_long_rows, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  int(block_bytes)));
+    const auto sort = in_place ? &k_sort_long_rows<true> : &k_sort_long_rows<false>;
+    CU_CHECK(
+        cudaFuncSetAttribute(sort, cudaFuncAttributeMaxDynamicSharedMemorySize, int(block_bytes)));
     // The long rows' count is on the device: one wave of blocks takes them in strides.
-    k_sort_long_rows<<<cuda::resident_blocks(k_sort_long_rows, kLongRowThreads, block_bytes),
-                       kLongRowThreads, block_bytes, s>>>(
-        b.long_rows.get(), b.most.get() + 1, b.offsets.get(), in_place ? nullptr : b.keys.get(),
-        block_cap, b.index.get(), b.d2.get());
+    sort<<<cuda::resident_blocks(sort, kLongRowThreads, block_bytes), kLongRowThreads, block_bytes,
+           s>>>(b.long_rows.get(), b.most.get() + 1, b.offsets.get(), b.keys.get(), block_cap,
+                b.index.get(), b.d2.get());
     CU_CHECK_LAUNCH("k_sort_long_rows");
   }
   if (longest_rows) {

@@ -225,21 +225,21 @@ __device__ __forceinline__ void half_clean_step(unsigned long long* row, unsigne
   __syncthreads();
 }
 
-// A row of m > 32 E keys from `from` (global memory; null: from `index` and `d2`, where the row
-// lies unsorted) sorted in the block's shared memory `row` (room for m rounded up to a whole
-// block of 32 E keys) and written out as indices and distances. The network is the bitonic sort's
-// in the form whose comparators all put the smaller key first (each stage's first step compares
-// mirror images), over m rounded up to a power of two, with every pair past m left out: a row of
-// 5,032 keys costs the network's pairs within its 5,032 keys, not 8,192's (the LiDAR frame's long
-// rows at 0.5 m, 5,032 of them that long, 2,065
-// -> 1,617 us against the padded network; ncu, H200). The network's steps between keys less than 32
-// E apart run on blocks of 32 E keys, each held in registers by one of the block's warps (blocked
-// layout: 15 of a block sort's 36 steps and 5 of a merge's 8 shuffled): its first stages as an
-// ascending sort of each block, and the last steps of each later stage as an ascending merge of
-// each block. Only the steps between keys 32 E or more apart read and write the row in shared
-// memory, a pass each (KITTI at 0.5 m, 4 % of its rows over 512 keys: the kernel 1,274 -> 1,206 us
-// against the whole network in shared memory; ncu, H200).
-template <int E>
+// A row of m > 32 E keys from `from` (global memory; with InPlace from `index` and `d2`, where
+// the row lies unsorted) sorted in the block's shared memory `row` (room for m rounded up to a
+// whole block of 32 E keys) and written out as indices and distances. The network is the bitonic
+// sort's in the form whose comparators all put the smaller key first (each stage's first step
+// compares mirror images), over m rounded up to a power of two, with every pair past m left out:
+// a row of 5,032 keys costs the network's pairs within its 5,032 keys, not 8,192's (the LiDAR
+// frame's long rows at 0.5 m, 5,032 of them that long, 2,065 -> 1,617 us against the padded
+// network; ncu, H200). The network's steps between keys less than 32 E apart run on blocks of 32
+// E keys, each held in registers by one of the block's warps (blocked layout: 15 of a block
+// sort's 36 steps and 5 of a merge's 8 shuffled): its first stages as an ascending sort of each
+// block, and the last steps of each later stage as an ascending merge of each block. Only the
+// steps between keys 32 E or more apart read and write the row in shared memory, a pass each
+// (KITTI at 0.5 m, 4 % of its rows over 512 keys: the kernel 1,274 -> 1,206 us against the whole
+// network in shared memory; ncu, H200).
+template <int E, bool InPlace>
 __device__ __forceinline__ void sort_long_row(const unsigned long long* from, unsigned m,
                                               unsigned long long* row, int* index, float* d2) {
   constexpr unsigned kBlock = 32 * E;
@@ -254,9 +254,11 @@ __device__ __forceinline__ void sort_long_row(const unsigned long long* from, un
 #pragma unroll
     for (unsigned e = 0; e < unsigned(E); ++e) {
       const unsigned i = base + unsigned(E) * lane + ((e + (lane >> kTurnShift)) & unsigned(E - 1));
-      // Without `from` the row's keys are in `index` and `d2` themselves: every one is read before
-      // the last stage writes over them (the waits between the stages).
-      key[e] = i >= m ? ~0ull : from ? from[i] : distance_key(d2[i], index[i]);  // ~0: after all
+      // In place, every key is read before the last stage writes over them (the waits between).
+      if constexpr (InPlace)
+        key[e] = i < m ? distance_key(d2[i], index[i]) : ~0ull;  // after every key
+      else
+        key[e] = i < m ? from[i] : ~0ull;
     }
     warp_bitonic_sort_blocked<E>(key, lane);
     store_block<E>(row + base, lane, key);

@@ -439,7 +439,7 @@ struct WarpRadiusFillVisitor {
 // WarpRadiusFillVisitor for a long row sorted afterwards where it lies (k_sort_long_rows, where
 // the device lacks room for the rows' keys): its targets go to their places in the result's
 // `index` and `dist` instead of as keys. Two 4-byte stores a round instead of one of 8 bytes:
-// the LiDAR frame's fill at 0.8 m, mostly long rows, 615 -> 890 us, KITTI's at 0.5 m 526 -> 560
+// the LiDAR frame's fill at 0.8 m, mostly long rows, 620 -> 898 us, KITTI's at 0.5 m 523 -> 560
 // (ncu, H200), and staging the keys in the warp's shared memory to write them out a whole warp
 // at a time was slower still (967 us).
 struct WarpRadiusInPlaceFillVisitor {
