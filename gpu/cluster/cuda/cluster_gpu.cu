@@ -284,11 +284,11 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   if (labels_sent) {
     const WallTimer copy;
     out.labels.resize(n);  // done already while the device worked
-    // Four parts: four threads already running widened KITTI's labels in 9.2 us on an H200's
-    // host, one in 20-24; in the call, 18-23 us against 25-38 (docs/benchmarks.md).
-    const std::size_t parts = n >= kLargeResult       ? all_parts
-                              : n >= kWidenedTogether ? std::min<std::size_t>(4, all_parts)
-                                                      : 1;
+    // A part for every ready thread (eight on an H200's 16-core host): into a reused result
+    // KITTI's labels took 8-14 us against 13-18 in four parts, the call 0.126-0.136 ms against
+    // 0.132-0.141; into a fresh one, whose zeros the calling thread has just written, 18-22 us
+    // either way (docs/benchmarks.md). One thread took 20-24 us.
+    const std::size_t parts = n >= kWidenedTogether ? all_parts : 1;
     copy_labels(ws.host_labels16.get(), out.labels.data(), n, parts);
     copy_ms += copy.ms();
   }
