@@ -111,7 +111,6 @@ class TestGui : public QObject {
   void newColoursShowInTheNextFrame() {
     ui::VtkCloudView view;
     QVERIFY(show_labelled(view, {400, 300}, 6, 3));
-    wait_ms(300);
     const int hits = wait_for_pixels(view, ui::label_color(3), 2001);
     QVERIFY2(hits > 2000, qPrintable(QString::number(hits)));
     const Rgb8 red{230, 20, 20};

@@ -86,10 +86,10 @@ __global__ void __launch_bounds__(kSearchThreads, 8)
   unsigned long long* row = rows + std::size_t(threadIdx.x / 32) * cap;
   const bool fits = m <= cap;
   if (InPlace && !fits && m <= block_cap) {
-    WarpRadiusInPlaceFillVisitor v(r2, index + begin, d2 + begin, m);
+    WarpRadiusFillVisitor v(r2, RadiusRowInPlace{index + begin, d2 + begin}, m);
     search.group<32>(queries[q], true, v, int(lane));
   } else {
-    WarpRadiusFillVisitor v(r2, fits ? row : keys + begin, m);
+    WarpRadiusFillVisitor v(r2, RadiusRowKeys{fits ? row : keys + begin}, m);
     search.group<32>(queries[q], true, v, int(lane));
   }
   if (!fits) {
@@ -204,7 +204,7 @@ std::size_t offsets_from_counts(RadiusScratch& b, std::size_t n, bool longest, c
 // Whether the long rows' unsorted keys (8 bytes a neighbour, beside the result's 8) get room of
 // their own: within the cap of set_gpu_memory_limit with the result, or without a cap nine
 // tenths of the free device memory. Without it the rows are filled and sorted where they lie
-// in the result (the fill slower: WarpRadiusInPlaceFillVisitor).
+// in the result (the fill slower: RadiusRowInPlace).
 bool keys_fit(const RadiusScratch& b, std::size_t total) {
   if (b.keys.capacity() >= total) return true;
   const std::size_t bytes = total * sizeof(unsigned long long);
@@ -260,9 +260,8 @@ std::size_t search_radius_grid(const GridSearch& search, const float3* queries, 
   const auto fill = in_place ? &k_radius_fill_sorted<true> : &k_radius_fill_sorted<false>;
   fill<<<cuda::blocks_for(n * 32, warps * 32), warps * 32,
          std::size_t(warps) * cap * sizeof(unsigned long long), s>>>(
-      search, queries, nq, r2, cap, block_cap, b.offsets.get(),
-      long_rows && !in_place ? b.keys.get() : nullptr, b.long_rows.get(), b.most.get() + 1,
-      b.index.get(), b.d2.get());
+      search, queries, nq, r2, cap, block_cap, b.offsets.get(), b.keys.get(), b.long_rows.get(),
+      b.most.get() + 1, b.index.get(), b.d2.get());
   CU_CHECK_LAUNCH("k_radius_fill_sorted");
   if (long_rows) {
     const std::size_t block_bytes = std::size_t(block_cap) * sizeof(unsigned long long);

@@ -413,51 +413,46 @@ struct WarpRadiusCountVisitor {
   __device__ void merge() {}
 };
 
-// RadiusFillVisitor for a whole warp: a round's keys go to the next free places of `out`, in
-// lane order. At most `room` are written (the count found before), so a row never runs into the
-// next one's memory.
+// Where WarpRadiusFillVisitor puts a row's targets: as keys, for a sort afterwards from them
+// (the warp's shared memory, or room of their own in global memory).
+struct RadiusRowKeys {
+  unsigned long long* keys;
+  __device__ void put(unsigned at, float d2, int idx) const { keys[at] = distance_key(d2, idx); }
+};
+
+// ...or at their places in the result's `index` and `dist`, for a long row sorted afterwards
+// where it lies (k_sort_long_rows, where the device lacks room for the rows' keys). Two 4-byte
+// stores a round instead of one of 8 bytes: the LiDAR frame's fill at 0.8 m, mostly long rows,
+// 620 -> 898 us, KITTI's at 0.5 m 523 -> 560 (ncu, H200), and staging the keys in the warp's
+// shared memory to write them out a whole warp at a time was slower still (967 us).
+struct RadiusRowInPlace {
+  int* index;
+  float* dist;
+  __device__ void put(unsigned at, float d2, int idx) const {
+    index[at] = idx;
+    dist[at] = d2;
+  }
+};
+
+// RadiusFillVisitor for a whole warp: a round's targets go to the next free places of the row
+// (`out`: RadiusRowKeys or RadiusRowInPlace), in lane order. At most `room` are written (the
+// count found before), so a row never runs into the next one's memory.
 // (Its rows are sorted afterwards, so it could take kAnyRounds too; read range by range, KITTI's
 // fill at 0.5 m took fewer instructions but no less time and the LiDAR frame's and the bunny's
 // more: 0.925 -> 0.910, 2.48 -> 2.57 ms and 209 -> 225 us in ncu on the H200.)
+template <class Out>
 struct WarpRadiusFillVisitor {
   float r2;
-  unsigned long long* out;
+  Out out;
   std::uint32_t room, count = 0;
-  __device__ WarpRadiusFillVisitor(float r2_, unsigned long long* out_, std::uint32_t room_)
+  __device__ WarpRadiusFillVisitor(float r2_, Out out_, std::uint32_t room_)
       : r2(r2_), out(out_), room(room_) {}
   __device__ float limit() const { return r2; }
   __device__ void visit_all(float d2, int idx, bool active) {
     const bool in = active && d2 < r2;
     const unsigned found = __ballot_sync(0xffffffffu, in);
     const unsigned at = count + unsigned(__popc(found & ((1u << (threadIdx.x & 31u)) - 1u)));
-    if (in && at < room) out[at] = distance_key(d2, idx);
-    count += unsigned(__popc(found));
-  }
-  __device__ void merge() {}
-};
-
-// WarpRadiusFillVisitor for a long row sorted afterwards where it lies (k_sort_long_rows, where
-// the device lacks room for the rows' keys): its targets go to their places in the result's
-// `index` and `dist` instead of as keys. Two 4-byte stores a round instead of one of 8 bytes:
-// the LiDAR frame's fill at 0.8 m, mostly long rows, 620 -> 898 us, KITTI's at 0.5 m 523 -> 560
-// (ncu, H200), and staging the keys in the warp's shared memory to write them out a whole warp
-// at a time was slower still (967 us).
-struct WarpRadiusInPlaceFillVisitor {
-  float r2;
-  int* index;
-  float* dist;
-  std::uint32_t room, count = 0;
-  __device__ WarpRadiusInPlaceFillVisitor(float r2_, int* index_, float* dist_, std::uint32_t room_)
-      : r2(r2_), index(index_), dist(dist_), room(room_) {}
-  __device__ float limit() const { return r2; }
-  __device__ void visit_all(float d2, int idx, bool active) {
-    const bool in = active && d2 < r2;
-    const unsigned found = __ballot_sync(0xffffffffu, in);
-    const unsigned at = count + unsigned(__popc(found & ((1u << (threadIdx.x & 31u)) - 1u)));
-    if (in && at < room) {
-      index[at] = idx;
-      dist[at] = d2;
-    }
+    if (in && at < room) out.put(at, d2, idx);
     count += unsigned(__popc(found));
   }
   __device__ void merge() {}
