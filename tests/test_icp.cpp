@@ -54,9 +54,17 @@ class TestIcp : public QObject {
       double v[9];
       for (int i = 0; i < 9; ++i)
         v[i] = start(i % 3, i / 3);
-      for (double* warm : {static_cast<double*>(nullptr), v}) {
+      // And with Newton's steps from that rotation (which take the Jacobi sweeps' place
+      // wherever they cannot vouch for their answer).
+      double rot[9];
+      for (int i = 0; i < 9; ++i)
+        rot[i] = start(i / 3, i % 3);
+      for (double* warm : {static_cast<double*>(nullptr), v, rot}) {
         double m[16];
-        im::estimate_rigid(sums, centre, m, warm);
+        if (warm == rot)
+          im::estimate_rigid(sums, centre, m, nullptr, rot);
+        else
+          im::estimate_rigid(sums, centre, m, warm);
         for (int r = 0; r < 4; ++r)
           for (int c = 0; c < 4; ++c)
             QVERIFY2(std::abs(m[4 * r + c] - eigen(r, c)) < 1e-9,
@@ -64,13 +72,79 @@ class TestIcp : public QObject {
                                     .arg(trial)
                                     .arg(r)
                                     .arg(c)
-                                    .arg(warm ? "warm" : "cold")
+                                    .arg(warm == rot ? "newton"
+                                         : warm      ? "warm"
+                                                     : "cold")
                                     .arg(m[4 * r + c])
                                     .arg(eigen(r, c))));
       }
-      const Eigen::Map<const Eigen::Matrix3d> vm(v);
+      const Eigen::Map<const Eigen::Matrix3d> vm(v), rm(rot);
       QVERIFY((vm.transpose() * vm - Eigen::Matrix3d::Identity()).norm() < 1e-12);
+      QVERIFY((rm.transpose() * rm - Eigen::Matrix3d::Identity()).norm() < 1e-12);
     }
+  }
+
+  void newton_rotation_is_the_jacobi_rotation_or_declines() {
+    Random rng(11);
+    int taken = 0;
+    for (int trial = 0; trial < 20000; ++trial) {
+      // a = U diag(s) V^T: volumes, planes (s3 = 0), the reflected kind (s3 < 0), ill-conditioned
+      // ones down to 1e-3 and rank one; scaled over twelve orders of magnitude.
+      const Eigen::Matrix3d u =
+          rigid_transform(rng.normal() * 90, rng.normal() * 90, rng.normal() * 90, 0, 0, 0)
+              .topLeftCorner<3, 3>();
+      const Eigen::Matrix3d v =
+          rigid_transform(rng.normal() * 90, rng.normal() * 90, rng.normal() * 90, 0, 0, 0)
+              .topLeftCorner<3, 3>();
+      const double s2 = trial % 9 == 0 ? 0.0 : std::pow(10.0, -3 * rng.uniform());
+      double s3 = trial % 4 == 0 ? 0.0 : s2 * rng.uniform();
+      if (trial % 3 == 0) s3 = -s3;
+      const double scale = std::pow(10.0, rng.uniform(-6, 6));
+      const Eigen::Matrix3d am =
+          scale * u * Eigen::Vector3d(1, s2, s3).asDiagonal() * v.transpose();
+      double a[9];
+      for (int i = 0; i < 9; ++i)
+        a[i] = am(i / 3, i % 3);
+      double jacobi[9];
+      im::umeyama_rotation(a, jacobi);
+      // Starts from the answer turned by 1e-9 to 1 radian about a random axis.
+      const double turn = std::pow(10.0, rng.uniform(-9, 0));
+      const Eigen::Vector3d axis =
+          Eigen::Vector3d(rng.normal(), rng.normal(), rng.normal()).normalized();
+      const Eigen::Matrix3d start =
+          Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(jacobi) *
+          Eigen::AngleAxisd(turn, axis).toRotationMatrix();
+      double r[9];
+      for (int i = 0; i < 9; ++i)
+        r[i] = start(i / 3, i % 3);
+      const bool took = im::umeyama_rotation_newton(a, r);
+      if (!took) {
+        for (int i = 0; i < 9; ++i)
+          QCOMPARE(r[i], start(i / 3, i % 3));  // declined: the start untouched
+        // Rank one has no unique answer; there it must always decline.
+        continue;
+      }
+      QVERIFY2(s2 > 0, qPrintable(QString("trial %1: rank one taken").arg(trial)));
+      ++taken;
+      for (int i = 0; i < 9; ++i)
+        QVERIFY2(std::abs(r[i] - jacobi[i]) < 1e-11,
+                 qPrintable(QString("trial %1 entry %2: %3 vs %4 (s %5 %6, turn %7)")
+                                .arg(trial)
+                                .arg(i)
+                                .arg(r[i], 0, 'g', 17)
+                                .arg(jacobi[i], 0, 'g', 17)
+                                .arg(s2)
+                                .arg(s3)
+                                .arg(turn)));
+    }
+    // Every start near a clear answer is taken: ICP's case.
+    QVERIFY2(taken > 14000, qPrintable(QString("%1 of 20000 taken").arg(taken)));
+  }
+
+  void newton_rotation_declines_nans() {
+    double a[9] = {1, 0, 0, 0, 1, 0, 0, 0, NAN};
+    double r[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    QVERIFY(!im::umeyama_rotation_newton(a, r));
   }
 
   void convergence_test_replays_pcl() {

@@ -179,10 +179,86 @@ CUMULUS_HD inline void umeyama_rotation(const double* a, double* rot, double* v_
       rot[3 * r + c] = u1[r] * v1[c] + u2[r] * v2[c] + u3[r] * v3[c];
 }
 
+// The same rotation by Newton's method on the rotations, from `rot_io` (row-major, a rotation
+// to rounding): Umeyama's R is the rotation that maximises tr(R^T a), so each step turns R by
+// the w solving M w = g, where with B = R^T a, g is twice the skew part of B and M = tr(P) I - P
+// for P its symmetric part (the gradient and the negated Hessian in the turn's coordinates).
+// ICP's rotation moves little between iterations, so from the last one two or three steps
+// reach it: a few hundred cycles each, against the thousands of the Jacobi sweeps on the GPU's
+// one solving thread. Returns false, with rot_io as it was, where it cannot vouch for the
+// answer: M not clearly positive definite at some step (then R is not near the maximum, or the
+// maximum is flat or not unique: rank-one inputs), no convergence in eight steps, or NaNs.
+// With M positive definite the maximum found is the only one there is, so the answer is
+// umeyama_rotation's to rounding.
+CUMULUS_HD inline bool umeyama_rotation_newton(const double* a, double* rot_io) {
+  double r[9];
+  {
+    // One Newton-Schulz step, R (3 I - R^T R) / 2: the start carries earlier solves' rounding,
+    // which the turns below would otherwise keep.
+    double g[9];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        g[3 * i + j] =
+            rot_io[i] * rot_io[j] + rot_io[3 + i] * rot_io[3 + j] + rot_io[6 + i] * rot_io[6 + j];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        double acc = 1.5 * rot_io[3 * i + j];
+        for (int k = 0; k < 3; ++k)
+          acc -= 0.5 * rot_io[3 * i + k] * g[3 * k + j];
+        r[3 * i + j] = acc;
+      }
+  }
+  for (int step = 0; step < 8; ++step) {
+    double b[9];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        b[3 * i + j] = r[i] * a[j] + r[3 + i] * a[3 + j] + r[6 + i] * a[6 + j];
+    const double g0 = b[7] - b[5], g1 = b[2] - b[6], g2 = b[3] - b[1];
+    const double tr = b[0] + b[4] + b[8];
+    const double m00 = tr - b[0], m11 = tr - b[4], m22 = tr - b[8];
+    const double m01 = -0.5 * (b[1] + b[3]), m02 = -0.5 * (b[2] + b[6]), m12 = -0.5 * (b[5] + b[7]);
+    const double c00 = m11 * m22 - m12 * m12, c01 = m02 * m12 - m01 * m22,
+                 c02 = m01 * m12 - m02 * m11, c11 = m00 * m22 - m02 * m02,
+                 c12 = m01 * m02 - m00 * m12, c22 = m00 * m11 - m01 * m01;
+    const double det = m00 * c00 + m01 * c01 + m02 * c02;
+    const double trm = m00 + m11 + m22;
+    // Sylvester's test, the last minor held to 1e-6 of the trace's cube: M's smallest
+    // eigenvalue then exceeds 1e-6 of its largest, so a step of 1e-9 leaves the answer within
+    // about 1e-12 (the step's square over that ratio).
+    if (!(m00 > 0 && c22 > 0 && det > 1e-6 * trm * trm * trm)) return false;
+    const double inv = 1 / det;
+    const double w0 = (c00 * g0 + c01 * g1 + c02 * g2) * inv;
+    const double w1 = (c01 * g0 + c11 * g1 + c12 * g2) * inv;
+    const double w2 = (c02 * g0 + c12 * g1 + c22 * g2) * inv;
+    // The turn by w as the Cayley rotation of w / 2 (an angle of 2 atan(|w| / 2), w's to third
+    // order, so the steps still converge quadratically): orthonormal without a sine or cosine.
+    const double x = 0.5 * w0, y = 0.5 * w1, z = 0.5 * w2;
+    const double s2 = x * x + y * y + z * z;
+    const double k = 2 * (1 / (1 + s2));  // a reciprocal: on the GPU cheaper than a quotient
+    const double q[9] = {1 + k * (x * x - s2), k * (x * y - z),      k * (x * z + y),
+                         k * (x * y + z),      1 + k * (y * y - s2), k * (y * z - x),
+                         k * (x * z - y),      k * (y * z + x),      1 + k * (z * z - s2)};
+    double next[9];
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j)
+        next[3 * i + j] = r[3 * i] * q[j] + r[3 * i + 1] * q[3 + j] + r[3 * i + 2] * q[6 + j];
+    for (int i = 0; i < 9; ++i)
+      r[i] = next[i];
+    if (4 * s2 <= 1e-18) {
+      for (int i = 0; i < 9; ++i)
+        rot_io[i] = r[i];
+      return true;
+    }
+  }
+  return false;
+}
+
 // Row-major 4x4 rigid transform mapping source onto target for the summed correspondences
-// (points were shifted by `centre` before summing).
+// (points were shifted by `centre` before summing). With `rotation_io` (row-major, a rotation),
+// Newton's steps start from it and it receives the answer; the Jacobi sweeps (from `jacobi_v`)
+// take over where those steps cannot vouch for theirs.
 CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, double* m,
-                                      double* jacobi_v = nullptr) {
+                                      double* jacobi_v = nullptr, double* rotation_io = nullptr) {
   const double inv = 1 / a.w;
   double sm[3], tm[3], sigma[9];
   for (int r = 0; r < 3; ++r) {
@@ -193,7 +269,15 @@ CUMULUS_HD inline void estimate_rigid(const Sums& a, const double* centre, doubl
     for (int c = 0; c < 3; ++c)
       sigma[3 * r + c] = a.ts[3 * r + c] * inv - tm[r] * sm[c];
   double rot[9];
-  umeyama_rotation(sigma, rot, jacobi_v);
+  if (rotation_io && umeyama_rotation_newton(sigma, rotation_io)) {
+    for (int i = 0; i < 9; ++i)
+      rot[i] = rotation_io[i];
+  } else {
+    umeyama_rotation(sigma, rot, jacobi_v);
+    if (rotation_io)
+      for (int i = 0; i < 9; ++i)
+        rotation_io[i] = rot[i];
+  }
   for (int r = 0; r < 3; ++r) {
     // t = (c + t_mean) - R (c + s_mean)
     double rs = 0;

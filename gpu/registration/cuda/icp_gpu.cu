@@ -225,7 +225,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
     }
   hc.apply_step = guess != Eigen::Matrix4d::Identity() ? 1 : 0;
   for (int i = 0; i < 9; ++i)
-    hc.jacobi_v[i] = i % 4 == 0 ? 1 : 0;
+    hc.jacobi_v[i] = hc.rotation[i] = i % 4 == 0 ? 1 : 0;
   // Sums are taken relative to the target's first point, so far-off clouds do not cancel.
   hc.centre[0] = target[0].x;
   hc.centre[1] = target[0].y;

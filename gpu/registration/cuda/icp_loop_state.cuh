@@ -22,7 +22,8 @@ struct Control {
   unsigned blocks_done;
   im::ConvergenceState convergence;
   double centre[3];
-  double jacobi_v[9];        // the last solve's V, where the next one's sweeps start
+  double jacobi_v[9];        // the last Jacobi solve's V, where the next one's sweeps start
+  double rotation[9];        // the last solve's rotation, where the next one's Newton steps start
   im::Sums sums;             // of the last pass, for the host solve
   im::PlaneSums plane_sums;  // the same, point to plane
   // `gpu`: the far queries, first in the search order; the order's fill counters.

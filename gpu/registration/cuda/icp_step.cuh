@@ -63,7 +63,7 @@ CUMULUS_HD inline void solve_step(Control& c, const im::Sums& sums, const im::Cr
     return;
   }
   double step[16];
-  im::estimate_rigid(sums, c.centre, step, c.jacobi_v);
+  im::estimate_rigid(sums, c.centre, step, c.jacobi_v, c.rotation);
   for (int i = 0; i < 16; ++i)
     c.step[i] = float(step[i]);
   take_step(c, step, sums.n, sums.d2, k, history);
