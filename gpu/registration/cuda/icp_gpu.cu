@@ -54,10 +54,11 @@ namespace {
 // sits on the iteration's critical path, where the search has warps to hide its own. Points are
 // taken in `order` (null: as they come): its first ctl->far_count were far from their last
 // correspondence, and the first `wide_blocks` blocks search for up to that many of them with a
-// whole warp each; the rest of the grid takes the remaining points with Lanes consecutive
-// threads each (a power of two up to 32). (Traced on the H200, 40k bunny: a near point's search
-// took 6 us in a crowded kernel, the 5 % far ones 13-21 us, and those that started in the
-// second wave of blocks set the kernel's end at 28 us where 90 % of the points were done at 13.)
+// whole warp each; the rest of the grid takes the remaining points, the middling ones
+// (ctl->mid_count) first, with Lanes consecutive threads each (a power of two up to 32). (Traced on
+// the H200, 40k bunny: a near point's search took 6 us in a crowded kernel, the 5 % far ones 13-21
+// us, and those that started in the second wave of blocks set the kernel's end at 28 us where 90 %
+// of the points were done at 13.)
 template <int Lanes, class Search, bool Plane>
 __global__ void __launch_bounds__(kSearchThreads, 12)
     k_icp_correspond(Search search, float3* source, int n, const float3* targets,
@@ -201,7 +202,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   const bool seeded = method == IcpMethod::Gpu;
   if (seeded) {
     ws.seeds.reserve(n);
-    ws.order.reserve(n);
+    ws.order.reserve(2 * n);  // the middling points' list in the second half
   }
   ws.pair.reserve(n);
   ws.match.reserve(n);
@@ -261,6 +262,8 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
       ordered ? cuda::blocks_for((n / 16 + 64) * std::size_t(32), kSearchThreads) : 0;
   const float half_cell = 0.5f * ws.index.grid.view.cell;
   const float far_d2 = ordered ? half_cell * half_cell : INFINITY;
+  // Middling: beyond a quarter of a cell (k_icp_solve).
+  const float mid_d2 = ordered ? 0.25f * far_d2 : INFINITY;
   bool first = true;
   const auto launch_metric = [&](auto plane_c) {
     constexpr bool P = decltype(plane_c)::value;
@@ -278,7 +281,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
                            ws.source.get(), int(n), P ? ws.normals.get() : nullptr, ws.pair.get(),
                            ws.match.get(), ws.control.get(), criteria, ws.partials.get(),
                            ws.history.get(), host_solve ? 0 : 1, ordered ? ws.order.get() : nullptr,
-                           far_d2);
+                           far_d2, mid_d2);
     first = false;
   };
   auto launch = [&] {

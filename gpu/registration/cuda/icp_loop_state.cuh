@@ -26,9 +26,12 @@ struct Control {
   double rotation[9];        // the last solve's rotation, where the next one's Newton steps start
   im::Sums sums;             // of the last pass, for the host solve
   im::PlaneSums plane_sums;  // the same, point to plane
-  // `gpu`: the far queries, first in the search order; the order's fill counters.
-  unsigned far_count;
-  unsigned fill_far, fill_near;
+  // `gpu`: the far queries, first in the search order, and the middling ones after them; the
+  // order's fill counters (far in fill_far_mid's low half, middling in its high half: one
+  // atomic a block for both).
+  unsigned far_count, mid_count;
+  unsigned long long fill_far_mid;
+  unsigned fill_near;
   double fitness_sum;
   double fitness_count;
 };

@@ -43,6 +43,7 @@ __device__ __forceinline__ SearchSlot search_slot(int n, const int* order, const
                                                   int wide_blocks) {
   const bool wide = int(blockIdx.x) < wide_blocks;
   const unsigned far = order ? ctl->far_count : 0u;
+  const unsigned mid = order ? ctl->mid_count : 0u;
   const unsigned wide_slots = unsigned(wide_blocks) * (kSearchThreads / 32);
   int slot, rank;
   if (wide) {
@@ -54,7 +55,13 @@ __device__ __forceinline__ SearchSlot search_slot(int n, const int* order, const
     slot = t / Lanes + int(min(far, wide_slots));
     rank = t % Lanes;
   }
-  return {slot < n ? nns::point_in_order(order, slot) : n, rank, wide};
+  // The middling points' list lies in the order's second half (k_icp_solve).
+  const unsigned past_far = unsigned(slot) - far;
+  const int i = slot >= n        ? n
+                : !order         ? slot
+                : past_far < mid ? order[n + int(past_far)]
+                                 : order[slot];
+  return {i, rank, wide};
 }
 
 // nearest_seeded for the point of `at`, with a warp or with Lanes lanes as search_slot decided.

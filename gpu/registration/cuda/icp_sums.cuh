@@ -51,9 +51,14 @@ __device__ __forceinline__ void add_pair(std::conditional_t<Plane, im::PlaneSums
 // the grid, a late search took 36.6-37.4 us against 34.1-34.8 (KITTI, H200), its groups' points
 // no longer neighbours.
 // With `order` (`gpu`), also orders the points for the next search: far are those whose
-// correspondence lay beyond sqrt(far_d2) or was not found. They go to the front of the order
-// and the others to the back, counted per block (one atomic per block and list: a warp each
-// made thousands of atomics on the same two counters).
+// correspondence lay beyond sqrt(far_d2) or was not found, middling those beyond sqrt(mid_d2).
+// Far ones go to the front of the order, middling ones to a list in its second half that the
+// search takes next, and the others to the back, counted per block (one atomic per block and
+// list: a warp each made thousands of atomics on the same counters). The middling ones start
+// before the near ones because a search's time grows with its ball: the kernel's end was set by
+// a few of them in its last wave (a trace of KITTI 1 -> 0 on an H200, 40th iteration: the
+// SMs' last searches ending 27-33 us into the kernel, those with balls past a quarter of a cell
+// taking 7-9 us at the 90th percentile against 4 for the rest).
 // The last block works on a copy of ctl in shared memory: the solve reads and writes its fields
 // one after another, and each was a round trip to L2.
 // Point to plane (Plane) sums PCL's normal equations instead, from the targets' normals.
@@ -61,7 +66,7 @@ template <bool Plane>
 __global__ void k_icp_solve(const float3* source, int n, const float3* normals, const int* pair,
                             const float4* match, Control* ctl, im::Criteria criteria,
                             double* partials, HistoryEntry* history, int solve_here, int* order,
-                            float far_d2) {
+                            float far_d2, float mid_d2) {
   constexpr int V = Plane ? kPlaneValues : kValues;
   cuda::wait_for_previous_grid();
   // Everything the first two points need is requested before the first test: the kernel sits on
@@ -84,62 +89,74 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* normals, 
   const double c[3] = {ctl->centre[0], ctl->centre[1], ctl->centre[2]};
   if (state != im::kNotConverged) return;  // the same for every thread of the grid
   std::conditional_t<Plane, im::PlaneSums, im::Sums> acc;
-  unsigned my_far = 0, my_near = 0;
+  // Per list (far, middling, near), counted without an index chosen at run time, which would put
+  // the counts in local memory. Near ones are the rest of the thread's run.
+  unsigned my_count[3] = {0, 0, 0};
   for (int i = begin; i < end; ++i) {
     const Terms t = at(i);
     if (t.ni >= 0) add_pair<Plane>(acc, t.p, t.m, t.ni, normals, c, criteria);
-    if (t.m.w <= far_d2)
-      ++my_near;
-    else
-      ++my_far;
+    my_count[0] += !(t.m.w <= far_d2);  // none found (infinite) or NaN: far
+    my_count[1] += t.m.w <= far_d2 && !(t.m.w <= mid_d2);
   }
+  my_count[2] = unsigned(end - begin) - my_count[0] - my_count[1];
   double v[V];
 #pragma unroll
   for (int j = 0; j < V; ++j)
     v[j] = acc.values()[j];
-  // The order's places: this thread's far and near points after those of the warp's lanes
+  // The order's places: this thread's points of each list after those of the warp's lanes
   // before it, of the block's warps before its own, and of the blocks counted before it.
-  __shared__ unsigned warp_count[2][kThreads / 32];  // far, near
-  __shared__ unsigned block_base[2];
+  __shared__ unsigned warp_count[3][kThreads / 32];
+  __shared__ unsigned block_base[3];
   const unsigned lane = threadIdx.x & 31u;
   const int warp = int(threadIdx.x >> 5);
-  unsigned far_upto = my_far, near_upto = my_near;  // inclusive over the warp's lanes
+  unsigned upto[3] = {my_count[0], my_count[1], 0};  // inclusive over the warp's lanes
   for (int o = 1; o < 32; o <<= 1) {
-    const unsigned f = __shfl_up_sync(0xffffffffu, far_upto, o);
-    const unsigned m = __shfl_up_sync(0xffffffffu, near_upto, o);
-    if (lane >= unsigned(o)) {
-      far_upto += f;
-      near_upto += m;
-    }
+    unsigned before[2];
+    for (int l = 0; l < 2; ++l)
+      before[l] = __shfl_up_sync(0xffffffffu, upto[l], o);
+    if (lane >= unsigned(o))
+      for (int l = 0; l < 2; ++l)
+        upto[l] += before[l];
   }
-  if (lane == 31) {
-    warp_count[0][warp] = far_upto;
-    warp_count[1][warp] = near_upto;
-  }
+  // The warp's threads take consecutive runs: the points up to this lane's are one difference.
+  const int warp_begin = min(n, int(blockIdx.x * blockDim.x + (threadIdx.x & ~31u)) * per);
+  upto[2] = unsigned(end - warp_begin) - upto[0] - upto[1];
+  if (lane == 31)
+    for (int l = 0; l < 3; ++l)
+      warp_count[l][warp] = upto[l];
   __shared__ double block_sums[V];
   block_sum_into<V>(v, block_sums);
   if (order && threadIdx.x == 32) {  // a thread the sums leave idle
-    unsigned f = 0, m = 0;
-    for (int w = 0; w < kThreads / 32; ++w) {
-      f += warp_count[0][w];
-      m += warp_count[1][w];
-    }
-    block_base[0] = f ? atomicAdd(&ctl->fill_far, f) : 0u;
-    block_base[1] = m ? atomicAdd(&ctl->fill_near, m) : 0u;
+    unsigned total[3] = {0, 0, 0};
+    for (int w = 0; w < kThreads / 32; ++w)
+      for (int l = 0; l < 3; ++l)
+        total[l] += warp_count[l][w];
+    // Every block's atomics queue on the same line of ctl near the grid's end: two a block, as
+    // with two lists (three lists with an atomic each measured 0.4-0.6 us longer, H200).
+    const unsigned long long far_mid =
+        total[0] || total[1]
+            ? atomicAdd(&ctl->fill_far_mid, (unsigned long long)total[1] << 32 | total[0])
+            : 0ull;
+    block_base[0] = unsigned(far_mid);
+    block_base[1] = unsigned(far_mid >> 32);
+    block_base[2] = total[2] ? atomicAdd(&ctl->fill_near, total[2]) : 0u;
   }
   const bool last = finish_block<V>(block_sums, partials, &ctl->blocks_done);
   if (order && begin < end) {
-    unsigned at_far = block_base[0] + far_upto - my_far;
-    unsigned at_near = block_base[1] + near_upto - my_near;
-    for (int w = 0; w < warp; ++w) {
-      at_far += warp_count[0][w];
-      at_near += warp_count[1][w];
+    unsigned at_list[3];
+    for (int l = 0; l < 3; ++l) {
+      at_list[l] = block_base[l] + upto[l] - my_count[l];
+      for (int w = 0; w < warp; ++w)
+        at_list[l] += warp_count[l][w];
     }
     for (int i = begin; i < end; ++i) {
-      if (at(i).m.w <= far_d2)  // only the distance is read again
-        order[n - 1 - int(at_near++)] = i;
+      const float d2 = at(i).m.w;  // only the distance is read again
+      if (!(d2 <= far_d2))
+        order[int(at_list[0]++)] = i;
+      else if (!(d2 <= mid_d2))
+        order[n + int(at_list[1]++)] = i;
       else
-        order[int(at_far++)] = i;
+        order[n - 1 - int(at_list[2]++)] = i;
     }
   }
   if (!last) return;
@@ -157,8 +174,10 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* normals, 
     Control& k = *reinterpret_cast<Control*>(control_words);
     k.blocks_done = 0;
     k.apply_step = 0;
-    k.far_count = k.fill_far;
-    k.fill_far = k.fill_near = 0;
+    k.far_count = unsigned(k.fill_far_mid);
+    k.mid_count = unsigned(k.fill_far_mid >> 32);
+    k.fill_far_mid = 0;
+    k.fill_near = 0;
     double* sums = Plane ? k.plane_sums.values() : k.sums.values();
     for (int j = 0; j < V; ++j)
       sums[j] = total[j];
