@@ -6,6 +6,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,11 @@
 using namespace cumulus;
 
 namespace {
+
+// A result's labels as a plain vector, to compare with a list written out.
+std::vector<std::int32_t> plain(const UnfilledVector<std::int32_t>& labels) {
+  return {labels.begin(), labels.end()};
+}
 
 PointCloud random_blobs(std::uint64_t seed, int n, bool with_nans) {
   Random rng(seed);
@@ -160,11 +166,31 @@ class TestCluster : public QObject {
     ClusterResult r;
     canonicalize({7, 1, 2, 7, 2, 2, 6, -1}, {1.0f, 1, 100}, r);
     QCOMPARE(r.sizes, (std::vector<std::size_t>{3, 2, 1, 1}));
-    QCOMPARE(r.labels, (std::vector<std::int32_t>{1, 2, 0, 1, 0, 0, 3, -1}));
+    QCOMPARE(plain(r.labels), (std::vector<std::int32_t>{1, 2, 0, 1, 0, 0, 3, -1}));
     canonicalize({7, 1, 2, 7, 2, 2, 6, -1}, {1.0f, 2, 2}, r);
     QCOMPARE(r.sizes, (std::vector<std::size_t>{2}));
-    QCOMPARE(r.labels, (std::vector<std::int32_t>{0, -1, -1, 0, -1, -1, -1, -1}));
+    QCOMPARE(plain(r.labels), (std::vector<std::int32_t>{0, -1, -1, 0, -1, -1, -1, -1}));
     QCOMPARE(r.dropped_clusters, std::size_t(3));
+  }
+
+  // A result's labels are sized without writing (every method then writes each one): a fresh
+  // vector's pages stay untouched by resize(), where a std::vector's zero-fill makes the resident
+  // memory grow by all of it; values given to resize() and assign() are written.
+  void labelsAreSizedWithoutWriting() {
+    const std::size_t n = std::size_t(16) << 20;  // 64 MB: the C library maps it fresh
+    const std::size_t before = test::residentBytes();
+    ClusterResult r;
+    r.labels.resize(n);
+    const std::size_t after = test::residentBytes();
+    const std::size_t grew = after - std::min(before, after);
+    QVERIFY2(grew < n * sizeof(std::int32_t) / 2,
+             qPrintable(QString("resident grew by %1 bytes").arg(grew)));
+    UnfilledVector<std::int32_t> small(100, -1);
+    small.resize(200, 7);
+    QCOMPARE(small[99], -1);
+    QCOMPARE(small[150], 7);
+    small.assign(300, 2);
+    QVERIFY(std::all_of(small.begin(), small.end(), [](std::int32_t v) { return v == 2; }));
   }
 
   void agreementSaysIdenticalForEqualResults() {
@@ -223,7 +249,7 @@ class TestCluster : public QObject {
     nans.points.assign(5, {NAN, 0, 0});
     const ClusterResult r = euclidean_cluster(nans, {}, ClusterMethod::Cpu);
     QCOMPARE(r.non_finite, std::size_t(5));
-    QCOMPARE(r.labels, std::vector<std::int32_t>(5, -1));
+    QCOMPARE(plain(r.labels), std::vector<std::int32_t>(5, -1));
   }
 
   void methodNamesRoundTrip() {
@@ -296,7 +322,8 @@ class TestCluster : public QObject {
     save_cluster_files((dir.path() + "/parts").toStdString(), c, r, "pcd");
     QCOMPARE(load_cloud((dir.path() + "/parts/cluster_0000.pcd").toStdString()).size(), r.sizes[0]);
     save_cloud((dir.path() + "/labelled.pcd").toStdString(), with_labels(c, r));
-    QVERIFY(load_cloud((dir.path() + "/labelled.pcd").toStdString()).labels == r.labels);
+    QVERIFY(std::ranges::equal(load_cloud((dir.path() + "/labelled.pcd").toStdString()).labels,
+                               r.labels));
   }
 
   void pclOnRealFrame() {

@@ -14,8 +14,6 @@
 #include <fstream>
 #include <random>
 
-#include <unistd.h>
-
 #include "core/device.h"
 #include "core/error.h"
 #include "core/zeroed_vector.h"
@@ -250,17 +248,12 @@ class TestFeatures : public QObject {
   // grows by the whole vector), values given to resize() and assign() are written, and rows a
   // shrink left behind come back as they were.
   void zeroed_vectors_are_sized_without_writing() {
-    const auto resident_bytes = [] {
-      std::ifstream statm("/proc/self/statm");
-      std::size_t size = 0, resident = 0;
-      statm >> size >> resident;
-      return resident * std::size_t(sysconf(_SC_PAGESIZE));
-    };
     const std::size_t n = std::size_t(16) << 20;  // 64 MB: the C library maps it fresh
-    const std::size_t before = resident_bytes();
+    const std::size_t before = test::residentBytes();
     ZeroedVector<float> big;
     big.resize(n);
-    const std::size_t grew = resident_bytes() - std::min(before, resident_bytes());
+    const std::size_t after = test::residentBytes();
+    const std::size_t grew = after - std::min(before, after);
     QVERIFY2(grew < n * sizeof(float) / 2,
              qPrintable(QString("resident grew by %1 bytes").arg(grew)));
     std::size_t nonzero = 0;

@@ -105,7 +105,8 @@ class TestRendering : public QObject {
     ClusterParams p;
     p.tolerance = 0.5f;
     p.min_size = 20;
-    cloud->labels = euclidean_cluster(*cloud, p, ClusterMethod::Cpu).labels;
+    const auto labels = euclidean_cluster(*cloud, p, ClusterMethod::Cpu).labels;
+    cloud->labels.assign(labels.begin(), labels.end());
     ui::VtkCloudView view;
     show_cloud(view, cloud);
     view.setColorMode(ui::ColorMode::Label);

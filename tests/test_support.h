@@ -7,7 +7,11 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <unistd.h>
+
 #include <array>
+#include <cstddef>
+#include <fstream>
 
 #include "core/device.h"
 #include "io/io.h"
@@ -35,6 +39,14 @@ template <class... T>
 void add_columns(const std::array<const char*, sizeof...(T)>& names) {
   std::size_t i = 0;
   (QTest::addColumn<T>(names[i++]), ...);
+}
+
+// The process's resident memory, in bytes (/proc/self/statm): whether sizing a vector wrote it.
+inline std::size_t residentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * std::size_t(sysconf(_SC_PAGESIZE));
 }
 
 inline QString sampleDir() {

@@ -38,7 +38,7 @@ Rgb8 label_color(std::int32_t label) {
           std::uint8_t(channel(1) * 255)};
 }
 
-LabelPalette::LabelPalette(const std::vector<std::int32_t>& labels) {
+LabelPalette::LabelPalette(std::span<const std::int32_t> labels) {
   std::int32_t top = -1;
   for (const auto l : labels)
     top = std::max(top, l);

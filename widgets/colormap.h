@@ -3,6 +3,7 @@
 #include <QImage>
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/depth_image.h"
@@ -21,7 +22,7 @@ Rgb8 label_color(std::int32_t label);
 // 125k-point frame of a few hundred clusters, 2 ms of the UI thread's way to the view).
 class LabelPalette {
  public:
-  explicit LabelPalette(const std::vector<std::int32_t>& labels);
+  explicit LabelPalette(std::span<const std::int32_t> labels);
   Rgb8 operator()(std::int32_t label) const {
     return label >= 0 && std::size_t(label) < colours_.size() ? colours_[std::size_t(label)]
                                                               : label_color(label);

@@ -392,7 +392,7 @@ int run_bench_tiled(const Args& a, std::ostream& out) {
   out << "generated " << n << " points in " << cp.clusters << " clusters (" << gen.ms() / 1000
       << " s)\n";
   const ClusterParams params{cp.tolerance, 1, std::size_t(1) << 31};
-  std::vector<std::int32_t> first;
+  UnfilledVector<std::int32_t> first;
   auto report = [&](const std::string& how, const ClusterResult& r) {
     const bool same = first.empty() || r.labels == first;
     if (first.empty()) first = r.labels;

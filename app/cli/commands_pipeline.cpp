@@ -148,7 +148,7 @@ void write_objects(const std::string& dir, const PipelineResult& r, const Args& 
   save_objects_csv(dir + "/objects.csv", r.objects);
   save_objects_json(dir + "/objects.json", r.objects);
   PointCloud labelled = r.cloud;
-  labelled.labels = r.labels;
+  labelled.labels.assign(r.labels.begin(), r.labels.end());
   write_cloud(a, dir + "/objects.pcd", labelled);
 }
 

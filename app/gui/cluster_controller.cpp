@@ -41,7 +41,7 @@ ClusterOutcome cluster_job(std::shared_ptr<const PointCloud> cloud, const Cluste
     const std::vector<std::int32_t> rest = off_ground(*cloud, ground.ground);
     ClusterResult r =
         euclidean_cluster(gather_points(*cloud, rest), params, method, control.callback());
-    std::vector<std::int32_t> labels(cloud->size(), -1);
+    decltype(r.labels) labels(cloud->size(), -1);
     for (std::size_t i = 0; i < rest.size(); ++i)
       labels[std::size_t(rest[i])] = r.labels[i];
     r.labels = std::move(labels);

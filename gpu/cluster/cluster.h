@@ -13,6 +13,7 @@
 
 #include "core/point_cloud.h"
 #include "core/timing.h"
+#include "core/zeroed_vector.h"
 
 #define CUMULUS_METHOD_ENUM ClusterMethod
 #define CUMULUS_METHOD_ROWS "cluster/cluster_methods.def"
@@ -32,8 +33,9 @@ struct ClusterParams {
 
 struct ClusterResult {
   // One label per input point: the cluster's rank in `sizes`, or -1 for points in dropped
-  // clusters and for non-finite points.
-  std::vector<std::int32_t> labels;
+  // clusters and for non-finite points. Every method writes each label (a fresh result's are not
+  // zero-filled first: core/zeroed_vector.h).
+  UnfilledVector<std::int32_t> labels;
   // Sizes of the kept clusters, largest first; equal sizes ordered by their smallest point
   // index (PCL leaves that order unspecified; a fixed order makes results comparable).
   std::vector<std::size_t> sizes;

@@ -54,7 +54,7 @@ PointCloud with_labels(const PointCloud& cloud, const ClusterResult& r) {
   if (r.labels.size() != cloud.size())
     throw InvalidArgument("the result does not belong to this cloud");
   PointCloud out = cloud;
-  out.labels = r.labels;
+  out.labels.assign(r.labels.begin(), r.labels.end());
   return out;
 }
 

@@ -53,7 +53,7 @@ struct SlabMerge {
   const std::uint32_t* members;
   std::size_t core;
   Components& comps;
-  std::vector<std::int32_t>& component;
+  UnfilledVector<std::int32_t>& component;
   std::int32_t* halo_component;
   std::int32_t base = 0;
 
@@ -192,7 +192,7 @@ ClusterResult euclidean_cluster_tiled(const Point3f* points, std::size_t n,
   ClusterParams all = params;
   all.min_size = 1;
   all.max_size = std::numeric_limits<std::int32_t>::max();
-  std::vector<std::int32_t>& component = r.labels;
+  auto& component = r.labels;
   std::vector<std::size_t> halo_begin(count + 1, 0);
   for (std::size_t s = 0; s < count; ++s)
     halo_begin[s + 1] = halo_begin[s] + slabs.halo(s);

@@ -112,7 +112,7 @@ DetectedObject finish_object(int id, const ObjectSums& a, const V& heading,
 }
 
 std::vector<DetectedObject> describe_objects(const PointCloud& cloud,
-                                             const std::vector<std::int32_t>& labels,
+                                             std::span<const std::int32_t> labels,
                                              const std::optional<std::array<double, 4>>& ground) {
   if (labels.size() != cloud.size())
     throw InvalidArgument("objects: " + std::to_string(labels.size()) + " labels for " +

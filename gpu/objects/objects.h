@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/point_cloud.h"
@@ -36,7 +37,7 @@ struct DetectedObject {
 // label order; `ground` is a x + b y + c z + d = 0 in world coordinates with a unit normal.
 // InvalidArgument when the labels do not match the cloud.
 std::vector<DetectedObject> describe_objects(const PointCloud& cloud,
-                                             const std::vector<std::int32_t>& labels,
+                                             std::span<const std::int32_t> labels,
                                              const std::optional<std::array<double, 4>>& ground);
 
 }  // namespace cumulus

@@ -12,6 +12,7 @@
 #include "cluster/cluster.h"
 #include "core/point_cloud.h"
 #include "core/timing.h"
+#include "core/zeroed_vector.h"
 #include "filter/filter.h"
 #include "ground/ground.h"
 #include "ground/range_ground.h"
@@ -49,7 +50,7 @@ struct PipelineResult {
   PointCloud cloud;  // what the last filter left, off the ground: the clustered points
   std::optional<std::array<double, 4>> ground_plane;  // range image: the plane fitted to it
   std::size_t ground_points = 0;
-  std::vector<std::int32_t> labels;  // per point of `cloud` (clustering on), -1 for none
+  UnfilledVector<std::int32_t> labels;  // per point of `cloud` (clustering on), -1 for none
   std::vector<DetectedObject> objects;
   double total_ms = 0;
 };

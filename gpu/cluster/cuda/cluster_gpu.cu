@@ -154,10 +154,11 @@ __global__ void k_labels(const int* component, const int* rank, int n, int* coun
   if (threadIdx.x == 0) stamps_in(host_summary)[kStamps - 1] = cuda::device_now();
 }
 
-// Sizes the result's labels to n while the device works. std::vector's resize() zero-fills on
-// this thread, and for a large fresh result it first faults in every page one at a time: mapped
-// in on all cores first (core/host_pages.h), the fill only writes.
-void size_labels(std::vector<int>& labels, std::size_t n) {
+// Sizes the result's labels to n while the device works, writing nothing (UnfilledVector: the
+// copy below writes every label). A large fresh result would fault its pages in one at a time
+// as the copy's threads first wrote them: they are mapped in on all cores first
+// (core/host_pages.h).
+void size_labels(UnfilledVector<std::int32_t>& labels, std::size_t n) {
   if (n >= kLargeResult && labels.capacity() < n) {
     labels.clear();  // nothing to keep: reserve() then copies nothing into the new storage
     labels.reserve(n);
@@ -286,8 +287,9 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
     out.labels.resize(n);  // done already while the device worked
     // A part for every ready thread (eight on an H200's 16-core host): into a reused result
     // KITTI's labels took 8-14 us against 13-18 in four parts, the call 0.126-0.136 ms against
-    // 0.132-0.141; into a fresh one, whose zeros the calling thread has just written, 18-22 us
-    // either way (docs/benchmarks.md). One thread took 20-24 us.
+    // 0.132-0.141. Into a fresh one they took 20-21 us while resize() zero-filled it on the
+    // calling thread first, 8-10 us since it writes nothing (docs/benchmarks.md). One thread took
+    // 20-24 us.
     const std::size_t parts = n >= kWidenedTogether ? all_parts : 1;
     copy_labels(ws.host_labels16.get(), out.labels.data(), n, parts);
     copy_ms += copy.ms();

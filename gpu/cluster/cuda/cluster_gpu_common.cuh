@@ -97,7 +97,7 @@ enum class CanonicalInput { Components, Counted };
 // while the device works), or nowhere yet (null: the gathered slabs take them from the device in
 // chunks of their own).
 struct LabelsTo {
-  std::vector<int>* host = nullptr;
+  UnfilledVector<std::int32_t>* host = nullptr;
   double* sized_ms = nullptr;  // where to put the host's time sizing the result, if wanted
 };
 // Marks "canonicalize" on the clock once the relabelling's kernels are queued (and "canonicalize
