@@ -55,12 +55,12 @@ __device__ __forceinline__ SearchSlot search_slot(int n, const int* order, const
     slot = t / Lanes + int(min(far, wide_slots));
     rank = t % Lanes;
   }
-  // The middling points' list lies in the order's second half (k_icp_solve).
+  // The middling points' list lies in the order's second half (k_icp_solve); without an order
+  // there are none.
   const unsigned past_far = unsigned(slot) - far;
   const int i = slot >= n        ? n
-                : !order         ? slot
                 : past_far < mid ? order[n + int(past_far)]
-                                 : order[slot];
+                                 : nns::point_in_order(order, slot);
   return {i, rank, wide};
 }
 
