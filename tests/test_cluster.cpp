@@ -20,6 +20,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/host_pages.h"
+#include "core/page_locked_pool.h"
 #include "core/parallel.h"
 #include "core/timing.h"
 #include "core/timing_stats.h"
@@ -448,6 +449,44 @@ class TestCluster : public QObject {
             euclidean_cluster(cloud.points.data(), cloud.size(), p, ClusterMethod::Gpu);
         QCOMPARE(into.stages.size(), fresh.stages.size());
       }
+  }
+
+  // A result's labels are written by the last kernel straight into page-locked storage from the
+  // process's pool, a reused pageable result's storage included; where the pool has none to give
+  // (its cap) they are widened into pageable storage as before. Both ways give PCL's labels, with
+  // few components (ranked on the device before the count comes back) and with many (sorted).
+  void gpuLabelsLandInPageLockedResultsOrAreWidened() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    PointCloud singles;  // more components than the small path ranks
+    for (int i = 0; i < 10000; ++i)
+      singles.points.push_back({float(i % 100), float(i / 100), 0.0f});
+    singles.width = 10000;
+    const std::vector<std::pair<PointCloud, ClusterParams>> cases = {
+        {load_case("generated:65536,128,32,4"), {0.5f, 1, 1u << 30}},
+        {singles, {0.5f, 1, 1u << 30}},
+    };
+    PageLockedPool& pool = page_locked_pool();
+    const std::size_t cap = pool.cap();
+    for (const auto& [cloud, p] : cases) {
+      const ClusterResult& ref =
+          pcl_reference(QString("page-locked-%1").arg(cloud.size()), cloud, p);
+      const ClusterResult fresh = euclidean_cluster(cloud, p, ClusterMethod::Gpu);
+      QVERIFY(is_page_locked(fresh.labels.data()));
+      QCOMPARE(fresh.labels, ref.labels);
+      QCOMPARE(fresh.sizes, ref.sizes);
+      ClusterResult reused;
+      reused.labels.assign(cloud.size() + 7, 3);  // pageable, and longer than the cloud
+      QVERIFY(!is_page_locked(reused.labels.data()));
+      euclidean_cluster(cloud.points.data(), cloud.size(), p, ClusterMethod::Gpu, reused);
+      QVERIFY(is_page_locked(reused.labels.data()));
+      QCOMPARE(reused.labels, ref.labels);
+      pool.set_cap(0);
+      const ClusterResult widened = euclidean_cluster(cloud, p, ClusterMethod::Gpu);
+      pool.set_cap(cap);
+      QVERIFY(!is_page_locked(widened.labels.data()));
+      QCOMPARE(widened.labels, ref.labels);
+      QCOMPARE(widened.sizes, ref.sizes);
+    }
   }
 
   void gpuStagesInsideTheKernelChainAreTimedByItsKernels() {

@@ -1,11 +1,14 @@
 // The device query: never throws, and explains itself when no GPU can be used. Long-running
 // use: every GPU method run many times gives back all device memory.
+#include <cstdlib>
 #include <functional>
 #include <set>
 
 #include "cluster/cluster.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/page_locked_pool.h"
+#include "core/zeroed_vector.h"
 #include "features/features.h"
 #include "filter/filter.h"
 #include "generate/generate.h"
@@ -16,6 +19,21 @@
 #include "test_support.h"
 
 namespace {
+
+// A page-locked pool's source that counts, for the pool's own tests (any machine).
+int g_made = 0, g_released = 0;
+void* counted_allocate(std::size_t bytes) {
+  ++g_made;
+  return std::malloc(bytes);
+}
+void counted_release(void* p) {
+  ++g_released;
+  std::free(p);
+}
+cumulus::PageLockedPool::Source counted_source() {
+  g_made = g_released = 0;
+  return {&counted_allocate, &counted_release};
+}
 
 template <class T, class A>
 std::string bytes_of(const std::vector<T, A>& v) {
@@ -67,6 +85,74 @@ class TestDevice : public QObject {
     row.device_growth_bytes = 1;
     QVERIFY(cumulus::leaked(row));
     QVERIFY(cumulus::resident_bytes() > 0);
+  }
+
+  void pageLockedPoolHandsItsBlocksOutAgain() {
+    cumulus::PageLockedPool pool(counted_source(), std::size_t(4) << 20);
+    void* a = pool.take(500'000);  // 512 KiB
+    QVERIFY(a);
+    QCOMPARE(pool.held_bytes(), std::size_t(1) << 19);
+    void* b = pool.take(480'000);  // the same size while `a` is in use: a second block
+    QVERIFY(b && b != a);
+    QVERIFY(pool.give_back(a));
+    QCOMPARE(pool.take(510'000), a);
+    QCOMPARE(g_made, 2);
+    QVERIFY(pool.take(10));  // the smallest block, 64 KiB
+    QCOMPARE(pool.held_bytes(), (std::size_t(1) << 20) + cumulus::PageLockedPool::kSmallestBlock);
+    int elsewhere = 0;
+    QVERIFY(!pool.give_back(&elsewhere));
+    QVERIFY(!pool.give_back(nullptr));
+    QCOMPARE(g_released, 0);
+  }
+
+  void pageLockedPoolStaysWithinItsCap() {
+    cumulus::PageLockedPool pool(counted_source(), std::size_t(1) << 20);
+    void* a = pool.take(600'000);  // 1 MiB: the whole cap
+    QVERIFY(a);
+    QVERIFY(!pool.take(1000));
+    QVERIFY(!pool.take(std::size_t(2) << 20));
+    QVERIFY(pool.give_back(a));
+    void* b = pool.take(100'000);  // 128 KiB: the free 1 MiB block is released to make room
+    QVERIFY(b);
+    QCOMPARE(g_released, 1);
+    QCOMPARE(pool.held_bytes(), std::size_t(128) << 10);
+    pool.set_cap(0);  // a block in use stays until it comes back
+    QCOMPARE(pool.held_bytes(), std::size_t(128) << 10);
+    QVERIFY(!pool.take(1000));
+    QVERIFY(pool.give_back(b));
+    QCOMPARE(pool.held_bytes(), std::size_t(0));
+    QCOMPARE(g_released, 2);
+    QVERIFY(!cumulus::PageLockedPool({}, std::size_t(1) << 20).take(1000));  // no source
+  }
+
+  // The process's pool gives page-locked blocks where a GPU can be used and none elsewhere;
+  // either way a vector that asks for them works as any other, moves carry its storage along
+  // and copies are pageable.
+  void vectorsAskingForPageLockedStorageWorkEverywhere() {
+    using cumulus::HostMemory;
+    using Labels = cumulus::UnfilledVector<std::int32_t>;
+    Labels v{cumulus::UnwrittenAllocator<std::int32_t, false>(HostMemory::PageLocked)};
+    v.resize(100'000);
+    for (std::size_t i = 0; i < v.size(); ++i)
+      v[i] = std::int32_t(i);
+    const bool gpu = cumulus::query_device().available;
+    QCOMPARE(cumulus::is_page_locked(v.data()), gpu);
+    const std::int32_t* data = v.data();
+    Labels moved;
+    moved = std::move(v);
+    QCOMPARE(moved.data(), data);
+    QVERIFY(moved.get_allocator().page_locked);
+    moved.resize(200'000);  // grows into a larger block of the same kind
+    QCOMPARE(cumulus::is_page_locked(moved.data()), gpu);
+    QCOMPARE(moved[99'999], 99'999);
+    const Labels copy = moved;
+    QVERIFY(!copy.get_allocator().page_locked);
+    QVERIFY(!cumulus::is_page_locked(copy.data()));
+    QVERIFY(copy == moved);
+    const std::size_t held = cumulus::page_locked_pool().held_bytes();
+    QVERIFY(gpu ? held >= std::size_t(1) << 20 : held == 0);
+    moved = Labels();  // its block goes back to the pool, not to free()
+    QCOMPARE(cumulus::page_locked_pool().held_bytes(), held);
   }
 
   void soakWithoutGpuSaysWhy() {

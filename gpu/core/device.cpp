@@ -177,6 +177,17 @@ std::shared_ptr<std::uint16_t[]> allocate_pinned_u16(std::size_t n) {
   return allocate_pinned<std::uint16_t>(n);
 }
 
+bool is_page_locked(const void* p) {
+#ifdef CUMULUS_HAS_CUDA
+  cudaPointerAttributes a{};
+  if (p && cudaPointerGetAttributes(&a, p) == cudaSuccess) return a.type == cudaMemoryTypeHost;
+  (void)cudaGetLastError();
+#else
+  (void)p;
+#endif
+  return false;
+}
+
 std::string describe_host() {
   std::string cpu = "unknown CPU";
   std::ifstream f("/proc/cpuinfo");

@@ -44,6 +44,9 @@ int fail_gpu_allocation_after(int n);
 std::shared_ptr<Point3f[]> allocate_pinned_points(std::size_t n);
 std::shared_ptr<float[]> allocate_pinned_floats(std::size_t n);
 std::shared_ptr<std::uint16_t[]> allocate_pinned_u16(std::size_t n);
+// Whether `p` lies in page-locked host memory that the GPU reaches over the bus (the above, the
+// page-locked pool's blocks, registered memory); false without a GPU.
+bool is_page_locked(const void* p);
 
 // CPU model, logical cores, GPU, driver and runtime: one line for benchmark reports.
 std::string describe_host();

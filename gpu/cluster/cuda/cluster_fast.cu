@@ -243,8 +243,8 @@ FastBuffers& fast_buffers() {
 
 }  // namespace
 
-bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
-              const LabelsTo& labels_to, const float3* host_points) {
+LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
+                    const LabelsTo& labels_to, const float3* host_points) {
   cudaStream_t s = ws.stream.get();
   FastBuffers& b = fast_buffers();
   const unsigned capacity = std::bit_ceil(unsigned(std::max<std::size_t>(2 * n, 64)));

@@ -122,12 +122,14 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
 // only_if_small: launched beside k_rank_small before the count is known, so it labels nothing
 // where k_rank_small ranked nothing. With host_summary (page-locked host memory) its last block
 // also writes everything the host reads after the kernel there: the counters, the stamps (the
-// last one, the kernel's end, its own) and the small path's sizes; and with host_labels16 every
-// block writes its labels there too, in 16 bits (at most kRankSmall clusters fit). So no copy
-// follows the kernel: five copies after it (the counters and sizes, the labels in four chunks)
-// took 22-30 us on an H200, far more than their 0.25 MB.
+// last one, the kernel's end, its own) and the small path's sizes; and every block writes its
+// labels there too: into the result itself where its storage is page-locked (result_labels),
+// else in 16 bits into host_labels16 (at most kRankSmall clusters fit) for the host to widen.
+// So no copy follows the kernel: five copies after it (the counters and sizes, the labels in four
+// chunks) took 22-30 us on an H200, far more than their 0.25 MB.
 __global__ void k_labels(const int* component, const int* rank, int n, int* counters,
-                         bool only_if_small, int* labels, short* host_labels16, int* host_summary) {
+                         bool only_if_small, int* labels, int* result_labels, short* host_labels16,
+                         int* host_summary) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -136,7 +138,10 @@ __global__ void k_labels(const int* component, const int* rank, int n, int* coun
     const int c = component[i];
     const int label = c < 0 ? -1 : rank[c];
     labels[i] = label;
-    if (host_labels16) host_labels16[i] = short(label);
+    if (result_labels)
+      result_labels[i] = label;
+    else if (host_labels16)
+      host_labels16[i] = short(label);
   }
   if (!host_summary) return;  // the same for the whole grid
   __shared__ bool last;
@@ -167,6 +172,26 @@ void size_labels(UnfilledVector<std::int32_t>& labels, std::size_t n) {
   labels.resize(n);
 }
 
+// The result's labels in page-locked storage (the process's pool, core/page_locked_pool.h),
+// sized to n, for k_labels to write over the bus: their device address, or nullptr where the
+// pool has none to give (then they are widened from 16 bits after the wait). A reused result
+// that is page-locked already keeps its storage. Before k_labels is queued, so on the host's
+// way: a block from the pool takes a lock and a look-up, a new one (each size's first call) the
+// driver's page-locking.
+int* labels_in_page_locked_memory(UnfilledVector<std::int32_t>& labels, std::size_t n) {
+  const void* at = labels.capacity() >= n ? cuda::device_address_of_pinned(labels.data()) : nullptr;
+  if (!at) {
+    UnfilledVector<std::int32_t> fresh{
+        UnwrittenAllocator<std::int32_t, false>(HostMemory::PageLocked)};
+    fresh.reserve(n);
+    at = cuda::device_address_of_pinned(fresh.data());
+    if (!at) return nullptr;
+    labels = std::move(fresh);
+  }
+  labels.resize(n);  // within the capacity: the same storage
+  return static_cast<int*>(const_cast<void*>(at));
+}
+
 // n labels from host memory into the result's `to` (widened where From is 16 bits), cut into
 // `parts` that the calling thread and the spinning ready threads take.
 template <class From>
@@ -189,11 +214,11 @@ void reserve_canonical(Workspace& ws, std::size_t n) {
   ws.host_counters.reserve(kSummaryInts);
 }
 
-bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
-                            CanonicalInput input, const LabelsTo& labels_to, StageClock& clock,
-                            const char* chain_start) {
+LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
+                                  CanonicalInput input, const LabelsTo& labels_to,
+                                  StageClock& clock, const char* chain_start) {
   const bool bring_labels = labels_to.host != nullptr;
-  if (n == 0) return false;
+  if (n == 0) return LabelsSent::No;
   cudaStream_t s = ws.stream.get();
   reserve_canonical(ws, n);
   const int ni = int(n);
@@ -218,8 +243,16 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   cuda::launch_dependent("launch of k_rank_small", &k_rank_small, kRankSmall * 32 / kRankBlock,
                          kRankBlock, s, ws.keys.get(), ws.ids.get(), ni, min_size, max_size,
                          ws.counters.get(), ws.rank.get(), ws.counters.get() + kSizesAt);
+  // A large cloud's result is left to the ready threads (size_labels, download_result): the
+  // pool keeps blocks for frames, not for every cloud.
+  int* result_labels = nullptr;
+  if (bring_labels && n < kLargeResult) {
+    const WallTimer sizing;
+    result_labels = labels_in_page_locked_memory(*labels_to.host, n);
+    if (labels_to.sized_ms) *labels_to.sized_ms = sizing.ms();
+  }
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
-                         ws.rank.get(), ni, ws.counters.get(), true, ws.labels.get(),
+                         ws.rank.get(), ni, ws.counters.get(), true, ws.labels.get(), result_labels,
                          bring_labels ? ws.host_labels16.get() : nullptr, ws.host_counters.get());
   // A stamped chain's stages are split by the stamps that came up with the counters.
   if (chain_start)
@@ -227,7 +260,7 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   else
     clock.mark("canonicalize");
   ws.counted.record(s);
-  if (bring_labels) {
+  if (bring_labels && !result_labels) {
     // The helpers that widen the labels (download_result) are woken now, to be running when the
     // labels land, and a fresh result's pages are mapped meanwhile. A large cloud's chain outlasts
     // their spinning: download_result wakes them for it.
@@ -238,7 +271,9 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
   }
   ws.counted.wait();
   const int K = ws.host_counters.get()[kClusters];
-  if (K <= kRankSmall) return bring_labels;
+  if (K <= kRankSmall && bring_labels)
+    return result_labels ? LabelsSent::IntoResult : LabelsSent::As16Bits;
+  if (K <= kRankSmall) return LabelsSent::No;
   const int end_bit = 32 + std::bit_width(unsigned(n));
   std::size_t bytes = 0;
   CU_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, ws.keys.get(), ws.sorted_keys.get(),
@@ -253,28 +288,33 @@ bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& p
                          ws.rank.get(), ws.sizes.get());
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
                          ws.rank.get(), ni, ws.counters.get(), false, ws.labels.get(), nullptr,
-                         nullptr);
+                         nullptr, nullptr);
   clock.mark("canonicalize (sorted)");
-  return false;
+  return LabelsSent::No;
 }
 
-double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterResult& out,
+double download_result(Workspace& ws, std::size_t n, LabelsSent sent, ClusterResult& out,
                        StageClock& clock) {
   cudaStream_t s = ws.stream.get();
   ws.host_counters.reserve(kSummaryInts);
-  // canonicalize_on_device brought the counters, and where labels_sent the labels and sizes
+  // canonicalize_on_device brought the counters, and unless `sent` is No the labels and sizes
   // too (k_labels wrote them into host memory): then there is no download, and no page-locked
   // room for one is needed.
   const int* c = ws.host_counters.get();
   const std::size_t kept = n ? std::size_t(c[kKept]) : 0;
+  const bool brought = sent != LabelsSent::No;
+  // The sorted path's labels go straight into a result whose storage is page-locked (sized to n
+  // by canonicalize_on_device, as every result is by now).
+  const bool download_into_result =
+      !brought && n && out.labels.size() == n && cuda::device_address_of_pinned(out.labels.data());
   if (n >= kLargeResult) ready_threads().wake();  // for the copies below, a few ms each
   const std::size_t all_parts = ready_threads().helpers() + 1;
-  if (!labels_sent) {
+  if (!brought) {
     ws.host_labels.reserve(std::max<std::size_t>(n, 1));
     ws.host_sizes.reserve(std::max<std::size_t>(n, 1));
     if (n) {
-      CU_CHECK(cudaMemcpyAsync(ws.host_labels.get(), ws.labels.get(), n * sizeof(int),
-                               cudaMemcpyDeviceToHost, s));
+      CU_CHECK(cudaMemcpyAsync(download_into_result ? out.labels.data() : ws.host_labels.get(),
+                               ws.labels.get(), n * sizeof(int), cudaMemcpyDeviceToHost, s));
       if (kept)
         CU_CHECK(cudaMemcpyAsync(ws.host_sizes.get(), ws.sizes.get(), kept * sizeof(int),
                                  cudaMemcpyDeviceToHost, s));
@@ -282,7 +322,7 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
     clock.mark("download");
   }
   double copy_ms = 0;  // the host's copying only, not its waits
-  if (labels_sent) {
+  if (sent == LabelsSent::As16Bits) {
     const WallTimer copy;
     out.labels.resize(n);  // done already while the device worked
     // A part for every ready thread (eight on an H200's 16-core host): into a reused result
@@ -296,13 +336,13 @@ double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterRe
   }
   ws.stream.sync();  // the clock's events are read next
   const WallTimer copy;
-  if (!labels_sent) {
+  if (!brought && !download_into_result) {
     // Sized while the device worked (size_labels); a large cloud's on the ready threads (one
     // thread copied 8M labels in 3.4-4.2 ms on an H200's host).
     out.labels.resize(n);
     copy_labels(ws.host_labels.get(), out.labels.data(), n, n >= kLargeResult ? all_parts : 1);
   }
-  const int* sizes = labels_sent ? c + kSizesAt : ws.host_sizes.get();
+  const int* sizes = brought ? c + kSizesAt : ws.host_sizes.get();
   out.sizes.assign(sizes, sizes + kept);
   out.non_finite = n ? n - std::size_t(c[kFinite]) : 0;
   out.dropped_clusters = n ? std::size_t(c[kClusters] - c[kKept]) : 0;
@@ -330,11 +370,13 @@ struct GatherStaging {
   }
 };
 
-// Whether the labels and sizes are on their way to the host (see canonicalize_on_device).
-bool run_method(cluster_cuda::Workspace& ws, std::size_t n, const ClusterParams& params,
-                ClusterMethod method, cluster_cuda::StageClock& clock,
-                const cluster_cuda::LabelsTo& labels_to, const float3* host_points = nullptr) {
-  if (n == 0) return false;
+// Whether and how the labels and sizes are on their way to the host (canonicalize_on_device).
+cluster_cuda::LabelsSent run_method(cluster_cuda::Workspace& ws, std::size_t n,
+                                    const ClusterParams& params, ClusterMethod method,
+                                    cluster_cuda::StageClock& clock,
+                                    const cluster_cuda::LabelsTo& labels_to,
+                                    const float3* host_points = nullptr) {
+  if (n == 0) return cluster_cuda::LabelsSent::No;
   if (method == ClusterMethod::Gpu)
     return cluster_cuda::run_fast(ws, n, params, clock, labels_to, host_points);
   return cluster_cuda::run_paper(ws, n, params, method, clock, labels_to);
@@ -363,12 +405,12 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
     clock.mark(kind == cudaMemcpyDeviceToDevice ? "copy" : "upload");
   }
   double sized_ms = 0;
-  const bool labels_sent =
+  const LabelsSent sent =
       run_method(ws, n, params, method, clock, LabelsTo{&out.labels, &sized_ms}, host_points);
   if (device_labels && n)  // for the caller's next kernels: no trip through the host
     CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToDevice, ws.stream.get()));
-  const double copy_ms = download_result(ws, n, labels_sent, out, clock);
+  const double copy_ms = download_result(ws, n, sent, out, clock);
   clock.collect(out.stages);
   if (n >= kLargeResult) out.stages.emplace_back("result sized (host)", sized_ms);
   out.stages.emplace_back("labels into the result (host)", copy_ms);

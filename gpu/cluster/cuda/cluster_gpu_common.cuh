@@ -91,11 +91,17 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
 // per id) in its own kernels (fewer launches). Brings the counters to the host, and for
 // a host LabelsTo the labels and sizes too where there are at most 4,096 components (written
-// into host memory by the last kernel): returns whether it brought them.
+// into host memory by the last kernel): returns how it brought them.
 enum class CanonicalInput { Components, Counted };
-// Where the labels go after a method: into a host vector (download_result fills it; it is sized
-// while the device works), or nowhere yet (null: the gathered slabs take them from the device in
-// chunks of their own).
+// Where the labels are after canonicalize_on_device's wait: still on the device (with more
+// components than the small path takes, or for no host), in 16 bits in ws.host_labels16 (to be
+// widened into the result), or already in the result (its storage page-locked, written over the
+// bus by the last kernel).
+enum class LabelsSent { No, As16Bits, IntoResult };
+// Where the labels go after a method: into a host vector (k_labels writes it where its storage
+// can be page-locked, sized before that kernel is queued; otherwise download_result fills it,
+// sized while the device works), or nowhere yet (null: the gathered slabs take them from the device
+// in chunks of their own).
 struct LabelsTo {
   UnfilledVector<std::int32_t>* host = nullptr;
   double* sized_ms = nullptr;  // where to put the host's time sizing the result, if wanted
@@ -105,20 +111,20 @@ struct LabelsTo {
 // mark is the fast method's, its stages timed by its kernels (run_fast), and the part before its
 // labelling is called so; nullptr for the other methods.
 void reserve_canonical(Workspace& ws, std::size_t n);
-bool canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
-                            CanonicalInput input, const LabelsTo& labels_to, StageClock& clock,
-                            const char* chain_start);
-// Brings labels and sizes back (unless canonicalize_on_device brought them: `labels_sent`),
+LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
+                                  CanonicalInput input, const LabelsTo& labels_to,
+                                  StageClock& clock, const char* chain_start);
+// Brings labels and sizes back (unless canonicalize_on_device brought them: `sent`),
 // marks "download" on the clock, and fills `out`; returns the host's milliseconds spent copying.
-double download_result(Workspace& ws, std::size_t n, bool labels_sent, ClusterResult& out,
+double download_result(Workspace& ws, std::size_t n, LabelsSent sent, ClusterResult& out,
                        StageClock& clock);
 
 // The methods; each returns canonicalize_on_device's answer. run_fast's `host_points`: the
 // points' device address in page-locked host memory, read by its first kernel where no copy put
 // them in ws.points.
-bool run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
-              const LabelsTo& labels_to, const float3* host_points = nullptr);
-bool run_paper(Workspace& ws, std::size_t n, const ClusterParams& params, ClusterMethod method,
-               StageClock& clock, const LabelsTo& labels_to);
+LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
+                    const LabelsTo& labels_to, const float3* host_points = nullptr);
+LabelsSent run_paper(Workspace& ws, std::size_t n, const ClusterParams& params,
+                     ClusterMethod method, StageClock& clock, const LabelsTo& labels_to);
 
 }  // namespace cumulus::cluster_cuda

@@ -281,8 +281,8 @@ void run_matrix(Workspace& ws, PaperBuffers& b, int n, float thr, bool rs, const
 
 }  // namespace
 
-bool run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
-               ClusterMethod method, StageClock& clock, const LabelsTo& labels_to) {
+LabelsSent run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& params,
+                     ClusterMethod method, StageClock& clock, const LabelsTo& labels_to) {
   PaperBuffers& b = paper_buffers();
   const int n = int(n_points);
   const float thr = squared_threshold(params.tolerance);
