@@ -96,6 +96,19 @@ PointCloud load_case(const QString& name) {
     c.width = std::uint32_t(c.size());
     return c;
   }
+  if (name == "grid-edge") {
+    // At tolerance 1 mm the cells' 21-bit coordinates end about 605.3 m out: chains 0.8 mm apart
+    // across that edge join points of the grid with far points (one cluster), and a 2 mm gap
+    // beyond it splits the second chain in two.
+    PointCloud c;
+    for (int k = 0; k < 1900; ++k) {
+      const float x = 604.5f + 0.0008f * float(k);
+      c.points.push_back({x, 0.0f, 0.0f});
+      c.points.push_back({x + (k >= 1400 ? 0.002f : 0.0f), 1.0f, 0.0f});
+    }
+    c.width = std::uint32_t(c.size());
+    return c;
+  }
   if (name == "dense-cube") {
     // 10,000 points in a 2.9 m cube (about 3.4 a cell at tolerance 0.5) among 2,000 scattered
     // around it: `gpu` leaves more cell pairs open than its list holds and searches the rest
@@ -360,6 +373,7 @@ class TestCluster : public QObject {
         {"generated:65536,1024,16,1024", 1.0, 1, 1 << 30, false},
         {"blobs-with-nans", 0.7, 3, 400, false},
         {"far-points", 0.5, 1, 1 << 30, false},
+        {"grid-edge", 0.001, 1, 1 << 30, false},
         {"dense-cube", 0.5, 1, 1 << 30, false},
         {"dense-cube-tiny", 0.5e-14, 1, 1 << 30, false, true},
         {"dense-cube-huge", 0.5e13, 1, 1 << 30, false, true},
@@ -391,6 +405,8 @@ class TestCluster : public QObject {
     const PointCloud& c = *clouds[input];
     const ClusterParams p{float(tolerance), std::size_t(min), std::size_t(max)};
     const ClusterResult& ref = pcl_reference(input, c, p);
+    if (input == "grid-edge")  // the chain across the edge, and the one split beyond it
+      QCOMPARE(ref.sizes, (std::vector<std::size_t>{1900, 1400, 500}));
     const ClusterResult r = euclidean_cluster(c, p, ClusterMethod(method));
     QCOMPARE(r.method, std::string(method_name(ClusterMethod(method))));
     QCOMPARE(r.non_finite, ref.non_finite);

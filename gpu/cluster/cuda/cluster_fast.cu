@@ -71,9 +71,9 @@ __device__ __forceinline__ float3 read_block_points(const float3* from, int n) {
 // in `pts` for the chain's later kernels.
 __global__ void __launch_bounds__(kInsertThreads)
     k_insert_points(const float3* host_pts, float3* pts, int n, double inv_cell, unsigned mask,
-                    unsigned long long* keys, int* cell_count, int* cell_fill, CellBoxes boxes,
-                    int* point_slot, int* far_list, int* cell_list, int* fast_counters,
-                    int* counters) {
+                    unsigned long long* keys, int* cell_count, int* cell_fill, int* cell_min,
+                    CellBoxes boxes, int* point_slot, int* far_list, int* cell_list,
+                    int* fast_counters, int* counters) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const float3 read = host_pts ? read_block_points(host_pts, n) : float3{};
   cuda::wait_for_previous_grid();
@@ -114,6 +114,7 @@ __global__ void __launch_bounds__(kInsertThreads)
   if (fresh) {
     cell_list[base + __popc(fresh_votes & ((1u << lane) - 1))] = slot;
     cell_fill[slot] = 0;
+    cell_min[slot] = 0x7fffffff;
     for (int k = 0; k < 3; ++k) {
       boxes.v[k][slot] = 0x7fffffff;
       boxes.v[k + 3][slot] = int(0x80000000u);
@@ -156,15 +157,20 @@ __global__ void k_cell_starts(const int* cell_list, int* fast_counters, const in
 // value) before one atomic each. (Folding each group of __match_any_sync's peers lane by lane took
 // 32 rounds of shuffles a warp whatever the groups: KITTI frame 0 on an H200, 13.4 -> 8.1 us in
 // ncu.) A cell's lanes in several runs of a warp just make several atomics.
+//
+// Far points are joined with every finite point here too (each thread's point against each far
+// point), where every node is known (node_of) and the points are at hand: a kernel of its own
+// cost a launch in every call, and a frame rarely has a far point.
 __global__ void k_scatter_by_cell(const float3* pts, int n, const int* point_slot,
-                                  const int* cell_start, int* cell_fill, float3* sorted_pts,
-                                  CellBoxes boxes) {
+                                  const int* cell_start, int* cell_fill, int* cell_min,
+                                  float3* sorted_pts, CellBoxes boxes, const int* far_list,
+                                  const int* fast_counters, float thr, int* parent) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int lane = int(threadIdx.x & 31);
   const int slot = i < n ? point_slot[i] : -1;
-  const float3 p = slot >= 0 ? pts[i] : make_float3(0, 0, 0);
+  const float3 p = slot != -1 ? pts[i] : make_float3(0, 0, 0);
   const int before = __shfl_up_sync(0xffffffffu, slot, 1);
   const unsigned heads = __ballot_sync(0xffffffffu, lane == 0 || before != slot);
   const int start = 31 - __clz(int(heads & (0xffffffffu >> (31 - lane))));  // this run's first lane
@@ -180,9 +186,18 @@ __global__ void k_scatter_by_cell(const float3* pts, int n, const int* point_slo
       if (lane - offset >= start) v[k] = k < 3 ? min(v[k], o) : max(v[k], o);
     }
   }
+  if (slot != -1) {
+    const int far = fast_counters[kFar];
+    for (int f = 0; f < far; ++f) {
+      const int j = far_list[f];
+      if (j != i && dist2(pts[j], p) < thr)
+        unite(node_of(far_slot(f), cell_start, n), node_of(slot, cell_start, n), parent);
+    }
+  }
   if (slot < 0) return;
   sorted_pts[cell_start[slot] + base + lane - start] = p;
   if (lane == last) {
+    atomicMin(&cell_min[slot], i - (last - start));  // the run's first point
     for (int k = 0; k < 3; ++k) {
       atomicMin(&boxes.v[k][slot], v[k]);
       atomicMax(&boxes.v[k + 3][slot], v[k + 3]);
@@ -190,47 +205,59 @@ __global__ void k_scatter_by_cell(const float3* pts, int n, const int* point_slo
   }
 }
 
-// Far points against every finite point, each far point a node of its own (node_of). Launched
-// every time (the far count lives on the device, and reading it back would cost a round trip);
-// with no far point it returns at once.
-__global__ void k_unite_far(const float3* pts, int n, const int* far_list, const int* fast_counters,
-                            const int* point_slot, const int* cell_start, float thr, int* parent) {
+// The final component of every cell and far point, counted for the canonical relabelling on the
+// way, a warp's entries that share one with one atomic pair; k_labels finds a point's through its
+// slot (PointComponents). Done once a point, it took as long in ncu (7.4 against 7.6 us on KITTI
+// frame 0: the root chases' latency, not their number), but wrote 0.5 MB of components more.
+__global__ void k_cell_components(const int* parent, const int* cell_list, const int* far_list,
+                                  const int* fast_counters, const int* cell_start,
+                                  const int* cell_count, const int* cell_min, int n, int* cell_root,
+                                  int* far_root, int* count, int* minidx) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
-  const int far = fast_counters[kFar];
-  for (int f = 0; f < far; ++f) {
-    const int i = far_list[f], node = node_of(far_slot(f), cell_start, n);
-    const float3 p = pts[i];
-    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
-      if (j == i) continue;
-      const int slot = point_slot[j];
-      if (slot == -1) continue;
-      if (dist2(p, pts[j]) < thr) unite(node, node_of(slot, cell_start, n), parent);
-    }
+  const int cells = fast_counters[kCells], all = cells + fast_counters[kFar];
+  const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if ((e & ~31) >= all) return;  // whole warps
+  int r = -1, points = 0, first = 0x7fffffff;
+  if (e < cells) {
+    const int slot = cell_list[e];
+    r = cell_start[slot];
+    points = cell_count[slot];
+    first = cell_min[slot];
+  } else if (e < all) {
+    r = node_of(far_slot(e - cells), cell_start, n);
+    points = 1;
+    first = far_list[e - cells];
   }
-}
-
-// Final component of every point, counted for the canonical relabelling on the way.
-__global__ void k_point_components(int* parent, const int* point_slot, const int* cell_start, int n,
-                                   int* component, int* count, int* minidx) {
-  cuda::wait_for_previous_grid();
-  cuda::allow_next_grid();
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int slot = i < n ? point_slot[i] : -1;
-  int r = -1;
-  if (slot != -1) {
-    r = node_of(slot, cell_start, n);
+  if (r >= 0)
     while (parent[r] != r)
       r = parent[r];
+  if (e < cells)
+    cell_root[cell_list[e]] = r;
+  else if (e < all)
+    far_root[e - cells] = r;
+  const unsigned peers = __match_any_sync(0xffffffffu, r);
+#if __CUDA_ARCH__ >= 800
+  const int total = int(__reduce_add_sync(peers, unsigned(points)));
+  const int least = __reduce_min_sync(peers, first);
+#else  // the PTX for older devices: a shuffle a peer
+  int total = 0, least = 0x7fffffff;
+  for (unsigned rest = peers; rest; rest &= rest - 1) {
+    const int from = __ffs(int(rest)) - 1;
+    total += __shfl_sync(peers, points, from);
+    least = min(least, __shfl_sync(peers, first, from));
   }
-  if (i < n) component[i] = r;
-  warp_add_to_component(r, i, count, minidx);
+#endif
+  if (r >= 0 && int(threadIdx.x & 31) == __ffs(int(peers)) - 1) {
+    atomicAdd(&count[r], total);
+    atomicMin(&minidx[r], least);
+  }
 }
 
 struct FastBuffers {
   cuda::DeviceBuffer<unsigned long long> keys;
-  cuda::DeviceBuffer<int> cell_count, cell_start, cell_fill, point_slot, parent, far_list,
-      fast_counters;
+  cuda::DeviceBuffer<int> cell_count, cell_start, cell_fill, cell_min, cell_root, point_slot,
+      parent, far_list, far_root, fast_counters;
   cuda::DeviceBuffer<int> cell_list;
   cuda::DeviceBuffer<OpenPair> open_pairs;
   cuda::DeviceBuffer<int> box[6];
@@ -249,14 +276,14 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
   FastBuffers& b = fast_buffers();
   const unsigned capacity = std::bit_ceil(unsigned(std::max<std::size_t>(2 * n, 64)));
   b.keys.reserve(capacity);
-  for (auto* buf : {&b.cell_count, &b.cell_start, &b.cell_fill})
+  for (auto* buf : {&b.cell_count, &b.cell_start, &b.cell_fill, &b.cell_min, &b.cell_root})
     buf->reserve(capacity);
   for (auto& buf : b.box)
     buf.reserve(capacity);
   b.cell_list.reserve(n);
   const CellBoxes boxes{{b.box[0].get(), b.box[1].get(), b.box[2].get(), b.box[3].get(),
                          b.box[4].get(), b.box[5].get()}};
-  for (auto* buf : {&b.point_slot, &b.parent, &b.far_list})
+  for (auto* buf : {&b.point_slot, &b.parent, &b.far_list, &b.far_root})
     buf->reserve(n);
   b.sorted_pts.reserve(n);
   // Room for open pairs: a KITTI frame leaves about 0.3 a point; a dense volume (test_cluster's
@@ -287,9 +314,9 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
                          ws.minidx.get(), ws.counters.get(), b.fast_counters.get());
   cuda::launch_dependent("launch of k_insert_points", &k_insert_points, B, T, s, host_points,
                          ws.points.get(), int(n), 1.0 / cell, capacity - 1, b.keys.get(),
-                         b.cell_count.get(), b.cell_fill.get(), boxes, b.point_slot.get(),
-                         b.far_list.get(), b.cell_list.get(), b.fast_counters.get(),
-                         ws.counters.get());
+                         b.cell_count.get(), b.cell_fill.get(), b.cell_min.get(), boxes,
+                         b.point_slot.get(), b.far_list.get(), b.cell_list.get(),
+                         b.fast_counters.get(), ws.counters.get());
   // The lengths of the cell and open lists are on the device: their kernels take strides over
   // them with the blocks that fill the device once.
   static const int starts_blocks = cuda::resident_blocks(k_cell_starts, T);
@@ -298,7 +325,8 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
                          b.cell_start.get());
   cuda::launch_dependent("launch of k_scatter_by_cell", &k_scatter_by_cell, B, T, s,
                          ws.points.get(), int(n), b.point_slot.get(), b.cell_start.get(),
-                         b.cell_fill.get(), b.sorted_pts.get(), boxes);
+                         b.cell_fill.get(), b.cell_min.get(), b.sorted_pts.get(), boxes,
+                         b.far_list.get(), b.fast_counters.get(), thr, b.parent.get());
   static_assert(T == kJoinThreads, "k_join_cells keeps a list a warp for blocks of this size");
   // The boxes' bounds in float where the tolerance keeps them in float's normal range: a cell
   // coordinate stays below 2^20 cells, so two box coordinates differ by less than 2^21 cells
@@ -325,16 +353,16 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
     join(0.0f);
   else
     join(0.0);
-  cuda::launch_dependent("launch of k_unite_far", &k_unite_far, std::min(B, 264), T, s,
-                         ws.points.get(), int(n), b.far_list.get(), b.fast_counters.get(),
-                         b.point_slot.get(), b.cell_start.get(), thr, b.parent.get());
-  cuda::launch_dependent("launch of k_point_components", &k_point_components, B, T, s,
-                         b.parent.get(), b.point_slot.get(), b.cell_start.get(), int(n),
-                         ws.component.get(), ws.count.get(), ws.minidx.get());
+  cuda::launch_dependent("launch of k_cell_components", &k_cell_components, B, T, s, b.parent.get(),
+                         b.cell_list.get(), b.far_list.get(), b.fast_counters.get(),
+                         b.cell_start.get(), b.cell_count.get(), b.cell_min.get(), int(n),
+                         b.cell_root.get(), b.far_root.get(), ws.count.get(), ws.minidx.get());
+  const PointComponents components{nullptr, b.point_slot.get(), b.cell_root.get(),
+                                   b.far_root.get()};
   // The chain's stages are timed by its kernels (canonicalize_on_device's mark_split): the
   // labelling from k_join_cells' start, the relabelling from k_collect_components'.
   return canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to, clock,
-                                host_points ? "upload and grid" : "grid");
+                                host_points ? "upload and grid" : "grid", &components);
 }
 
 }  // namespace cumulus::cluster_cuda

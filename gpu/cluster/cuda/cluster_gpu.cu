@@ -127,7 +127,7 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
 // else in 16 bits into host_labels16 (at most kRankSmall clusters fit) for the host to widen.
 // So no copy follows the kernel: five copies after it (the counters and sizes, the labels in four
 // chunks) took 22-30 us on an H200, far more than their 0.25 MB.
-__global__ void k_labels(const int* component, const int* rank, int n, int* counters,
+__global__ void k_labels(PointComponents component, const int* rank, int n, int* counters,
                          bool only_if_small, int* labels, int* result_labels, short* host_labels16,
                          int* host_summary) {
   cuda::wait_for_previous_grid();
@@ -135,7 +135,7 @@ __global__ void k_labels(const int* component, const int* rank, int n, int* coun
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const bool small = counters[kClusters] <= kRankSmall;
   if (i < n && (small || !only_if_small)) {
-    const int c = component[i];
+    const int c = component.of(i);
     const int label = c < 0 ? -1 : rank[c];
     labels[i] = label;
     if (result_labels)
@@ -216,8 +216,10 @@ void reserve_canonical(Workspace& ws, std::size_t n) {
 
 LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                                   CanonicalInput input, const LabelsTo& labels_to,
-                                  StageClock& clock, const char* chain_start) {
+                                  StageClock& clock, const char* chain_start,
+                                  const PointComponents* components) {
   const bool bring_labels = labels_to.host != nullptr;
+  const PointComponents where = components ? *components : PointComponents{ws.component.get()};
   if (n == 0) return LabelsSent::No;
   cudaStream_t s = ws.stream.get();
   reserve_canonical(ws, n);
@@ -251,8 +253,8 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
     result_labels = labels_in_page_locked_memory(*labels_to.host, n);
     if (labels_to.sized_ms) *labels_to.sized_ms = sizing.ms();
   }
-  cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
-                         ws.rank.get(), ni, ws.counters.get(), true, ws.labels.get(), result_labels,
+  cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, where, ws.rank.get(), ni,
+                         ws.counters.get(), true, ws.labels.get(), result_labels,
                          bring_labels ? ws.host_labels16.get() : nullptr, ws.host_counters.get());
   // A stamped chain's stages are split by the stamps that came up with the counters.
   if (chain_start)
@@ -286,9 +288,8 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
                          cuda::blocks_for(std::size_t(K), T), T, s, ws.sorted_keys.get(),
                          ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
                          ws.rank.get(), ws.sizes.get());
-  cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, ws.component.get(),
-                         ws.rank.get(), ni, ws.counters.get(), false, ws.labels.get(), nullptr,
-                         nullptr, nullptr);
+  cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, where, ws.rank.get(), ni,
+                         ws.counters.get(), false, ws.labels.get(), nullptr, nullptr, nullptr);
   clock.mark("canonicalize (sorted)");
   return LabelsSent::No;
 }

@@ -68,6 +68,22 @@ __host__ __device__ inline const unsigned long long* stamps_in(const int* counte
   return reinterpret_cast<const unsigned long long*>(counters + kStampsAt);
 }
 
+// Where k_labels finds each point's component: an array a point (the paper's methods), or
+// through the point's slot (point_slot, cell_grid.cuh) in one array a cell and one a far point
+// (the fast method: a KITTI frame's 125,000 points lie in 21,000 cells, whose roots are found
+// once a cell instead of once a point).
+struct PointComponents {
+  const int* per_point = nullptr;
+  const int* point_slot = nullptr;
+  const int* cell_root = nullptr;
+  const int* far_root = nullptr;
+  __device__ int of(int i) const {
+    if (per_point) return per_point[i];
+    const int slot = point_slot[i];
+    return slot >= 0 ? cell_root[slot] : slot == -1 ? -1 : far_root[-2 - slot];
+  }
+};
+
 // Device and pinned buffers reused across calls (cuda::acquire_workspace).
 struct Workspace {
   cuda::Stream stream;
@@ -89,7 +105,8 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
                    cudaMemcpyKind kind = cudaMemcpyHostToDevice);
 // Components: ws.component holds ids < n (or -1) and everything else is done here. Counted: the
 // method has also filled ws.count (points per id, zero elsewhere) and ws.minidx (smallest point
-// per id) in its own kernels (fewer launches). Brings the counters to the host, and for
+// per id) in its own kernels (fewer launches), and `components` says where each point's id is
+// (ws.component by default). Brings the counters to the host, and for
 // a host LabelsTo the labels and sizes too where there are at most 4,096 components (written
 // into host memory by the last kernel): returns how it brought them.
 enum class CanonicalInput { Components, Counted };
@@ -113,7 +130,8 @@ struct LabelsTo {
 void reserve_canonical(Workspace& ws, std::size_t n);
 LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                                   CanonicalInput input, const LabelsTo& labels_to,
-                                  StageClock& clock, const char* chain_start);
+                                  StageClock& clock, const char* chain_start,
+                                  const PointComponents* components = nullptr);
 // Brings labels and sizes back (unless canonicalize_on_device brought them: `sent`),
 // marks "download" on the clock, and fills `out`; returns the host's milliseconds spent copying.
 double download_result(Workspace& ws, std::size_t n, LabelsSent sent, ClusterResult& out,
