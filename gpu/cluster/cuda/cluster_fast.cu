@@ -218,9 +218,9 @@ __global__ void k_cell_components(const int* parent, const int* cell_list, const
   const int cells = fast_counters[kCells], all = cells + fast_counters[kFar];
   const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
   if ((e & ~31) >= all) return;  // whole warps
-  int r = -1, points = 0, first = 0x7fffffff;
+  int slot = -1, r = -1, points = 0, first = 0x7fffffff;
   if (e < cells) {
-    const int slot = cell_list[e];
+    slot = cell_list[e];
     r = cell_start[slot];
     points = cell_count[slot];
     first = cell_min[slot];
@@ -233,7 +233,7 @@ __global__ void k_cell_components(const int* parent, const int* cell_list, const
     while (parent[r] != r)
       r = parent[r];
   if (e < cells)
-    cell_root[cell_list[e]] = r;
+    cell_root[slot] = r;
   else if (e < all)
     far_root[e - cells] = r;
   const unsigned peers = __match_any_sync(0xffffffffu, r);

@@ -26,7 +26,6 @@ namespace cluster_cuda {
 // no byte read is undefined.
 void prepare_points(Workspace& ws, std::size_t n) {
   ws.points.reserve(n);
-  ws.component.reserve(n);
   ws.counters.reserve(kSummaryInts);
   if (ws.cleared.insert({ws.counters.get(), ws.counters.bytes()}).second)
     CU_CHECK(cudaMemsetAsync(ws.counters.get(), 0, ws.counters.bytes(), ws.stream.get()));

@@ -88,7 +88,7 @@ struct PointComponents {
 struct Workspace {
   cuda::Stream stream;
   cuda::DeviceBuffer<float3> points;
-  cuda::DeviceBuffer<int> component;  // per point: component id, or -1 for skipped points
+  cuda::DeviceBuffer<int> component;  // the paper's methods: per point, component id or -1
   cuda::DeviceBuffer<int> counters;   // kCounters, then the stamps and sizes (kSummaryInts)
   // canonical relabelling
   cuda::DeviceBuffer<int> count, minidx, rank, ids, sorted_ids, labels, sizes;
