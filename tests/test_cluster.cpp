@@ -85,6 +85,19 @@ PointCloud load_case(const QString& name) {
     return generate_cluster_cloud(p);
   }
   if (name == "blobs-with-nans") return random_blobs(9, 3000, true);
+  if (name == "singles-and-lines") {
+    // More components than the device ranks without a sort (6,000 single points 1 m apart),
+    // and five lines of 30 points 0.1 m apart: with a size range that drops the lines, or the
+    // singles, the sorted ranks skip components on both sides of the kept ones.
+    PointCloud c;
+    for (int i = 0; i < 6000; ++i)
+      c.points.push_back({float(i % 100), float(i / 100), 0.0f});
+    for (int line = 0; line < 5; ++line)
+      for (int k = 0; k < 30; ++k)
+        c.points.push_back({float(line) * 7.0f + 0.1f * float(k), 0.5f, 3.0f});
+    c.width = std::uint32_t(c.size());
+    return c;
+  }
   if (name == "far-points") {
     // Points hundreds of kilometres out exceed the grid's cell coordinates and take the
     // far-point path of `gpu`; chains of them 0.3 m apart still form clusters.
@@ -372,6 +385,8 @@ class TestCluster : public QObject {
         {"generated:65536,128,32,4", 1.0, 1, 1 << 30, false},
         {"generated:65536,1024,16,1024", 1.0, 1, 1 << 30, false},
         {"blobs-with-nans", 0.7, 3, 400, false},
+        {"singles-and-lines", 0.5, 1, 20, false},
+        {"singles-and-lines", 0.5, 2, 1 << 30, false},
         {"far-points", 0.5, 1, 1 << 30, false},
         {"grid-edge", 0.001, 1, 1 << 30, false},
         {"dense-cube", 0.5, 1, 1 << 30, false},

@@ -212,7 +212,8 @@ __global__ void k_scatter_by_cell(const float3* pts, int n, const int* point_slo
 __global__ void k_cell_components(const int* parent, const int* cell_list, const int* far_list,
                                   const int* fast_counters, const int* cell_start,
                                   const int* cell_count, const int* cell_min, int n, int* cell_root,
-                                  int* far_root, int* count, int* minidx) {
+                                  int* far_root, int* count, int* minidx, int* roots,
+                                  int* counters) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int cells = fast_counters[kCells], all = cells + fast_counters[kFar];
@@ -248,10 +249,12 @@ __global__ void k_cell_components(const int* parent, const int* cell_list, const
     least = min(least, __shfl_sync(peers, first, from));
   }
 #endif
+  bool fresh = false;
   if (r >= 0 && int(threadIdx.x & 31) == __ffs(int(peers)) - 1) {
-    atomicAdd(&count[r], total);
+    fresh = atomicAdd(&count[r], total) == 0;  // every entry adds at least one point
     atomicMin(&minidx[r], least);
   }
+  warp_list_roots(fresh, r, roots, &counters[kClusters]);
 }
 
 struct FastBuffers {
@@ -356,11 +359,12 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
   cuda::launch_dependent("launch of k_cell_components", &k_cell_components, B, T, s, b.parent.get(),
                          b.cell_list.get(), b.far_list.get(), b.fast_counters.get(),
                          b.cell_start.get(), b.cell_count.get(), b.cell_min.get(), int(n),
-                         b.cell_root.get(), b.far_root.get(), ws.count.get(), ws.minidx.get());
+                         b.cell_root.get(), b.far_root.get(), ws.count.get(), ws.minidx.get(),
+                         ws.ids.get(), ws.counters.get());
   const PointComponents components{nullptr, b.point_slot.get(), b.cell_root.get(),
                                    b.far_root.get()};
   // The chain's stages are timed by its kernels (canonicalize_on_device's mark_split): the
-  // labelling from k_join_cells' start, the relabelling from k_collect_components'.
+  // labelling from k_join_cells' start, the relabelling from k_rank_components'.
   return canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to, clock,
                                 host_points ? "upload and grid" : "grid", &components);
 }

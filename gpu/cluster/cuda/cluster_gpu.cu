@@ -41,35 +41,18 @@ void upload_points(Workspace& ws, const Point3f* points, std::size_t n, cudaMemc
 
 namespace {
 
-__global__ void k_count_components(const int* component, int n, int* count, int* minidx) {
+__global__ void k_count_components(const int* component, int n, int* count, int* minidx, int* roots,
+                                   int* counters) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  warp_add_to_component(i < n ? component[i] : -1, i, count, minidx);
+  warp_add_to_component(i < n ? component[i] : -1, i, count, minidx, roots, &counters[kClusters]);
 }
 
-// One entry per component, key = (n - size, smallest point): ascending keys are PCL's order
-// (largest first) with ties broken by the first point, and every key is distinct.
-__global__ void k_collect_components(const int* count, const int* minidx, int n, unsigned min_size,
-                                     unsigned max_size, unsigned long long* keys, int* ids,
-                                     int* counters) {
-  cuda::wait_for_previous_grid();
-  cuda::allow_next_grid();
-  cuda::stamp_start(stamps_in(counters) + 1);  // the relabelling starts (see run_fast)
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  const int s = j < n ? count[j] : 0;
-  const unsigned votes = __ballot_sync(0xffffffffu, s > 0);
-  if (!votes) return;  // the whole warp agrees
-  const int lane = int(threadIdx.x & 31);
-  int base = 0;
-  if (lane == 0) base = atomicAdd(&counters[kClusters], __popc(votes));
-  base = __shfl_sync(0xffffffffu, base, 0);
-  warp_count(&counters[kBig], s > 0 && unsigned(s) > max_size);
-  warp_count(&counters[kKept], s > 0 && unsigned(s) >= min_size && unsigned(s) <= max_size);
-  if (s == 0) return;
-  const int at = base + __popc(votes & ((1u << lane) - 1));
-  keys[at] = ((unsigned long long)unsigned(n - s) << 32) | unsigned(minidx[j]);
-  ids[at] = j;
+// A component's key = (n - size, smallest point): ascending keys are PCL's order (largest first)
+// with ties broken by the first point, and every key is distinct.
+__device__ __forceinline__ unsigned long long component_key(int size, int smallest, int n) {
+  return ((unsigned long long)unsigned(n - size) << 32) | unsigned(smallest);
 }
 
 // Position of an entry in sorted order -> its rank among kept clusters, and its size.
@@ -85,27 +68,80 @@ __device__ __forceinline__ void place(unsigned long long key, int id, int p, int
   sizes[p - big] = int(s);
 }
 
-constexpr int kRankBlock = 128;
+// A block's warps rank 32 entries; every block first builds all K keys in shared memory, each
+// thread at most kKeysEach of them with their loads side by side (one round of two dependent
+// loads: the root, then its count and smallest point).
+constexpr int kRankBlock = 1024, kRankBlocks = kRankSmall * 32 / kRankBlock;
+constexpr int kKeysEach = kRankSmall / kRankBlock;
 static_assert(kRankSmall <= 32767, "labels of the small path fit in 16 bits");
+static_assert(kKeysEach * kRankBlock == kRankSmall, "a block builds every key in one round");
 
-// Up to kRankSmall components: a warp for each entry counts the keys below its own (keys are
-// distinct), its lanes a 32nd of them each, so that no thread walks all K keys alone. Launched
-// before the count is known, for kRankSmall entries: with more components it does nothing.
-__global__ void k_rank_small(const unsigned long long* keys, const int* ids, int n,
-                             unsigned min_size, unsigned max_size, const int* counters, int* rank,
-                             int* sizes) {
+// The listed components (k_cell_components or k_count_components: `roots`, K of them) ranked in
+// PCL's order. Up to kRankSmall: a warp for each entry counts the keys below its own (keys are
+// distinct), its lanes a 32nd of them each, and every block counts the too-large components it
+// needs for the ranks itself, so nothing waits for another block (it had taken a kernel to
+// collect the entries from a count a node, 3-4 us on an H200 for a KITTI frame, and one more
+// boundary). Launched before K is known: with more, it writes the sort's keys and the counts of
+// too-large and kept components, and the sorted path ranks them.
+__global__ void k_rank_components(const int* roots, const int* count, const int* minidx, int n,
+                                  unsigned min_size, unsigned max_size, int* counters,
+                                  unsigned long long* keys, int* rank, int* sizes) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
+  cuda::stamp_start(stamps_in(counters) + 1);  // the relabelling starts (see run_fast)
   const int K = counters[kClusters];
-  const int e = int((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = int(threadIdx.x & 31);
-  if (K > kRankSmall || e >= K) return;  // whole warps
-  const unsigned long long mine = keys[e];
+  if (K > kRankSmall) {
+    const int stride = int(gridDim.x * blockDim.x);
+    for (int e0 = int(blockIdx.x * blockDim.x); e0 < K; e0 += stride) {  // whole warps
+      const int e = e0 + int(threadIdx.x);
+      int s = 0;
+      if (e < K) {
+        const int r = roots[e];
+        s = count[r];
+        keys[e] = component_key(s, minidx[r], n);
+      }
+      warp_count(&counters[kBig], s > 0 && unsigned(s) > max_size);
+      warp_count(&counters[kKept], s > 0 && unsigned(s) >= min_size && unsigned(s) <= max_size);
+    }
+    return;
+  }
+  const int warps = kRankBlock / 32, first = int(blockIdx.x) * warps;
+  if (first >= K) return;  // the whole block
+  __shared__ unsigned long long key_of[kRankSmall];
+  __shared__ int big, kept;
+  if (threadIdx.x == 0) big = kept = 0;
+  int r[kKeysEach];
+#pragma unroll
+  for (int k = 0; k < kKeysEach; ++k) {
+    const int f = int(threadIdx.x) + k * kRankBlock;
+    r[k] = f < K ? roots[f] : -1;
+  }
+  int my_big = 0, my_kept = 0;
+#pragma unroll
+  for (int k = 0; k < kKeysEach; ++k) {
+    if (r[k] < 0) continue;
+    const int s = count[r[k]];
+    key_of[threadIdx.x + k * kRankBlock] = component_key(s, minidx[r[k]], n);
+    my_big += unsigned(s) > max_size;
+    my_kept += unsigned(s) >= min_size && unsigned(s) <= max_size;
+  }
+  __syncthreads();  // big and kept cleared
+  if (my_big) atomicAdd(&big, my_big);
+  if (my_kept) atomicAdd(&kept, my_kept);
+  __syncthreads();  // every key built, every count in
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    counters[kBig] = big;
+    counters[kKept] = kept;
+  }
+  const int e = first + int(threadIdx.x >> 5), lane = int(threadIdx.x & 31);
+  if (e >= K) return;  // whole warps
+  const unsigned long long mine = key_of[e];
   int below = 0;
   for (int f = lane; f < K; f += 32)
-    below += keys[f] < mine;
+    below += key_of[f] < mine;
   for (int offset = 16; offset > 0; offset >>= 1)
     below += __shfl_xor_sync(0xffffffffu, below, offset);
-  if (lane == 0) place(mine, ids[e], below, n, min_size, max_size, counters[kBig], rank, sizes);
+  if (lane == 0) place(mine, roots[e], below, n, min_size, max_size, big, rank, sizes);
 }
 
 __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* sorted_ids, int n,
@@ -118,9 +154,9 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
   place(sorted_keys[p], sorted_ids[p], p, n, min_size, max_size, counters[kBig], rank, sizes);
 }
 
-// only_if_small: launched beside k_rank_small before the count is known, so it labels nothing
-// where k_rank_small ranked nothing. With host_summary (page-locked host memory) its last block
-// also writes everything the host reads after the kernel there: the counters, the stamps (the
+// only_if_small: launched beside k_rank_components before the count is known, so it labels nothing
+// where k_rank_components ranked nothing. With host_summary (page-locked host memory) its last
+// block also writes everything the host reads after the kernel there: the counters, the stamps (the
 // last one, the kernel's end, its own) and the small path's sizes; and every block writes its
 // labels there too: into the result itself where its storage is page-locked (result_labels),
 // else in 16 bits into host_labels16 (at most kRankSmall clusters fit) for the host to widen.
@@ -228,22 +264,21 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
     CU_CHECK(cudaMemsetAsync(ws.count.get(), 0, n * sizeof(int), s));
     CU_CHECK(cudaMemsetAsync(ws.minidx.get(), 0x7f, n * sizeof(int), s));
     cuda::launch_dependent("launch of k_count_components", &k_count_components, B, T, s,
-                           ws.component.get(), ni, ws.count.get(), ws.minidx.get());
+                           ws.component.get(), ni, ws.count.get(), ws.minidx.get(), ws.ids.get(),
+                           ws.counters.get());
   }
   const auto min_size = unsigned(std::min<std::size_t>(params.min_size, 0xffffffffu));
   const auto max_size = unsigned(std::min<std::size_t>(params.max_size, 0xffffffffu));
-  // The small path's sizes go right after the counters and come up with them (k_labels). The
-  // three kernels follow each other as dependent launches, with no copy between them (a copy
-  // makes the next kernel wait for its end).
-  cuda::launch_dependent("launch of k_collect_components", &k_collect_components, B, T, s,
-                         ws.count.get(), ws.minidx.get(), ni, min_size, max_size, ws.keys.get(),
-                         ws.ids.get(), ws.counters.get());
   // Most clouds have at most kRankSmall components: they are ranked and labelled before the
   // count comes back, and for the host their labels and sizes come back in the same wait,
-  // so the GPU does not idle while the host looks at the count.
-  cuda::launch_dependent("launch of k_rank_small", &k_rank_small, kRankSmall * 32 / kRankBlock,
-                         kRankBlock, s, ws.keys.get(), ws.ids.get(), ni, min_size, max_size,
-                         ws.counters.get(), ws.rank.get(), ws.counters.get() + kSizesAt);
+  // so the GPU does not idle while the host looks at the count. The small path's sizes go right
+  // after the counters and come up with them (k_labels). The kernels follow each other as
+  // dependent launches, with no copy between them (a copy makes the next kernel wait for its
+  // end).
+  cuda::launch_dependent("launch of k_rank_components", &k_rank_components, kRankBlocks, kRankBlock,
+                         s, ws.ids.get(), ws.count.get(), ws.minidx.get(), ni, min_size, max_size,
+                         ws.counters.get(), ws.keys.get(), ws.rank.get(),
+                         ws.counters.get() + kSizesAt);
   // A large cloud's result is left to the ready threads (size_labels, download_result): the
   // pool keeps blocks for frames, not for every cloud.
   int* result_labels = nullptr;

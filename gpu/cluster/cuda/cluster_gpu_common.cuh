@@ -28,15 +28,33 @@ __device__ __forceinline__ void warp_count(int* counter, bool flag) {
   if ((threadIdx.x & 31) == 0 && votes) atomicAdd(counter, __popc(votes));
 }
 
+// Lists the roots that the warp's leaders saw first (fresh: their add found a count of 0) in
+// `roots`, counted by counters[kClusters], with one atomic for the warp: the canonical
+// relabelling (canonicalize_on_device) ranks these entries instead of scanning a count a node
+// for the few that are set. All 32 lanes must call it.
+__device__ __forceinline__ void warp_list_roots(bool fresh, int r, int* roots, int* clusters) {
+  const unsigned votes = __ballot_sync(0xffffffffu, fresh);
+  if (!votes) return;  // the whole warp agrees
+  const int lane = int(threadIdx.x & 31);
+  int base = 0;
+  if (lane == 0) base = atomicAdd(clusters, __popc(votes));
+  base = __shfl_sync(0xffffffffu, base, 0);
+  if (fresh) roots[base + __popc(votes & ((1u << lane) - 1))] = r;
+}
+
 // Adds one point (index i) to component c with one atomic pair per distinct c in the warp:
 // the points of a warp are consecutive and mostly share their component. The lowest lane of a
-// group holds its smallest index. All 32 lanes must call it; c < 0 adds nothing.
-__device__ __forceinline__ void warp_add_to_component(int c, int i, int* count, int* minidx) {
+// group holds its smallest index. A component's first add lists it (warp_list_roots). All 32
+// lanes must call it; c < 0 adds nothing.
+__device__ __forceinline__ void warp_add_to_component(int c, int i, int* count, int* minidx,
+                                                      int* roots, int* clusters) {
   const unsigned peers = __match_any_sync(0xffffffffu, c);
+  bool fresh = false;
   if (c >= 0 && int(threadIdx.x & 31) == __ffs(peers) - 1) {
-    atomicAdd(&count[c], __popc(peers));
+    fresh = atomicAdd(&count[c], __popc(peers)) == 0;
     atomicMin(&minidx[c], i);
   }
+  warp_list_roots(fresh, c, roots, clusters);
 }
 
 // PCL squares the tolerance in double and hands FLANN a float.
