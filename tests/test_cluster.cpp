@@ -482,6 +482,48 @@ class TestCluster : public QObject {
       }
   }
 
+  // The fast method's table and counters are cleared behind each call for the next one, which
+  // then skips its own clearing; after the sorted path (more than 4,096 components, whose kernels
+  // read the counters after the labels), after another method, and for a larger table the call
+  // clears them itself. Each call of a run that takes every one of those turns gives PCL's labels.
+  void gpuEachCallStartsFromAClearTable() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    PointCloud singles;  // 10,000 components: the sorted path
+    for (int i = 0; i < 10000; ++i)
+      singles.points.push_back({float(i % 100), float(i / 100), 0.0f});
+    singles.width = 10000;
+    const PointCloud blobs = load_case("blobs-with-nans");
+    const PointCloud large = load_case("generated:65536,128,32,4");  // a larger table
+    const PointCloud small = random_blobs(2, 100, true);
+    struct Call {
+      const PointCloud* cloud;
+      ClusterParams p;
+      ClusterMethod method;
+    };
+    const std::vector<Call> calls = {
+        {&blobs, {0.7f, 3, 400}, ClusterMethod::Gpu},
+        {&blobs, {0.7f, 3, 400}, ClusterMethod::Gpu},  // cleared behind the first
+        {&singles, {0.5f, 1, 1u << 30}, ClusterMethod::Gpu},
+        {&blobs, {0.7f, 3, 400}, ClusterMethod::Gpu},  // after the sorted path
+        {&small, {0.5f, 1, 100}, ClusterMethod::GpuEdgeRs},
+        {&blobs, {0.7f, 1, 1u << 30}, ClusterMethod::Gpu},  // after another method
+        {&large, {1.0f, 1, 1u << 30}, ClusterMethod::Gpu},
+        {&small, {0.5f, 1, 100}, ClusterMethod::Gpu},  // a smaller table than the one cleared
+        {&singles, {0.5f, 1, 1u << 30}, ClusterMethod::Gpu},
+    };
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const Call& c = calls[k];
+      const ClusterResult& ref = pcl_reference(
+          QString("clear-%1-%2-%3").arg(c.cloud->size()).arg(c.p.tolerance).arg(c.p.min_size),
+          *c.cloud, c.p);
+      const ClusterResult r = euclidean_cluster(*c.cloud, c.p, c.method);
+      QVERIFY2(r.labels == ref.labels, qPrintable(QString("call %1").arg(k)));
+      QCOMPARE(r.sizes, ref.sizes);
+      QCOMPARE(r.non_finite, ref.non_finite);
+      QCOMPARE(r.dropped_clusters, ref.dropped_clusters);
+    }
+  }
+
   // A result's labels are written by the last kernel straight into page-locked storage from the
   // process's pool, a reused pageable result's storage included; where the pool has none to give
   // (its cap) they are widened into pageable storage as before. Both ways give PCL's labels, with

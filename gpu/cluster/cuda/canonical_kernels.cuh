@@ -131,7 +131,7 @@ __global__ void k_rank_sorted(const unsigned long long* sorted_keys, const int* 
 // chunks) took 22-30 us on an H200, far more than their 0.25 MB.
 __global__ void k_labels(PointComponents component, const int* rank, int n, int* counters,
                          bool only_if_small, int* labels, int* result_labels, short* host_labels16,
-                         int* host_summary) {
+                         int* host_summary, bool zero_counters) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -159,6 +159,9 @@ __global__ void k_labels(PointComponents component, const int* rank, int n, int*
     if (w < kStampsAt + 2 * (kStamps - 1) || w >= kSizesAt) host_summary[w] = __ldcg(counters + w);
   __syncthreads();
   if (threadIdx.x == 0) stamps_in(host_summary)[kStamps - 1] = cuda::device_now();
+  // For the next call of the fast method, whose first kernel then need not (canonicalize's
+  // `behind`); the sorted path still reads them.
+  if (zero_counters && small && threadIdx.x < kCounters) counters[threadIdx.x] = 0;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 // ("far" points, absurd coordinates or tiny tolerances) are compared with every point instead:
 // slow but exact.
 #include <bit>
+#include <functional>
 
 #include "cluster/cuda/cell_grid.cuh"
 #include "cluster/cuda/cell_joins.cuh"
@@ -23,23 +24,18 @@ namespace cumulus::cluster_cuda {
 
 namespace {
 
-// One launch clears the hash table and every per-point array (instead of many memsets). The
-// other per-slot arrays are set by the point that creates the slot's cell (k_insert_points):
-// a frame fills a sixth of its slots or less.
-__global__ void k_init(unsigned capacity, int n, unsigned long long* keys, int* cell_count,
-                       int* parent, int* count, int* minidx, int* counters, int* fast_counters) {
+// One launch clears the hash table and the counters, here or behind the call before (run_fast;
+// counters null: k_labels cleared them). The other per-slot arrays are set by the point that
+// creates the slot's cell (k_insert_points): a frame fills a sixth of its slots or less.
+__global__ void k_init(unsigned capacity, unsigned long long* keys, int* cell_count, int* counters,
+                       int* fast_counters) {
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= capacity) return;
   keys[i] = kEmptyKey;
   cell_count[i] = 0;  // counted by atomics before the cell's creator could clear it
-  if (i < unsigned(n)) {
-    parent[i] = int(i);
-    count[i] = 0;
-    minidx[i] = 0x7fffffff;
-  }
-  if (i < kCounters) counters[i] = 0;
+  if (counters && i < kCounters) counters[i] = 0;
   if (i < kFastCounters) fast_counters[i] = 0;
 }
 
@@ -73,14 +69,21 @@ __global__ void __launch_bounds__(kInsertThreads)
     k_insert_points(const float3* host_pts, float3* pts, int n, double inv_cell, unsigned mask,
                     unsigned long long* keys, int* cell_count, int* cell_fill, int* cell_min,
                     CellBoxes boxes, int* point_slot, int* far_list, int* cell_list,
-                    int* fast_counters, int* counters) {
+                    int* fast_counters, int* counters, int* parent, int* count, int* minidx) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const float3 read = host_pts ? read_block_points(host_pts, n) : float3{};
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
   const int lane = int(threadIdx.x & 31);
   const float3 p = host_pts ? read : i < n ? pts[i] : make_float3(NAN, NAN, NAN);
-  if (host_pts && i < n) pts[i] = p;
+  if (i < n) {
+    if (host_pts) pts[i] = p;
+    // The union-find and the component counts, here rather than in k_init, which does not run
+    // where the last call cleared the table (run_fast).
+    parent[i] = i;
+    count[i] = 0;
+    minidx[i] = 0x7fffffff;
+  }
   const bool finite = finite3(p);
   warp_count(&counters[kFinite], finite);
   long long x = 0, y = 0, z = 0;
@@ -312,14 +315,25 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
   // soon as its own blocks have all started (allow_next_grid): the next one's blocks then wait
   // there for it to end instead of being launched after it (with node_of's cell nodes, KITTI
   // frame 0 on an H200: 0.21-0.23 -> 0.20-0.21 ms).
-  cuda::launch_dependent("launch of k_init", &k_init, cuda::blocks_for(capacity, T), T, s, capacity,
-                         int(n), b.keys.get(), b.cell_count.get(), b.parent.get(), ws.count.get(),
-                         ws.minidx.get(), ws.counters.get(), b.fast_counters.get());
-  cuda::launch_dependent("launch of k_insert_points", &k_insert_points, B, T, s, host_points,
-                         ws.points.get(), int(n), 1.0 / cell, capacity - 1, b.keys.get(),
-                         b.cell_count.get(), b.cell_fill.get(), b.cell_min.get(), boxes,
-                         b.point_slot.get(), b.far_list.get(), b.cell_list.get(),
-                         b.fast_counters.get(), ws.counters.get());
+  // The table and counters are cleared behind each call, after the labels' kernel and outside
+  // what the call waits for, so that the next call's first launch is the points' reads
+  // (k_insert_points), not k_init's (KITTI frame 0 on an H200: upload and grid 0.053-0.058 ->
+  // 0.051-0.054 ms; k_init in fewer blocks, leaving the SMs to k_insert_points, gained nothing).
+  // k_init runs here only where nothing was cleared for this call: the first, one after another
+  // method or after the sorted path (which reads the counters after k_labels), or with a larger
+  // table.
+  const Workspace::ClearTable cleared = ws.clear_table;
+  ws.clear_table.set = false;  // until this call has queued the clearing behind it
+  const int init_blocks = cuda::blocks_for(capacity, T);
+  if (!(cleared.set && cleared.keys == b.keys.get() && cleared.cell_count == b.cell_count.get() &&
+        capacity <= cleared.slots))
+    cuda::launch_dependent("launch of k_init", &k_init, init_blocks, T, s, capacity, b.keys.get(),
+                           b.cell_count.get(), ws.counters.get(), b.fast_counters.get());
+  cuda::launch_dependent(
+      "launch of k_insert_points", &k_insert_points, B, T, s, host_points, ws.points.get(), int(n),
+      1.0 / cell, capacity - 1, b.keys.get(), b.cell_count.get(), b.cell_fill.get(),
+      b.cell_min.get(), boxes, b.point_slot.get(), b.far_list.get(), b.cell_list.get(),
+      b.fast_counters.get(), ws.counters.get(), b.parent.get(), ws.count.get(), ws.minidx.get());
   // The lengths of the cell and open lists are on the device: their kernels take strides over
   // them with the blocks that fill the device once.
   static const int starts_blocks = cuda::resident_blocks(k_cell_starts, T);
@@ -365,8 +379,17 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
                                    b.far_root.get()};
   // The chain's stages are timed by its kernels (canonicalize_on_device's mark_split): the
   // labelling from k_join_cells' start, the relabelling from k_rank_components'.
-  return canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to, clock,
-                                host_points ? "upload and grid" : "grid", &components);
+  const std::function<void()> clear_behind = [&] {
+    cuda::launch_dependent("launch of k_init", &k_init, init_blocks, T, s, capacity, b.keys.get(),
+                           b.cell_count.get(), nullptr, b.fast_counters.get());
+  };
+  const LabelsSent sent =
+      canonicalize_on_device(ws, n, params, CanonicalInput::Counted, labels_to, clock,
+                             host_points ? "upload and grid" : "grid", &components, clear_behind);
+  // k_labels cleared the counters only on the small path (the sorted one reads them after it).
+  if (ws.host_counters.get()[kClusters] <= kRankSmall)
+    ws.clear_table = {true, b.keys.get(), b.cell_count.get(), capacity};
+  return sent;
 }
 
 }  // namespace cumulus::cluster_cuda

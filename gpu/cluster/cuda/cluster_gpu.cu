@@ -100,7 +100,8 @@ void reserve_canonical(Workspace& ws, std::size_t n) {
 LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                                   CanonicalInput input, const LabelsTo& labels_to,
                                   StageClock& clock, const char* chain_start,
-                                  const PointComponents* components) {
+                                  const PointComponents* components,
+                                  const std::function<void()>& behind) {
   const bool bring_labels = labels_to.host != nullptr;
   const PointComponents where = components ? *components : PointComponents{ws.component.get()};
   if (n == 0) return LabelsSent::No;
@@ -137,13 +138,15 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
   }
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, where, ws.rank.get(), ni,
                          ws.counters.get(), true, ws.labels.get(), result_labels,
-                         bring_labels ? ws.host_labels16.get() : nullptr, ws.host_counters.get());
+                         bring_labels ? ws.host_labels16.get() : nullptr, ws.host_counters.get(),
+                         bool(behind));
   // A stamped chain's stages are split by the stamps that came up with the counters.
   if (chain_start)
     clock.mark_split({chain_start, "labelling", "canonicalize"}, stamps_in(ws.host_counters.get()));
   else
     clock.mark("canonicalize");
   ws.counted.record(s);
+  if (behind) behind();
   if (bring_labels && !result_labels) {
     // The helpers that widen the labels (download_result) are woken now, to be running when the
     // labels land, and a fresh result's pages are mapped meanwhile. A large cloud's chain outlasts
@@ -171,7 +174,8 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
                          ws.sorted_ids.get(), ni, min_size, max_size, ws.counters.get(),
                          ws.rank.get(), ws.sizes.get());
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, where, ws.rank.get(), ni,
-                         ws.counters.get(), false, ws.labels.get(), nullptr, nullptr, nullptr);
+                         ws.counters.get(), false, ws.labels.get(), nullptr, nullptr, nullptr,
+                         false);
   clock.mark("canonicalize (sorted)");
   return LabelsSent::No;
 }
@@ -217,7 +221,10 @@ double download_result(Workspace& ws, std::size_t n, LabelsSent sent, ClusterRes
     copy_labels(ws.host_labels16.get(), out.labels.data(), n, parts);
     copy_ms += copy.ms();
   }
-  ws.stream.sync();  // the clock's events are read next
+  // The clock's events are read next. Where the labels came with the counters, the wait for them
+  // (canonicalize_on_device) saw every event end, and what follows on the stream (run_fast's
+  // clearing for the next call) is not this call's to wait for.
+  if (!brought) ws.stream.sync();
   const WallTimer copy;
   if (!brought && !download_into_result) {
     // Sized while the device worked (size_labels); a large cloud's on the ready threads (one
@@ -294,6 +301,8 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
     CU_CHECK(cudaMemcpyAsync(device_labels, ws.labels.get(), n * sizeof(int),
                              cudaMemcpyDeviceToDevice, ws.stream.get()));
   const double copy_ms = download_result(ws, n, sent, out, clock);
+  if (device_labels && n)
+    ws.stream.sync();  // the copy above, which download_result may not wait for
   clock.collect(out.stages);
   if (n >= kLargeResult) out.stages.emplace_back("result sized (host)", sized_ms);
   out.stages.emplace_back("labels into the result (host)", copy_ms);

@@ -3,6 +3,7 @@
 // the per-process workspace, stage timing, and the canonical relabelling on the device.
 #include <cuda_runtime.h>
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -117,6 +118,15 @@ struct Workspace {
   cuda::Event counted;                      // the counters are in host memory
   // Device buffers (address, bytes) cleared once when made (prepare_points).
   std::set<std::pair<const void*, std::size_t>> cleared;
+  // The fast method's table and counters as its first kernel would leave them, cleared behind
+  // the last call (run_fast): the first `slots` slots of the table at `keys`. Any other method
+  // or a call that stopped early leaves it unset.
+  struct ClearTable {
+    bool set = false;
+    const void* keys = nullptr;
+    const void* cell_count = nullptr;
+    unsigned slots = 0;
+  } clear_table;
 };
 
 void upload_points(Workspace& ws, const Point3f* points, std::size_t n,
@@ -146,10 +156,14 @@ struct LabelsTo {
 // mark is the fast method's, its stages timed by its kernels (run_fast), and the part before its
 // labelling is called so; nullptr for the other methods.
 void reserve_canonical(Workspace& ws, std::size_t n);
+// `behind`: work to queue behind the chain that the call need not wait for (run_fast's clearing
+// for the next call), queued before the wait; with it, k_labels' last block zeroes the counters
+// where the small path took them (no later kernel of the call reads them).
 LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterParams& params,
                                   CanonicalInput input, const LabelsTo& labels_to,
                                   StageClock& clock, const char* chain_start,
-                                  const PointComponents* components = nullptr);
+                                  const PointComponents* components = nullptr,
+                                  const std::function<void()>& behind = {});
 // Brings labels and sizes back (unless canonicalize_on_device brought them: `sent`),
 // marks "download" on the clock, and fills `out`; returns the host's milliseconds spent copying.
 double download_result(Workspace& ws, std::size_t n, LabelsSent sent, ClusterResult& out,
