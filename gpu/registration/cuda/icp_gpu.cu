@@ -147,8 +147,8 @@ struct Workspace {
   cuda::DeviceBuffer<HistoryEntry> history;
   cuda::PinnedBuffer<Control> host_control;
   cuda::PinnedBuffer<HistoryEntry> host_history;
-  cuda::PinnedBuffer<int> host_state;  // the loop's state after each of two chunks in flight
-  cuda::Event state_copied[2];
+  // The loop's progress, written by k_icp_solve's last block over the bus
+  cuda::PinnedBuffer<registration_cuda::LoopProgress> progress;
 };
 
 // Calls f with std::integral_constant<int, lanes>; only the grid searches in groups.
@@ -213,7 +213,9 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
   ws.history.reserve(std::size_t(max_it));
   ws.host_control.reserve(1);
   ws.host_history.reserve(std::size_t(max_it));
-  ws.host_state.reserve(2);
+  ws.progress.reserve(1);
+  auto* progress = static_cast<registration_cuda::LoopProgress*>(
+      const_cast<void*>(cuda::device_address_of_pinned(ws.progress.get())));
 
   Control& hc = *ws.host_control.get();
   hc = Control{};
@@ -281,7 +283,7 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
                            ws.source.get(), int(n), P ? ws.normals.get() : nullptr, ws.pair.get(),
                            ws.match.get(), ws.control.get(), criteria, ws.partials.get(),
                            ws.history.get(), host_solve ? 0 : 1, ordered ? ws.order.get() : nullptr,
-                           far_d2, mid_d2);
+                           far_d2, mid_d2, host_solve ? nullptr : progress);
     first = false;
   };
   auto launch = [&] {
@@ -305,8 +307,8 @@ void gpu_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& tar
       if (hc.state != im::kNotConverged) break;
     }
   } else {
-    registration_cuda::launch_in_chunks(launch, max_it, &ws.control.get()->state, im::kNotConverged,
-                                        ws.host_state.get(), ws.state_copied, s);
+    registration_cuda::launch_in_chunks_watched(launch, max_it, im::kNotConverged,
+                                                ws.progress.get(), s);
   }
   clock.mark("iterations");
   ws.index.with_search([&](auto search) {

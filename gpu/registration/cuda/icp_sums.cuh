@@ -10,6 +10,7 @@
 #include "registration/cuda/icp_loop_state.cuh"
 #include "registration/cuda/icp_reduce.cuh"
 #include "registration/cuda/icp_step.cuh"
+#include "registration/cuda/loop_common.cuh"
 #include "registration/icp_math.h"
 
 namespace cumulus::icp_cuda {
@@ -67,7 +68,7 @@ template <bool Plane>
 __global__ void k_icp_solve(const float3* source, int n, const float3* normals, const int* pair,
                             const float4* match, Control* ctl, im::Criteria criteria,
                             double* partials, HistoryEntry* history, int solve_here, int* order,
-                            float far_d2, float mid_d2) {
+                            float far_d2, float mid_d2, registration_cuda::LoopProgress* progress) {
   constexpr int V = Plane ? kPlaneValues : kValues;
   cuda::wait_for_previous_grid();
   // Everything the first two points need is requested before the first test: the kernel sits on
@@ -194,6 +195,11 @@ __global__ void k_icp_solve(const float3* source, int n, const float3* normals, 
   __syncthreads();
   for (int w = threadIdx.x; w < kWords; w += kThreads)
     words[w] = control_words[w];
+  if (progress && threadIdx.x == 0) {  // for the host's look between chunks, over the bus
+    const Control& k = *reinterpret_cast<const Control*>(control_words);
+    *reinterpret_cast<volatile unsigned long long*>(progress) =
+        (unsigned long long)unsigned(k.state) << 32 | unsigned(k.iterations);
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
@@ -46,6 +47,60 @@ void launch_in_chunks(Launch&& launch, int max_iterations, const int* device_sta
     if (chunks == 0) continue;
     CU_CHECK(cudaEventSynchronize(copied[1 - slot].get()));
     if (host_state[1 - slot] != running) break;
+  }
+}
+
+// What a loop's last kernel writes into page-locked memory at the end of each iteration it runs:
+// the iterations done and the state after them, as one 8-byte word (iterations in the low half),
+// so that the host reads a pair from one iteration.
+struct alignas(8) LoopProgress {
+  int iterations;
+  int state;
+};
+
+// The progress as the device last wrote it.
+inline LoopProgress read_progress(const LoopProgress* p) {
+  const unsigned long long word = *reinterpret_cast<const volatile unsigned long long*>(p);
+  LoopProgress now;
+  std::memcpy(&now, &word, sizeof now);
+  return now;
+}
+
+// Waits until the loop has done `iterations` or stopped, or until everything queued on s has
+// run (a kernel that failed ends the wait with its error). Spinning, as an event's wait does.
+inline LoopProgress wait_for_progress(const LoopProgress* p, int iterations, int running,
+                                      cudaStream_t s) {
+  for (unsigned spins = 1;; ++spins) {
+    const LoopProgress now = read_progress(p);
+    if (now.state != running || now.iterations >= iterations) return now;
+    if (spins % 1024 == 0) {
+      const cudaError_t e = cudaStreamQuery(s);
+      if (e == cudaSuccess) return read_progress(p);
+      if (e != cudaErrorNotReady) CU_CHECK(e);
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+// launch_in_chunks for a loop whose last kernel reports its progress in page-locked memory (p,
+// set to {0, running} here): nothing is queued between the chunks, so their kernels stay one
+// chain of dependent launches. (A copy of the state and an event between chunks made the next
+// chunk's first kernel wait for the copy and be launched after it, four times a call.)
+template <class Launch>
+void launch_in_chunks_watched(Launch&& launch, int max_iterations, int running, LoopProgress* p,
+                              cudaStream_t s) {
+  *p = LoopProgress{0, running};
+  int launched = 0;
+  for (int chunks = 0; launched < max_iterations; ++chunks) {
+    const int chunk = std::min(max_iterations - launched, std::max(4, launched));
+    for (int c = 0; c < chunk; ++c)
+      launch();
+    const int before = launched;  // the last chunk's end, looked at once this one is queued
+    launched += chunk;
+    if (chunks == 0) continue;
+    if (wait_for_progress(p, before, running, s).state != running) break;
   }
 }
 
