@@ -510,8 +510,13 @@ class TestGui : public QObject {
     QVERIFY2(second.wait < pause + 200, qPrintable(QString::number(second.wait)));
     QVERIFY(second.run > 0 && second.redraw > 0);
     // The frame the redraw ended at showed the new colours, not an empty view while they were
-    // on their way to the GPU's buffers.
-    QVERIFY(first.points_drawn > 0 && second.points_drawn > 0);
+    // on their way to the GPU's buffers. That is the re-run's frame: the first result can come
+    // while the cloud's own points are still on their way (the view's first two frames only
+    // warm up, and a frame before the points' copy draws none). Under AddressSanitizer beside
+    // another GUI test, at about 80 ms a frame, the check of both frames once failed.
+    QVERIFY2(second.points_drawn > 0, qPrintable(QString("first %1, second %2 points drawn")
+                                                     .arg(first.points_drawn)
+                                                     .arg(second.points_drawn)));
     // The size histogram follows once the results pause.
     QTRY_COMPARE(histogram_total(*panel), w.document()->at(0).clusters->sizes.size());
   }
