@@ -277,7 +277,8 @@ FastBuffers& fast_buffers() {
 }  // namespace
 
 LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
-                    const LabelsTo& labels_to, const float3* host_points) {
+                    const LabelsTo& labels_to, const Workspace::ClearTable& cleared,
+                    const float3* host_points) {
   cudaStream_t s = ws.stream.get();
   FastBuffers& b = fast_buffers();
   const unsigned capacity = std::bit_ceil(unsigned(std::max<std::size_t>(2 * n, 64)));
@@ -322,8 +323,6 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
   // k_init runs here only where nothing was cleared for this call: the first, one after another
   // method or after the sorted path (which reads the counters after k_labels), or with a larger
   // table.
-  const Workspace::ClearTable cleared = ws.clear_table;
-  ws.clear_table.set = false;  // until this call has queued the clearing behind it
   const int init_blocks = cuda::blocks_for(capacity, T);
   if (!(cleared.set && cleared.keys == b.keys.get() && cleared.cell_count == b.cell_count.get() &&
         capacity <= cleared.slots))

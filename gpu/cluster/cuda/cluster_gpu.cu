@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "cluster/cuda/canonical_kernels.cuh"
 #include "cluster/cuda/cluster_gpu.h"
@@ -266,9 +267,12 @@ cluster_cuda::LabelsSent run_method(cluster_cuda::Workspace& ws, std::size_t n,
                                     cluster_cuda::StageClock& clock,
                                     const cluster_cuda::LabelsTo& labels_to,
                                     const float3* host_points = nullptr) {
+  // The table the last call cleared is this call's to use or lose: whatever runs now changes the
+  // table or the counters, and only run_fast, at its end, says it left them cleared.
+  const auto cleared = std::exchange(ws.clear_table, {});
   if (n == 0) return cluster_cuda::LabelsSent::No;
   if (method == ClusterMethod::Gpu)
-    return cluster_cuda::run_fast(ws, n, params, clock, labels_to, host_points);
+    return cluster_cuda::run_fast(ws, n, params, clock, labels_to, cleared, host_points);
   return cluster_cuda::run_paper(ws, n, params, method, clock, labels_to);
 }
 

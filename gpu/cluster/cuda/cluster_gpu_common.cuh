@@ -119,8 +119,10 @@ struct Workspace {
   // Device buffers (address, bytes) cleared once when made (prepare_points).
   std::set<std::pair<const void*, std::size_t>> cleared;
   // The fast method's table and counters as its first kernel would leave them, cleared behind
-  // the last call (run_fast): the first `slots` slots of the table at `keys`. Any other method
-  // or a call that stopped early leaves it unset.
+  // the last call (run_fast): the first `slots` slots of the table at `keys`. Every call takes it
+  // and leaves it unset before its first launch (run_method), and only a fast call that queued
+  // the clearing sets it again, at its end: any other method, or a call that stopped early,
+  // leaves it unset.
   struct ClearTable {
     bool set = false;
     const void* keys = nullptr;
@@ -169,11 +171,13 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
 double download_result(Workspace& ws, std::size_t n, LabelsSent sent, ClusterResult& out,
                        StageClock& clock);
 
-// The methods; each returns canonicalize_on_device's answer. run_fast's `host_points`: the
-// points' device address in page-locked host memory, read by its first kernel where no copy put
-// them in ws.points.
+// The methods; each returns canonicalize_on_device's answer. run_fast's `cleared`: what the last
+// call left cleared (Workspace::clear_table, taken from the workspace by the caller); its
+// `host_points`: the points' device address in page-locked host memory, read by its first
+// kernel where no copy put them in ws.points.
 LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, StageClock& clock,
-                    const LabelsTo& labels_to, const float3* host_points = nullptr);
+                    const LabelsTo& labels_to, const Workspace::ClearTable& cleared,
+                    const float3* host_points = nullptr);
 LabelsSent run_paper(Workspace& ws, std::size_t n, const ClusterParams& params,
                      ClusterMethod method, StageClock& clock, const LabelsTo& labels_to);
 

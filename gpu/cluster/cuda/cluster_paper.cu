@@ -288,7 +288,6 @@ LabelsSent run_paper(Workspace& ws, std::size_t n_points, const ClusterParams& p
   const float thr = squared_threshold(params.tolerance);
   const bool rs = method == ClusterMethod::GpuVertexRs || method == ClusterMethod::GpuEdgeRs ||
                   method == ClusterMethod::GpuMatrixRs;
-  ws.clear_table.set = false;      // these kernels leave the counters set
   ws.component.reserve(n_points);  // the fast method finds its points' components through cells
   Grid g{};
   // The fast method's first kernel clears them; these kernels only add.

@@ -29,6 +29,12 @@ inline NnsMethod search_of(IcpMethod m) {
   }
 }
 
+// The next chunk's size: four iterations first, then as many as have been launched (so at most
+// as many launches are wasted as were needed), never past max_iterations.
+inline int next_chunk(int launched, int max_iterations) {
+  return std::min(max_iterations - launched, std::max(4, launched));
+}
+
 // launch() queues one iteration on s; the loop runs while *device_state == running.
 // host_state: two pinned ints; copied: two events.
 template <class Launch>
@@ -36,7 +42,7 @@ void launch_in_chunks(Launch&& launch, int max_iterations, const int* device_sta
                       int* host_state, cuda::Event (&copied)[2], cudaStream_t s) {
   int launched = 0;
   for (int chunks = 0; launched < max_iterations; ++chunks) {
-    const int chunk = std::min(max_iterations - launched, std::max(4, launched));
+    const int chunk = next_chunk(launched, max_iterations);
     for (int c = 0; c < chunk; ++c)
       launch();
     launched += chunk;
@@ -94,7 +100,7 @@ void launch_in_chunks_watched(Launch&& launch, int max_iterations, int running, 
   *p = LoopProgress{0, running};
   int launched = 0;
   for (int chunks = 0; launched < max_iterations; ++chunks) {
-    const int chunk = std::min(max_iterations - launched, std::max(4, launched));
+    const int chunk = next_chunk(launched, max_iterations);
     for (int c = 0; c < chunk; ++c)
       launch();
     const int before = launched;  // the last chunk's end, looked at once this one is queued
