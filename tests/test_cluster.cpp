@@ -50,6 +50,16 @@ PointCloud random_blobs(std::uint64_t seed, int n, bool with_nans) {
   return c;
 }
 
+// 10,000 points 1 m apart in rows of 100: at tolerances up to 1 m as many components as points,
+// past the 4,096 ranked before their count comes back (the sorted path).
+PointCloud points_a_metre_apart() {
+  PointCloud c;
+  for (int i = 0; i < 10000; ++i)
+    c.points.push_back({float(i % 100), float(i / 100), 0.0f});
+  c.width = 10000;
+  return c;
+}
+
 // Points on a line at exactly the tolerance apart, and a hair closer: PCL keeps only d < t.
 PointCloud boundary_line() {
   PointCloud c;
@@ -452,10 +462,7 @@ class TestCluster : public QObject {
     if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
     // 10,000 points 1 m apart in a row of lines: as many components as points, past the 4,096
     // that are ranked before their count comes back, so their labels take the second trip.
-    PointCloud singles;
-    for (int i = 0; i < 10000; ++i)
-      singles.points.push_back({float(i % 100), float(i / 100), 0.0f});
-    singles.width = 10000;
+    const PointCloud singles = points_a_metre_apart();
     const std::vector<std::pair<PointCloud, ClusterParams>> cases = {
         {load_case("blobs-with-nans"), {0.7f, 3, 400}},
         {singles, {0.5f, 1, 1u << 30}},
@@ -488,10 +495,7 @@ class TestCluster : public QObject {
   // clears them itself. Each call of a run that takes every one of those turns gives PCL's labels.
   void gpuEachCallStartsFromAClearTable() {
     if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
-    PointCloud singles;  // 10,000 components: the sorted path
-    for (int i = 0; i < 10000; ++i)
-      singles.points.push_back({float(i % 100), float(i / 100), 0.0f});
-    singles.width = 10000;
+    const PointCloud singles = points_a_metre_apart();  // 10,000 components: the sorted path
     const PointCloud blobs = load_case("blobs-with-nans");
     const PointCloud large = load_case("generated:65536,128,32,4");  // a larger table
     const PointCloud small = random_blobs(2, 100, true);
@@ -530,10 +534,7 @@ class TestCluster : public QObject {
   // few components (ranked on the device before the count comes back) and with many (sorted).
   void gpuLabelsLandInPageLockedResultsOrAreWidened() {
     if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
-    PointCloud singles;  // more components than the small path ranks
-    for (int i = 0; i < 10000; ++i)
-      singles.points.push_back({float(i % 100), float(i / 100), 0.0f});
-    singles.width = 10000;
+    const PointCloud singles = points_a_metre_apart();  // more components than the small path ranks
     const std::vector<std::pair<PointCloud, ClusterParams>> cases = {
         {load_case("generated:65536,128,32,4"), {0.5f, 1, 1u << 30}},
         {singles, {0.5f, 1, 1u << 30}},
@@ -628,6 +629,70 @@ class TestCluster : public QObject {
     const PointCloud small = random_blobs(2, 100, true);
     const ClusterResult r = euclidean_cluster(small, {0.5f, 1, 100}, ClusterMethod::Gpu);
     QCOMPARE(r.stages.front().first, std::string("upload"));
+  }
+
+  void gpuPageLockedChainIsTimedFromItsFirstKernel() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    // From page-locked points the clock starts with no event: the chain's first kernel stamps
+    // its start, and its three stages are all the kernels' stamps. After them the sorted path
+    // (more than 4,096 components) is timed by events again, from the chain's last one.
+    const PointCloud singles = points_a_metre_apart();
+    const std::vector<std::string> small_path = {"upload and grid", "labelling", "canonicalize",
+                                                 "labels into the result (host)"};
+    const std::vector<std::string> sorted_path = {
+        "upload and grid",       "labelling", "canonicalize",
+        "canonicalize (sorted)", "download",  "labels into the result (host)"};
+    const PointCloud blobs = load_case("generated:65536,128,32,4");
+    for (const PointCloud* c : {&blobs, &singles, &blobs}) {
+      auto pinned = allocate_pinned_points(c->size());
+      std::copy(c->points.begin(), c->points.end(), pinned.get());
+      const WallTimer call;
+      const ClusterResult r =
+          euclidean_cluster(pinned.get(), c->size(), {0.5f, 1, 1u << 30}, ClusterMethod::Gpu);
+      const double call_ms = call.ms();
+      std::vector<std::string> got;
+      double timed_ms = 0;
+      for (const auto& [name, ms] : r.stages) {
+        got.push_back(name);
+        if (name == "labels into the result (host)") continue;
+        QVERIFY2(
+            ms > 0 && ms < call_ms,
+            qPrintable(QString("%1 %2 ms of a %3 ms call").arg(name.c_str()).arg(ms).arg(call_ms)));
+        timed_ms += ms;
+      }
+      QCOMPARE(got, c == &singles ? sorted_path : small_path);
+      QVERIFY(timed_ms < call_ms);
+    }
+  }
+
+  void gpuLabelsAreAllInPlaceWhenTheCallReturns() {
+    if (!query_device().available) QSKIP(qPrintable(QString::fromStdString(why_no_gpu())));
+    // The host stops waiting when k_labels' last block has written its mark into host memory,
+    // not when the stream has run. Two clouds of one size whose labels differ at most points, one
+    // after the other into one result: a label not yet in host memory when the call returned
+    // would be the other cloud's.
+    const PointCloud a = random_blobs(21, 60000, true);
+    PointCloud b = a;
+    std::reverse(b.points.begin(), b.points.end());
+    const ClusterParams p{0.25f, 1, 1u << 30};
+    const ClusterResult& ref_a = pcl_reference("in-place-a", a, p);
+    const ClusterResult& ref_b = pcl_reference("in-place-b", b, p);
+    QVERIFY(ref_a.labels != ref_b.labels);
+    auto pinned_a = allocate_pinned_points(a.size()), pinned_b = allocate_pinned_points(b.size());
+    std::copy(a.points.begin(), a.points.end(), pinned_a.get());
+    std::copy(b.points.begin(), b.points.end(), pinned_b.get());
+    ClusterResult into;
+    for (int round = 0; round < 200; ++round) {
+      const bool is_a = round % 2 == 0;
+      const bool page_locked = round % 4 < 2;  // and from pageable points, by a copy
+      const Point3f* from = page_locked ? (is_a ? pinned_a.get() : pinned_b.get())
+                                        : (is_a ? a.points.data() : b.points.data());
+      euclidean_cluster(from, a.size(), p, ClusterMethod::Gpu, into);
+      const ClusterResult& ref = is_a ? ref_a : ref_b;
+      QVERIFY2(plain(into.labels) == plain(ref.labels), qPrintable(QString("round %1").arg(round)));
+      QCOMPARE(into.sizes, ref.sizes);
+      QCOMPARE(into.non_finite, ref.non_finite);
+    }
   }
 
   void gpuLargeCloudsArriveWhole_data() {

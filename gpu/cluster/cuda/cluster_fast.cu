@@ -71,6 +71,9 @@ __global__ void __launch_bounds__(kInsertThreads)
                     CellBoxes boxes, int* point_slot, int* far_list, int* cell_list,
                     int* fast_counters, int* counters, int* parent, int* count, int* minidx) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  // The chain's start for its stages (canonicalize_on_device): the first block's arrival, before
+  // its reads and its wait for k_init where that runs.
+  if (i == 0) stamps_in(counters)[kChainStart] = cuda::device_now();
   const float3 read = host_pts ? read_block_points(host_pts, n) : float3{};
   cuda::wait_for_previous_grid();
   cuda::allow_next_grid();
@@ -355,11 +358,11 @@ LabelsSent run_fast(Workspace& ws, std::size_t n, const ClusterParams& params, S
     using Real = decltype(real);
     static const int join_blocks = cuda::resident_blocks(k_join_cells<Real>, T);
     static const int settle_blocks = cuda::resident_blocks(k_settle_open_pairs<Real>, T);
-    cuda::launch_dependent("launch of k_join_cells", &k_join_cells<Real>, join_blocks, T, s,
-                           b.keys.get(), b.cell_list.get(), b.fast_counters.get(),
-                           b.cell_start.get(), b.cell_count.get(), capacity - 1, boxes,
-                           b.sorted_pts.get(), thr, Real(skip2), Real(accept2), b.parent.get(),
-                           b.open_pairs.get(), int(open_capacity), stamps_in(ws.counters.get()));
+    cuda::launch_dependent(
+        "launch of k_join_cells", &k_join_cells<Real>, join_blocks, T, s, b.keys.get(),
+        b.cell_list.get(), b.fast_counters.get(), b.cell_start.get(), b.cell_count.get(),
+        capacity - 1, boxes, b.sorted_pts.get(), thr, Real(skip2), Real(accept2), b.parent.get(),
+        b.open_pairs.get(), int(open_capacity), stamps_in(ws.counters.get()) + kLabellingStart);
     cuda::launch_dependent("launch of k_settle_open_pairs", &k_settle_open_pairs<Real>,
                            settle_blocks, T, s, b.open_pairs.get(), int(open_capacity),
                            b.fast_counters.get(), b.cell_start.get(), b.cell_count.get(), boxes,

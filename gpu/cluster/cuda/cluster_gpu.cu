@@ -3,6 +3,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -86,6 +87,28 @@ void copy_labels(const From* from, int* to, std::size_t n, std::size_t parts) {
   });
 }
 
+// Until k_labels' last block has written `done` into the host's summary, everything it brings
+// written before it, or until the stream has run (a kernel that failed ends the wait with its
+// error). Spinning, as an event's wait does: the word lands as the kernel's last block ends,
+// before the stream's event for the kernel completes. With the clock started by the chain's
+// own stamp (cluster_points), KITTI frame 0 from page-locked points on an H200: 0.127-0.132 ->
+// 0.116-0.120 ms, the event's wait with that clock 0.121-0.124 (docs/benchmarks.md).
+void wait_for_summary(const Workspace& ws, unsigned done) {
+  const volatile unsigned* word =
+      reinterpret_cast<const volatile unsigned*>(ws.host_counters.get() + kDoneAt);
+  for (unsigned spins = 1; *word != done; ++spins) {
+    if (spins % 1024 == 0) {
+      const cudaError_t e = cudaEventQuery(ws.counted.get());
+      if (e == cudaSuccess) break;
+      if (e != cudaErrorNotReady) CU_CHECK(e);
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  std::atomic_thread_fence(std::memory_order_acquire);  // the summary's reads after the word's
+}
+
 }  // namespace
 
 void reserve_canonical(Workspace& ws, std::size_t n) {
@@ -137,13 +160,19 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
     result_labels = labels_in_page_locked_memory(*labels_to.host, n);
     if (labels_to.sized_ms) *labels_to.sized_ms = sizing.ms();
   }
+  if (++ws.calls == 0) ++ws.calls;  // 0 is "no word": a mark that wrapped round skips it
+  const unsigned done = ws.calls;
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, where, ws.rank.get(), ni,
                          ws.counters.get(), true, ws.labels.get(), result_labels,
                          bring_labels ? ws.host_labels16.get() : nullptr, ws.host_counters.get(),
-                         bool(behind));
-  // A stamped chain's stages are split by the stamps that came up with the counters.
-  if (chain_start)
-    clock.mark_split({chain_start, "labelling", "canonicalize"}, stamps_in(ws.host_counters.get()));
+                         bool(behind), done);
+  // A stamped chain's stages are split by the stamps that came up with the counters; on a clock
+  // not yet started they are all the stamps' (the chain's first kernel stamped its start).
+  const unsigned long long* stamps = stamps_in(ws.host_counters.get());
+  if (chain_start && !clock.started())
+    clock.mark_stamped({chain_start, "labelling", "canonicalize"}, stamps);
+  else if (chain_start)
+    clock.mark_split({chain_start, "labelling", "canonicalize"}, stamps + kLabellingStart);
   else
     clock.mark("canonicalize");
   ws.counted.record(s);
@@ -157,7 +186,7 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
     size_labels(*labels_to.host, n);
     if (labels_to.sized_ms) *labels_to.sized_ms = sizing.ms();
   }
-  ws.counted.wait();
+  wait_for_summary(ws, done);
   const int K = ws.host_counters.get()[kClusters];
   if (K <= kRankSmall && bring_labels)
     return result_labels ? LabelsSent::IntoResult : LabelsSent::As16Bits;
@@ -176,7 +205,7 @@ LabelsSent canonicalize_on_device(Workspace& ws, std::size_t n, const ClusterPar
                          ws.rank.get(), ws.sizes.get());
   cuda::launch_dependent("launch of k_labels", &k_labels, B, T, s, where, ws.rank.get(), ni,
                          ws.counters.get(), false, ws.labels.get(), nullptr, nullptr, nullptr,
-                         false);
+                         false, 0u);
   clock.mark("canonicalize (sorted)");
   return LabelsSent::No;
 }
@@ -282,7 +311,6 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
   cuda::require_device(method_name(method));
   using namespace cluster_cuda;
   auto [lock, ws] = cuda::acquire_workspace<Workspace>();
-  StageClock clock(ws.stream.get());
   // Page-locked points (a frame reader's, allocate_pinned_points) are read over the bus by the
   // fast method's insert kernel, with no copy ahead of the chain: their reads go out while the
   // table is cleared, and the kernels wait for no copy (KITTI frame 0 on an H200: the upload and
@@ -292,6 +320,9 @@ void cluster_points(const Point3f* points, std::size_t n, cudaMemcpyKind kind,
   if (kind == cudaMemcpyHostToDevice && method == ClusterMethod::Gpu && n &&
       reinterpret_cast<std::uintptr_t>(points) % 16 == 0)
     host_points = static_cast<const float3*>(cuda::device_address_of_pinned(points));
+  // Page-locked points go straight into the fast method's chain, which stamps its own start: the
+  // clock need not start ahead of it.
+  StageClock clock(ws.stream.get(), !host_points);
   if (host_points) {
     prepare_points(ws, n);
   } else {

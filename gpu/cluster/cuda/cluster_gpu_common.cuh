@@ -67,11 +67,12 @@ inline float squared_threshold(float tolerance) {
 enum Counter { kFinite = 0, kClusters, kBig, kKept, kLabelBlocks, kCounters };
 // The counters' buffer also holds what the host reads with them (k_labels' last block writes it
 // all into host memory, ws.host_counters, in the same layout): the fast method's stage stamps
-// (device_now at the start of its labelling, at the start of the relabelling and at its end,
-// 8-byte aligned after the counters), then the sizes of up to kRankSmall clusters (ranked
-// without a sort).
-constexpr int kStamps = 3;
-constexpr int kStampsAt = (kCounters + 1) / 2 * 2, kSizesAt = kStampsAt + 2 * kStamps;
+// (device_now, 8-byte aligned after the counters), the call's mark that k_labels' last block
+// writes after everything else (kDoneAt: the host waits for it instead of for the stream), then
+// the sizes of up to kRankSmall clusters (ranked without a sort).
+enum Stamp { kChainStart = 0, kLabellingStart, kRelabellingStart, kLabelsEnd, kStamps };
+constexpr int kStampsAt = (kCounters + 1) / 2 * 2, kDoneAt = kStampsAt + 2 * kStamps,
+              kSizesAt = kDoneAt + 2;
 constexpr int kRankSmall = 4096;
 // Labels from this many on are widened into the result by the ready threads (core/parallel.h).
 constexpr std::size_t kWidenedTogether = std::size_t(1) << 15;
@@ -115,7 +116,8 @@ struct Workspace {
   cuda::DeviceBuffer<unsigned char> sort_temp;
   cuda::PinnedBuffer<int> host_labels, host_counters, host_sizes;
   cuda::PinnedBuffer<short> host_labels16;  // written by k_labels where the labels fit
-  cuda::Event counted;                      // the counters are in host memory
+  cuda::Event counted;                      // k_labels has run (wait_for_summary's fallback)
+  unsigned calls = 0;                       // the last mark k_labels wrote at kDoneAt
   // Device buffers (address, bytes) cleared once when made (prepare_points).
   std::set<std::pair<const void*, std::size_t>> cleared;
   // The fast method's table and counters as its first kernel would leave them, cleared behind
