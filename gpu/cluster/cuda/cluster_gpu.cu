@@ -3,7 +3,6 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "cluster/cuda/cluster_gpu_common.cuh"
 #include "core/cuda/dependent_launch.cuh"
 #include "core/cuda/device_clock.cuh"
+#include "core/cuda/host_spin.cuh"
 #include "core/cuda/host_upload.cuh"
 #include "core/cuda/workspace.cuh"
 #include "core/host_pages.h"
@@ -88,25 +88,15 @@ void copy_labels(const From* from, int* to, std::size_t n, std::size_t parts) {
 }
 
 // Until k_labels' last block has written `done` into the host's summary, everything it brings
-// written before it, or until the stream has run (a kernel that failed ends the wait with its
-// error). Spinning, as an event's wait does: the word lands as the kernel's last block ends,
-// before the stream's event for the kernel completes. With the clock started by the chain's
-// own stamp (cluster_points), KITTI frame 0 from page-locked points on an H200: 0.127-0.132 ->
-// 0.116-0.120 ms, the event's wait with that clock 0.121-0.124 (docs/benchmarks.md).
+// written before it, or until the stream has run (cuda::spin_until). The word lands as the
+// kernel's last block ends, before the stream's event for the kernel completes. With the clock
+// started by the chain's own stamp (cluster_points), KITTI frame 0 from page-locked points on an
+// H200: 0.127-0.132 -> 0.116-0.120 ms, the event's wait with that clock 0.121-0.124
+// (docs/benchmarks.md).
 void wait_for_summary(const Workspace& ws, unsigned done) {
   const volatile unsigned* word =
       reinterpret_cast<const volatile unsigned*>(ws.host_counters.get() + kDoneAt);
-  for (unsigned spins = 1; *word != done; ++spins) {
-    if (spins % 1024 == 0) {
-      const cudaError_t e = cudaEventQuery(ws.counted.get());
-      if (e == cudaSuccess) break;
-      if (e != cudaErrorNotReady) CU_CHECK(e);
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
-  std::atomic_thread_fence(std::memory_order_acquire);  // the summary's reads after the word's
+  cuda::spin_until([&] { return *word == done; }, [&] { return cudaEventQuery(ws.counted.get()); });
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/host_spin.cuh"
 #include "nns/nns.h"
 #include "registration/icp.h"
 
@@ -73,21 +74,17 @@ inline LoopProgress read_progress(const LoopProgress* p) {
 }
 
 // Waits until the loop has done `iterations` or stopped, or until everything queued on s has
-// run (a kernel that failed ends the wait with its error). Spinning, as an event's wait does.
+// run (a kernel that failed ends the wait with its error).
 inline LoopProgress wait_for_progress(const LoopProgress* p, int iterations, int running,
                                       cudaStream_t s) {
-  for (unsigned spins = 1;; ++spins) {
-    const LoopProgress now = read_progress(p);
-    if (now.state != running || now.iterations >= iterations) return now;
-    if (spins % 1024 == 0) {
-      const cudaError_t e = cudaStreamQuery(s);
-      if (e == cudaSuccess) return read_progress(p);
-      if (e != cudaErrorNotReady) CU_CHECK(e);
-    }
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
+  LoopProgress now{};
+  const bool seen = cuda::spin_until(
+      [&] {
+        now = read_progress(p);
+        return now.state != running || now.iterations >= iterations;
+      },
+      [&] { return cudaStreamQuery(s); });
+  return seen ? now : read_progress(p);
 }
 
 // launch_in_chunks for a loop whose last kernel reports its progress in page-locked memory (p,
