@@ -201,6 +201,23 @@ class TestCli : public QObject {
     QVERIFY(std::abs(cumulus::floor_ms(l, 1e6, 4e7, 10) - 2.001) < 1e-12);
   }
 
+  // A loop whose steps each wait for the whole GPU adds a step's cheapest measured wait a step.
+  void floorOfALoopAddsItsStepsAtTheCheaperWait() {
+    cumulus::DeviceLimits l;
+    l.h2d_pinned_gbps = 10;
+    l.d2h_pinned_gbps = 20;
+    l.launch_sync_us = 10;
+    l.dependent_step_us = 5;
+    l.grid_barrier_us = 2;
+    // 50 steps of 2 us beside the 1.11 ms of bytes and launch.
+    QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6, 1, 50) - 1.21) < 1e-12);
+    l.grid_barrier_us = 8;
+    QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6, 1, 50) - 1.36) < 1e-12);
+    l.grid_barrier_us = 0;  // no cooperative launch: the dependent kernels
+    QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6, 1, 50) - 1.36) < 1e-12);
+    QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6, 1, 0) - 1.11) < 1e-12);
+  }
+
   // Every bench row's median is the one the GUI's run history shows (timing_stats: the mean of
   // the middle two of an even count), with the least and most of the runs.
   void benchRowsTakeTheMedianOfTheirRuns() {
@@ -312,7 +329,11 @@ class TestCli : public QObject {
     const QJsonObject j = QJsonDocument::fromJson(QByteArray::fromStdString(r.out)).object();
     QVERIFY(j["h2d_pinned_gbps"].toDouble() > 0);
     QVERIFY(j["launch_sync_us"].toDouble() > 0);
-    QVERIFY(cumulus::test::readAll(dir.path() + "/limits.md").contains("launch and wait"));
+    QVERIFY(j["dependent_step_us"].toDouble() > 0);
+    QVERIFY(j.contains("grid_barrier_us"));
+    const QByteArray md = cumulus::test::readAll(dir.path() + "/limits.md");
+    QVERIFY(md.contains("launch and wait"));
+    QVERIFY(md.contains("barrier across one resident grid"));
   }
 
   void segmentDepthImage() {

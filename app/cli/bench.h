@@ -30,7 +30,8 @@ struct BenchRow {
 // a row's floor from the bytes it moves up and down (for one item of a streamed batch: see
 // floor_ms).
 const DeviceLimits* bench_limits();
-void set_floor(BenchRow& row, double bytes_up, double bytes_down, std::size_t batch = 1);
+void set_floor(BenchRow& row, double bytes_up, double bytes_down, std::size_t batch = 1,
+               int grid_steps = 0);
 // The limits as a Markdown table (a heading, then one row a quantity).
 std::string limits_markdown(const DeviceLimits& l);
 

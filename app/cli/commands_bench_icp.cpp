@@ -302,9 +302,12 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
         } else {
           row.agreement = have_ref ? compare_icp(ref, last) : "no reference";
           // Both clouds (and point to plane's normals) up; the transform and the history down.
+          // Each iteration's step needs every pair's sums, and the next search that step: one
+          // wait for the whole GPU an iteration at least (GICP: and one a cost evaluation).
           const double normals = c.target_normals.empty() ? 0.0 : 12.0 * double(c.target.size());
           set_floor(row, 12.0 * double(c.source.size() + c.target.size()) + normals,
-                    8.0 * 16 + 32.0 * double(last.iterations));
+                    8.0 * 16 + 32.0 * double(last.iterations), 1,
+                    last.iterations + last.cost_evaluations);
         }
         table3 << "| " << c.label << " | " << c.source.size() << " | " << row.method << " | "
                << last.iterations << " | " << stop_name(last.stop) << " | " << std::setprecision(6)

@@ -1,9 +1,12 @@
 #pragma once
 // The floors of GPU work on the machine it runs on, measured rather than taken from data sheets:
 // what moving bytes over PCIe costs (page-locked and pageable), what the device's own memory
-// moves, and what a launch costs (waited for, queued behind others, or as a one-kernel graph).
-// A benchmark row's floor is its bytes at those bandwidths plus one launch waited for: no
-// implementation of the same transfers can be faster.
+// moves, what a launch costs (waited for, queued behind others, or as a one-kernel graph), and
+// what a step costs in a loop whose every step depends on the whole GPU's last one (a kernel
+// launched dependent on the one before, or a barrier across one resident grid).
+// A benchmark row's floor is its bytes at those bandwidths plus one launch waited for, plus, for
+// such a loop, a grid barrier a step: no implementation of the same transfers and steps can be
+// faster.
 #include <cstddef>
 #include <string>
 
@@ -19,7 +22,14 @@ struct DeviceLimits {
   double launch_sync_us = 0;    // an empty kernel launched and waited for (median)
   double launch_queued_us = 0;  // an empty kernel queued behind others (mean over a long queue)
   double graph_launch_us = 0;   // a one-kernel CUDA graph launched and waited for (median)
-  std::size_t copy_bytes = 0;   // the size of each timed copy
+  // A step of a loop split into kernels: one full wave of blocks launched dependent on the one
+  // before it (programmatic dependent launch; plain launches where the GPU has none), the mean
+  // over a long chain.
+  double dependent_step_us = 0;
+  // A barrier across one full wave of resident blocks in one cooperative kernel, the mean over
+  // many; 0 where the GPU cannot launch cooperatively.
+  double grid_barrier_us = 0;
+  std::size_t copy_bytes = 0;  // the size of each timed copy
 };
 
 // Measures the first GPU (about a second). Throws GpuError without one.
@@ -28,7 +38,11 @@ DeviceLimits measure_device_limits();
 // The least time moving bytes_up to the GPU and bytes_down back at the page-locked bandwidths
 // and waiting for one launch can take, in ms. For one item of a batch of `batch` streamed
 // through (its uploads and downloads overlapping on the two copy engines, one launch waited for
-// by all): the slower direction plus its share of the launch.
-double floor_ms(const DeviceLimits& l, double bytes_up, double bytes_down, std::size_t batch = 1);
+// by all): the slower direction plus its share of the launch. `grid_steps`: a loop's steps that
+// each need every point's result of the step before (an ICP iteration's sums before its solve,
+// the solve before the next search), each at least one grid barrier, the cheaper of the two
+// ways measured to wait for the whole GPU.
+double floor_ms(const DeviceLimits& l, double bytes_up, double bytes_down, std::size_t batch = 1,
+                int grid_steps = 0);
 
 }  // namespace cumulus

@@ -1,11 +1,15 @@
 // The floors' measurements (core/limits.h): copies timed with events on one stream, launches
 // timed on the host around a wait.
+#include <cooperative_groups.h>
+
 #include <algorithm>
 #include <chrono>
 #include <vector>
 
 #include "core/cuda/buffer.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/dependent_launch.cuh"
+#include "core/cuda/occupancy.cuh"
 #include "core/cuda/workspace.cuh"
 #include "core/device.h"
 #include "core/limits.h"
@@ -15,6 +19,31 @@ namespace cumulus {
 namespace {
 
 __global__ void k_empty() {}
+
+// One step of a loop split into kernels: it waits for the step before it and leaves a word a
+// block, so that each step's blocks have something the next one could depend on.
+__global__ void k_wave_step(unsigned* words) {
+  cuda::wait_for_previous_grid();
+  if (threadIdx.x == 0) words[blockIdx.x] += 1;
+}
+
+// Holds the stream until the host writes `*go` (page-locked memory read over the bus), so that a
+// chain queued behind it runs at the device's pace rather than the host's launch rate.
+__global__ void k_hold(const volatile unsigned* go) {
+  while (*go == 0) {
+  }
+}
+
+// `steps` steps of a loop in one resident grid, a barrier across the grid between them.
+__global__ void k_wave_barriers(unsigned* words, int steps) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  for (int i = 0; i < steps; ++i) {
+    if (threadIdx.x == 0) words[blockIdx.x] += 1;
+    grid.sync();
+  }
+}
+
+constexpr int kWaveThreads = 128;  // the blocks of ICP's and the clustering's kernels
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -119,6 +148,72 @@ DeviceLimits measure_device_limits() {
   }
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
+  // Both loops span one full wave of blocks, as a loop's kernels over a cloud do.
+  cuda::DeviceBuffer<unsigned> words;
+  const int step_blocks = cuda::resident_blocks(&k_wave_step, kWaveThreads);
+  const int barrier_blocks = cuda::resident_blocks(&k_wave_barriers, kWaveThreads);
+  words.reserve(std::size_t(std::max(step_blocks, barrier_blocks)));
+  CU_CHECK(cudaMemsetAsync(
+      words.get(), 0, std::size_t(std::max(step_blocks, barrier_blocks)) * sizeof(unsigned), s));
+  {
+    const auto chain = [&](int count) {
+      for (int i = 0; i < count; ++i)
+        cuda::launch_dependent("launch of k_wave_step", &k_wave_step, step_blocks, kWaveThreads, s,
+                               words.get());
+    };
+    chain(100);
+    stream.sync();
+    // Queued behind k_hold, the chain is all in the queue before it starts. 256 steps a run: the
+    // host's queue of launches must not fill while the device is held (it would wait for room
+    // that only the release it has not written yet makes).
+    cuda::PinnedBuffer<unsigned> go;
+    go.reserve(1);
+    const auto* go_device = static_cast<const unsigned*>(cuda::device_address_of_pinned(go.get()));
+    std::vector<double> per_step;
+    for (int run = 0; run < 5 && go_device; ++run) {
+      const int steps = 256;
+      volatile unsigned* flag = go.get();
+      *flag = 0;
+      k_hold<<<1, 1, 0, s>>>(go_device);
+      cuda::Event start, stop;
+      try {
+        CU_CHECK_LAUNCH("k_hold");
+        start.record(s);
+        chain(steps);
+        stop.record(s);
+      } catch (...) {
+        *flag = 1;  // never leave the device held
+        throw;
+      }
+      *flag = 1;
+      stop.wait();
+      per_step.push_back(double(stop.since(start)) * 1e3 / steps);
+    }
+    if (!per_step.empty()) l.dependent_step_us = median(per_step);
+  }
+  int device = 0, cooperative = 0;
+  CU_CHECK(cudaGetDevice(&device));
+  CU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  if (cooperative) {
+    const auto barriers = [&](int count) {
+      unsigned* w = words.get();
+      void* args[] = {&w, &count};
+      CU_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(&k_wave_barriers),
+                                           dim3(unsigned(barrier_blocks)), dim3(kWaveThreads), args,
+                                           0, s));
+    };
+    barriers(100);
+    // The difference of two runs leaves the launch out.
+    const int few = 200, many = 4200;
+    cuda::Event a, b, c;
+    a.record(s);
+    barriers(few);
+    b.record(s);
+    barriers(many);
+    c.record(s);
+    c.wait();
+    l.grid_barrier_us = std::max(0.0, (c.since(b) - b.since(a)) * 1e3 / (many - few));
+  }
   CU_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   k_empty<<<1, 1, 0, s>>>();
   CU_CHECK(cudaStreamEndCapture(s, &graph));
