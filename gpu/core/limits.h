@@ -5,8 +5,8 @@
 // what a step costs in a loop whose every step depends on the whole GPU's last one (a kernel
 // launched dependent on the one before, or a barrier across one resident grid).
 // A benchmark row's floor is its bytes at those bandwidths plus one launch waited for, plus, for
-// such a loop, a grid barrier a step: no implementation of the same transfers and steps can be
-// faster.
+// such a loop, the cheaper of those two waits a step: no implementation of the same transfers and
+// steps can be faster.
 #include <cstddef>
 #include <string>
 
@@ -23,8 +23,8 @@ struct DeviceLimits {
   double launch_queued_us = 0;  // an empty kernel queued behind others (mean over a long queue)
   double graph_launch_us = 0;   // a one-kernel CUDA graph launched and waited for (median)
   // A step of a loop split into kernels: one full wave of blocks launched dependent on the one
-  // before it (programmatic dependent launch; plain launches where the GPU has none), the mean
-  // over a long chain.
+  // before it (programmatic dependent launch; plain launches where the GPU has none), the median
+  // of a few chains' means; 0 where it could not be measured.
   double dependent_step_us = 0;
   // A barrier across one full wave of resident blocks in one cooperative kernel, the mean over
   // many; 0 where the GPU cannot launch cooperatively.
@@ -40,8 +40,8 @@ DeviceLimits measure_device_limits();
 // through (its uploads and downloads overlapping on the two copy engines, one launch waited for
 // by all): the slower direction plus its share of the launch. `grid_steps`: a loop's steps that
 // each need every point's result of the step before (an ICP iteration's sums before its solve,
-// the solve before the next search), each at least one grid barrier, the cheaper of the two
-// ways measured to wait for the whole GPU.
+// the solve before the next search), each at least one wait for the whole GPU: the cheaper of
+// the two measured.
 double floor_ms(const DeviceLimits& l, double bytes_up, double bytes_down, std::size_t batch = 1,
                 int grid_steps = 0);
 

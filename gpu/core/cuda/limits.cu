@@ -146,15 +146,13 @@ DeviceLimits measure_device_limits() {
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
         queued;
   }
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t exec = nullptr;
   // Both loops span one full wave of blocks, as a loop's kernels over a cloud do.
-  cuda::DeviceBuffer<unsigned> words;
   const int step_blocks = cuda::resident_blocks(&k_wave_step, kWaveThreads);
   const int barrier_blocks = cuda::resident_blocks(&k_wave_barriers, kWaveThreads);
-  words.reserve(std::size_t(std::max(step_blocks, barrier_blocks)));
-  CU_CHECK(cudaMemsetAsync(
-      words.get(), 0, std::size_t(std::max(step_blocks, barrier_blocks)) * sizeof(unsigned), s));
+  const std::size_t word_count = std::size_t(std::max(step_blocks, barrier_blocks));
+  cuda::DeviceBuffer<unsigned> words;
+  words.reserve(word_count);
+  CU_CHECK(cudaMemsetAsync(words.get(), 0, word_count * sizeof(unsigned), s));
   {
     const auto chain = [&](int count) {
       for (int i = 0; i < count; ++i)
@@ -214,6 +212,8 @@ DeviceLimits measure_device_limits() {
     c.wait();
     l.grid_barrier_us = std::max(0.0, (c.since(b) - b.since(a)) * 1e3 / (many - few));
   }
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
   CU_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   k_empty<<<1, 1, 0, s>>>();
   CU_CHECK(cudaStreamEndCapture(s, &graph));
