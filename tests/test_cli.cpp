@@ -5,6 +5,7 @@
 #include <QProcess>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include <Eigen/LU>
@@ -218,6 +219,23 @@ class TestCli : public QObject {
     QVERIFY(std::abs(cumulus::floor_ms(l, 1e7, 2e6, 1, 0) - 1.11) < 1e-12);
   }
 
+  // The limits report lists every shape of a loop it measured, and says which it could not.
+  void limitsReportListsEveryLoopShape() {
+    cumulus::DeviceLimits l;
+    l.device = "test";
+    l.dependent_step_us = 2.5;
+    l.loop_steps = {{"dependent", 128, 2112, 2.5},
+                    {"dependent, next let in early", 1024, 132, 3.25},
+                    {"barrier", 1024, 132, 0}};
+    const std::string md = cumulus::cli::limits_markdown(l);
+    QVERIFY2(md.find("| dependent | 128 | 2112 | 2.50 |") != std::string::npos, md.c_str());
+    QVERIFY2(md.find("| dependent, next let in early | 1024 | 132 | 3.25 |") != std::string::npos,
+             md.c_str());
+    QVERIFY2(md.find("| barrier | 1024 | 132 | not measured |") != std::string::npos, md.c_str());
+    l.loop_steps.clear();
+    QVERIFY(cumulus::cli::limits_markdown(l).find("by shape") == std::string::npos);
+  }
+
   // Every bench row's median is the one the GUI's run history shows (timing_stats: the mean of
   // the middle two of an even count), with the least and most of the runs.
   void benchRowsTakeTheMedianOfTheirRuns() {
@@ -331,6 +349,23 @@ class TestCli : public QObject {
     QVERIFY(j["launch_sync_us"].toDouble() > 0);
     QVERIFY(j["dependent_step_us"].toDouble() > 0);
     QVERIFY(j.contains("grid_barrier_us"));
+    // Each kind's figure is the cheapest of its shapes.
+    double cheapest_step = HUGE_VAL, cheapest_barrier = HUGE_VAL;
+    int shapes = 0;
+    for (const QJsonValue& v : j["loop_steps"].toArray()) {
+      const QJsonObject w = v.toObject();
+      QVERIFY(w["blocks"].toInt() > 0 && w["block_threads"].toInt() > 0);
+      const double us = w["us"].toDouble();
+      if (w["how"].toString() == "barrier")
+        cheapest_barrier = std::min(cheapest_barrier, us);
+      else
+        cheapest_step = std::min(cheapest_step, us);
+      ++shapes;
+    }
+    QVERIFY(shapes >= 6);  // three shapes of dependent kernels, each with and without early entry
+    QCOMPARE(j["dependent_step_us"].toDouble(), cheapest_step);
+    if (j["grid_barrier_us"].toDouble() > 0)
+      QCOMPARE(j["grid_barrier_us"].toDouble(), cheapest_barrier);
     const QByteArray md = cumulus::test::readAll(dir.path() + "/limits.md");
     QVERIFY(md.contains("launch and wait"));
     QVERIFY(md.contains("barrier across one resident grid"));

@@ -238,9 +238,9 @@ std::string limits_markdown(const DeviceLimits& l) {
      << "| launch and wait (empty kernel) | " << fixed_text(l.launch_sync_us, 2) << " us |\n"
      << "| launch queued behind others | " << fixed_text(l.launch_queued_us, 2) << " us |\n"
      << "| one-kernel graph, launch and wait | " << fixed_text(l.graph_launch_us, 2) << " us |\n"
-     << "| a loop's step as a kernel launched dependent on the last (one full wave) | "
+     << "| a loop's step as a kernel launched dependent on the last (cheapest shape) | "
      << fixed_text(l.dependent_step_us, 2) << " us |\n"
-     << "| a loop's step as a barrier across one resident grid (one full wave) | "
+     << "| a loop's step as a barrier across one resident grid (cheapest shape) | "
      << (l.grid_barrier_us > 0 ? fixed_text(l.grid_barrier_us, 2) + " us" : std::string("none"))
      << " |\n"
      << "\nCopies of " << (l.copy_bytes >> 20)
@@ -249,6 +249,13 @@ std::string limits_markdown(const DeviceLimits& l) {
         "a grid barrier the mean over 4,000 in one cooperative kernel. A loop whose steps each "
         "wait for the whole GPU (ICP's iterations) has the cheaper of the two a step in its "
         "floor.\n";
+  if (!l.loop_steps.empty()) {
+    md << "\nA loop's step by shape:\n\n| step | threads a block | blocks | us "
+          "|\n|---|---:|---:|---:|\n";
+    for (const LoopStepWait& w : l.loop_steps)
+      md << "| " << w.how << " | " << w.block_threads << " | " << w.blocks << " | "
+         << (w.us > 0 ? fixed_text(w.us, 2) : std::string("not measured")) << " |\n";
+  }
   return md.str();
 }
 
@@ -261,6 +268,12 @@ int run_bench_limits(const Args& a, std::ostream& out, const std::string& comman
      << limits_markdown(l);
   md.commit();
   if (a.flag("json")) {
+    QJsonArray steps;
+    for (const LoopStepWait& w : l.loop_steps)
+      steps.append(QJsonObject{{"how", QString::fromStdString(w.how)},
+                               {"block_threads", w.block_threads},
+                               {"blocks", w.blocks},
+                               {"us", w.us}});
     print_json(out, QJsonObject{{"device", QString::fromStdString(l.device)},
                                 {"h2d_pinned_gbps", l.h2d_pinned_gbps},
                                 {"d2h_pinned_gbps", l.d2h_pinned_gbps},
@@ -272,6 +285,7 @@ int run_bench_limits(const Args& a, std::ostream& out, const std::string& comman
                                 {"graph_launch_us", l.graph_launch_us},
                                 {"dependent_step_us", l.dependent_step_us},
                                 {"grid_barrier_us", l.grid_barrier_us},
+                                {"loop_steps", steps},
                                 {"copy_bytes", double(l.copy_bytes)}});
     return 0;
   }

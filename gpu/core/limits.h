@@ -9,8 +9,20 @@
 // steps can be faster.
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace cumulus {
+
+// One shape of a loop over the whole GPU and what a step of it waited: `how` is "dependent" (a
+// kernel launched dependent on the last), "dependent, next let in early" (the same, each kernel
+// letting the next one onto the SMs once all its blocks have started) or "barrier" (a barrier
+// across one resident grid).
+struct LoopStepWait {
+  std::string how;
+  int block_threads = 0;
+  int blocks = 0;
+  double us = 0;
+};
 
 struct DeviceLimits {
   std::string device;          // describe(query_device())
@@ -22,13 +34,17 @@ struct DeviceLimits {
   double launch_sync_us = 0;    // an empty kernel launched and waited for (median)
   double launch_queued_us = 0;  // an empty kernel queued behind others (mean over a long queue)
   double graph_launch_us = 0;   // a one-kernel CUDA graph launched and waited for (median)
-  // A step of a loop split into kernels: one full wave of blocks launched dependent on the one
-  // before it (programmatic dependent launch; plain launches where the GPU has none), the median
-  // of a few chains' means; 0 where it could not be measured.
+  // A step of a loop split into kernels, each launched dependent on the one before it
+  // (programmatic dependent launch; plain launches where the GPU has none), the median of a few
+  // chains' means: the cheapest of the shapes in loop_steps; 0 where it could not be measured.
   double dependent_step_us = 0;
-  // A barrier across one full wave of resident blocks in one cooperative kernel, the mean over
-  // many; 0 where the GPU cannot launch cooperatively.
+  // A barrier across one resident grid in one cooperative kernel, the mean over many: the
+  // cheapest of the shapes in loop_steps; 0 where the GPU cannot launch cooperatively.
   double grid_barrier_us = 0;
+  // Every shape measured: blocks of 128 threads (ICP's and the clustering's) filling the GPU
+  // once, blocks of 1,024 filling it once, and one block of 1,024 an SM, since a loop's wait
+  // grows with its blocks and a loop need not keep every thread the GPU holds.
+  std::vector<LoopStepWait> loop_steps;
   std::size_t copy_bytes = 0;  // the size of each timed copy
 };
 

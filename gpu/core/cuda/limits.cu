@@ -27,6 +27,14 @@ __global__ void k_wave_step(unsigned* words) {
   if (threadIdx.x == 0) words[blockIdx.x] += 1;
 }
 
+// The same step letting the next one onto the SMs once all its blocks have started, so that the
+// next one's blocks wait resident rather than being launched as this one ends.
+__global__ void k_wave_step_early(unsigned* words) {
+  cuda::wait_for_previous_grid();
+  cuda::allow_next_grid();
+  if (threadIdx.x == 0) words[blockIdx.x] += 1;
+}
+
 // Holds the stream until the host writes `*go` (page-locked memory read over the bus), so that a
 // chain queued behind it runs at the device's pace rather than the host's launch rate.
 __global__ void k_hold(const volatile unsigned* go) {
@@ -43,7 +51,22 @@ __global__ void k_wave_barriers(unsigned* words, int steps) {
   }
 }
 
-constexpr int kWaveThreads = 128;  // the blocks of ICP's and the clustering's kernels
+// A loop's shapes: blocks of ICP's and the clustering's kernels (128 threads) filling the GPU
+// once, the largest blocks (1,024) filling it once, and one of those an SM.
+struct Shape {
+  int threads;
+  bool one_an_sm;
+};
+constexpr Shape kShapes[] = {{128, false}, {1024, false}, {1024, true}};
+
+template <class Kernel>
+int shape_blocks(Kernel kernel, Shape shape) {
+  if (!shape.one_an_sm) return cuda::resident_blocks(kernel, shape.threads);
+  int device = 0, sms = 0;
+  CU_CHECK(cudaGetDevice(&device));
+  CU_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::min(sms, cuda::resident_blocks(kernel, shape.threads));
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -146,27 +169,32 @@ DeviceLimits measure_device_limits() {
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
         queued;
   }
-  // Both loops span one full wave of blocks, as a loop's kernels over a cloud do.
-  const int step_blocks = cuda::resident_blocks(&k_wave_step, kWaveThreads);
-  const int barrier_blocks = cuda::resident_blocks(&k_wave_barriers, kWaveThreads);
-  const std::size_t word_count = std::size_t(std::max(step_blocks, barrier_blocks));
+  int device = 0, cooperative = 0;
+  CU_CHECK(cudaGetDevice(&device));
+  CU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
+  // A word a block: the smallest blocks filling the GPU are the most.
+  std::size_t word_count = 1;
+  for (const int blocks :
+       {shape_blocks(&k_wave_step, kShapes[0]), shape_blocks(&k_wave_step_early, kShapes[0]),
+        shape_blocks(&k_wave_barriers, kShapes[0])})
+    word_count = std::max(word_count, std::size_t(blocks));
   cuda::DeviceBuffer<unsigned> words;
   words.reserve(word_count);
   CU_CHECK(cudaMemsetAsync(words.get(), 0, word_count * sizeof(unsigned), s));
-  {
+  cuda::PinnedBuffer<unsigned> go;
+  go.reserve(1);
+  const auto* go_device = static_cast<const unsigned*>(cuda::device_address_of_pinned(go.get()));
+  const auto dependent_step = [&](void (*kernel)(unsigned*), const char* name, int blocks,
+                                  int threads) {
     const auto chain = [&](int count) {
       for (int i = 0; i < count; ++i)
-        cuda::launch_dependent("launch of k_wave_step", &k_wave_step, step_blocks, kWaveThreads, s,
-                               words.get());
+        cuda::launch_dependent(name, kernel, blocks, threads, s, words.get());
     };
     chain(100);
     stream.sync();
     // Queued behind k_hold, the chain is all in the queue before it starts. 256 steps a run: the
     // host's queue of launches must not fill while the device is held (it would wait for room
     // that only the release it has not written yet makes).
-    cuda::PinnedBuffer<unsigned> go;
-    go.reserve(1);
-    const auto* go_device = static_cast<const unsigned*>(cuda::device_address_of_pinned(go.get()));
     std::vector<double> per_step;
     for (int run = 0; run < 5 && go_device; ++run) {
       const int steps = 256;
@@ -187,18 +215,15 @@ DeviceLimits measure_device_limits() {
       stop.wait();
       per_step.push_back(double(stop.since(start)) * 1e3 / steps);
     }
-    if (!per_step.empty()) l.dependent_step_us = median(per_step);
-  }
-  int device = 0, cooperative = 0;
-  CU_CHECK(cudaGetDevice(&device));
-  CU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  if (cooperative) {
+    return per_step.empty() ? 0.0 : median(per_step);
+  };
+  const auto barrier = [&](int blocks, int threads) {
     const auto barriers = [&](int count) {
       unsigned* w = words.get();
       void* args[] = {&w, &count};
       CU_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(&k_wave_barriers),
-                                           dim3(unsigned(barrier_blocks)), dim3(kWaveThreads), args,
-                                           0, s));
+                                           dim3(unsigned(blocks)), dim3(unsigned(threads)), args, 0,
+                                           s));
     };
     barriers(100);
     // The difference of two runs leaves the launch out.
@@ -210,7 +235,29 @@ DeviceLimits measure_device_limits() {
     barriers(many);
     c.record(s);
     c.wait();
-    l.grid_barrier_us = std::max(0.0, (c.since(b) - b.since(a)) * 1e3 / (many - few));
+    return std::max(0.0, (c.since(b) - b.since(a)) * 1e3 / (many - few));
+  };
+  // The cheapest measured (0: not measured).
+  const auto keep = [](double& cheapest, double us) {
+    if (us > 0 && (cheapest <= 0 || us < cheapest)) cheapest = us;
+  };
+  for (const Shape shape : kShapes) {
+    const int step_blocks = shape_blocks(&k_wave_step, shape);
+    const double step =
+        dependent_step(&k_wave_step, "launch of k_wave_step", step_blocks, shape.threads);
+    l.loop_steps.push_back({"dependent", shape.threads, step_blocks, step});
+    keep(l.dependent_step_us, step);
+    const int early_blocks = shape_blocks(&k_wave_step_early, shape);
+    const double early = dependent_step(&k_wave_step_early, "launch of k_wave_step_early",
+                                        early_blocks, shape.threads);
+    l.loop_steps.push_back({"dependent, next let in early", shape.threads, early_blocks, early});
+    keep(l.dependent_step_us, early);
+    if (cooperative) {
+      const int barrier_blocks = shape_blocks(&k_wave_barriers, shape);
+      const double us = barrier(barrier_blocks, shape.threads);
+      l.loop_steps.push_back({"barrier", shape.threads, barrier_blocks, us});
+      keep(l.grid_barrier_us, us);
+    }
   }
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
