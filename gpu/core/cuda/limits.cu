@@ -172,12 +172,13 @@ DeviceLimits measure_device_limits() {
   int device = 0, cooperative = 0;
   CU_CHECK(cudaGetDevice(&device));
   CU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  // A word a block: the smallest blocks filling the GPU are the most.
+  // A word a block of the largest grid of any shape.
   std::size_t word_count = 1;
-  for (const int blocks :
-       {shape_blocks(&k_wave_step, kShapes[0]), shape_blocks(&k_wave_step_early, kShapes[0]),
-        shape_blocks(&k_wave_barriers, kShapes[0])})
-    word_count = std::max(word_count, std::size_t(blocks));
+  for (const Shape shape : kShapes)
+    for (const int blocks :
+         {shape_blocks(&k_wave_step, shape), shape_blocks(&k_wave_step_early, shape),
+          shape_blocks(&k_wave_barriers, shape)})
+      word_count = std::max(word_count, std::size_t(blocks));
   cuda::DeviceBuffer<unsigned> words;
   words.reserve(word_count);
   CU_CHECK(cudaMemsetAsync(words.get(), 0, word_count * sizeof(unsigned), s));
