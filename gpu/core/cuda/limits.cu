@@ -59,14 +59,21 @@ struct Shape {
 };
 constexpr Shape kShapes[] = {{128, false}, {1024, false}, {1024, true}};
 
+// The blocks of `kernel` a shape launches: all that fit resident, or at most one an SM.
 template <class Kernel>
-int shape_blocks(Kernel kernel, Shape shape) {
-  if (!shape.one_an_sm) return cuda::resident_blocks(kernel, shape.threads);
-  int device = 0, sms = 0;
-  CU_CHECK(cudaGetDevice(&device));
-  CU_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::min(sms, cuda::resident_blocks(kernel, shape.threads));
+int shape_blocks(Kernel kernel, Shape shape, int sms) {
+  const int resident = cuda::resident_blocks(kernel, shape.threads);
+  return shape.one_an_sm ? std::min(sms, resident) : resident;
 }
+
+// One measurement of a loop's step: the kernel it launches, on which shape, with how many blocks.
+struct StepPlan {
+  const char* how;  // LoopStepWait::how
+  void (*kernel)(unsigned*);
+  const char* launch_name;
+  Shape shape;
+  int blocks;
+};
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -172,13 +179,24 @@ DeviceLimits measure_device_limits() {
   int device = 0, cooperative = 0;
   CU_CHECK(cudaGetDevice(&device));
   CU_CHECK(cudaDeviceGetAttribute(&cooperative, cudaDevAttrCooperativeLaunch, device));
-  // A word a block of the largest grid of any shape.
+  // Each shape's dependent kernels, with and without the next let in early, and its barriers
+  // where the GPU can launch cooperatively.
+  const int sms = query_device().multiprocessors;
+  std::vector<StepPlan> plans;
+  for (const Shape shape : kShapes) {
+    plans.push_back({"dependent", &k_wave_step, "launch of k_wave_step", shape,
+                     shape_blocks(&k_wave_step, shape, sms)});
+    plans.push_back({"dependent, next let in early", &k_wave_step_early,
+                     "launch of k_wave_step_early", shape,
+                     shape_blocks(&k_wave_step_early, shape, sms)});
+    if (cooperative)
+      plans.push_back(
+          {"barrier", nullptr, nullptr, shape, shape_blocks(&k_wave_barriers, shape, sms)});
+  }
+  // A word a block of the largest grid.
   std::size_t word_count = 1;
-  for (const Shape shape : kShapes)
-    for (const int blocks :
-         {shape_blocks(&k_wave_step, shape), shape_blocks(&k_wave_step_early, shape),
-          shape_blocks(&k_wave_barriers, shape)})
-      word_count = std::max(word_count, std::size_t(blocks));
+  for (const StepPlan& p : plans)
+    word_count = std::max(word_count, std::size_t(p.blocks));
   cuda::DeviceBuffer<unsigned> words;
   words.reserve(word_count);
   CU_CHECK(cudaMemsetAsync(words.get(), 0, word_count * sizeof(unsigned), s));
@@ -242,23 +260,12 @@ DeviceLimits measure_device_limits() {
   const auto keep = [](double& cheapest, double us) {
     if (us > 0 && (cheapest <= 0 || us < cheapest)) cheapest = us;
   };
-  for (const Shape shape : kShapes) {
-    const int step_blocks = shape_blocks(&k_wave_step, shape);
-    const double step =
-        dependent_step(&k_wave_step, "launch of k_wave_step", step_blocks, shape.threads);
-    l.loop_steps.push_back({"dependent", shape.threads, step_blocks, step});
-    keep(l.dependent_step_us, step);
-    const int early_blocks = shape_blocks(&k_wave_step_early, shape);
-    const double early = dependent_step(&k_wave_step_early, "launch of k_wave_step_early",
-                                        early_blocks, shape.threads);
-    l.loop_steps.push_back({"dependent, next let in early", shape.threads, early_blocks, early});
-    keep(l.dependent_step_us, early);
-    if (cooperative) {
-      const int barrier_blocks = shape_blocks(&k_wave_barriers, shape);
-      const double us = barrier(barrier_blocks, shape.threads);
-      l.loop_steps.push_back({"barrier", shape.threads, barrier_blocks, us});
-      keep(l.grid_barrier_us, us);
-    }
+  for (const StepPlan& p : plans) {
+    const bool barriers = p.kernel == nullptr;
+    const double us = barriers ? barrier(p.blocks, p.shape.threads)
+                               : dependent_step(p.kernel, p.launch_name, p.blocks, p.shape.threads);
+    l.loop_steps.push_back({p.how, p.shape.threads, p.blocks, us});
+    keep(barriers ? l.grid_barrier_us : l.dependent_step_us, us);
   }
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
