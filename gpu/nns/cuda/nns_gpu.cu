@@ -179,13 +179,17 @@ void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan,
 }
 
 void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s,
-                        float reach, const GridDensity& density) {
+                        float reach, const GridDensity& density, const float3* on_device) {
   method = m;
   n = count;
   fine.view = GridView{};
   fine_shells = 0;
   targets.reserve(std::max<std::size_t>(count, 1));
-  if (count) cuda::upload(targets.get(), host, count * sizeof(float3), s);
+  if (count && on_device)
+    CU_CHECK(cudaMemcpyAsync(targets.get(), on_device, count * sizeof(float3),
+                             cudaMemcpyDeviceToDevice, s));
+  else if (count)
+    cuda::upload(targets.get(), host, count * sizeof(float3), s);
   if (m == NnsMethod::GpuKdTree) {
     const LeftBalancedKdTree tree = build_left_balanced(host, count);
     kd_nodes = int(tree.size());
