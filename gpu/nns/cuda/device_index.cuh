@@ -84,6 +84,7 @@ struct DeviceIndex {
   int fine_shells = 0;  // see GridSearch
   cuda::DeviceBuffer<unsigned> bounds;  // the targets' bounds, found on the device
   cuda::PinnedBuffer<unsigned> bounds_host;
+  Bounds found_bounds;            // the grid's targets' bounds, as the last build found them
   cuda::DeviceBuffer<int> order;  // cell_order's, listed by the grid's build
 
   // Uploads the targets and builds the method's structure (the kd-tree on the host, as the
@@ -95,8 +96,11 @@ struct DeviceIndex {
   // `on_device`, where given, holds the same `count` points on the device (ready in s's order):
   // they are copied from there instead of uploaded again (GICP's second index of each cloud: a
   // pageable upload of a KITTI frame's 1.5 MB held the host about 0.1 ms, the copy a few us).
+  // `known_bounds`, where given, are those points' bounds (another grid index's found_bounds):
+  // the grid is planned from them without the wait for the device's.
   void build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s, float reach = 0,
-             const GridDensity& density = {}, const float3* on_device = nullptr);
+             const GridDensity& density = {}, const float3* on_device = nullptr,
+             const Bounds* known_bounds = nullptr);
 
   // The targets in the grid's cell order, the non-finite ones last: a permutation of [0, n) in
   // which kernels that take one target (or query among the targets) at a time can take them, so

@@ -179,7 +179,8 @@ void build_grid(DeviceGrid& grid, const float3* d_targets, const GridPlan& plan,
 }
 
 void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cudaStream_t s,
-                        float reach, const GridDensity& density, const float3* on_device) {
+                        float reach, const GridDensity& density, const float3* on_device,
+                        const Bounds* known_bounds) {
   method = m;
   n = count;
   fine.view = GridView{};
@@ -211,8 +212,9 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
       CU_CHECK(cudaStreamSynchronize(s));
     }
   } else if (m == NnsMethod::Gpu) {
-    plan = plan_grid(device_bounds(targets.get(), count, bounds, bounds_host, s),
-                     density.points_per_cell, reach, density.within_reach);
+    found_bounds =
+        known_bounds ? *known_bounds : device_bounds(targets.get(), count, bounds, bounds_host, s);
+    plan = plan_grid(found_bounds, density.points_per_cell, reach, density.within_reach);
     order.reserve(std::max<std::size_t>(count, 1));
     build_grid(grid, targets.get(), plan, count, s, order.get());
     // The finer grid serves bounded searches (a reach), and unbounded ones only where the

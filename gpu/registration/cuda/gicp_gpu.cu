@@ -352,7 +352,8 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
   const NnsMethod search = registration_cuda::search_of(method);
   // Both serve the covariances' k nearest (nns::knn_density).
   ws.target_index.build(search, target.data(), nt, s, 0, nns::knn_density(gp.k));
-  // The second index of each cloud copies the points already up.
+  // The second index of each cloud copies the points already up (the pairs' index below also
+  // takes the target index's bounds).
   ws.source_index.build(search, source.data(), n, s, 0, nns::knn_density(gp.k), ws.source.get());
   const int fit_blocks = fitness_blocks(ws.target_index, n);
   ws.fitness.reserve(2 * std::size_t(fit_blocks));
@@ -362,7 +363,7 @@ void gpu_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
     ws.pair_index.build(search, target.data(), nt, s, float(params.max_correspondence_distance),
                         {params.gpu.grid_points_per_cell, params.gpu.grid_within_reach,
                          params.gpu.fine_points_per_cell},
-                        ws.target_index.targets.get());
+                        ws.target_index.targets.get(), &ws.target_index.found_bounds);
   // Every index keeps the targets in their given order, which the pairs and covariances use.
   const nns::DeviceIndex& pair_index = bounded ? ws.pair_index : ws.target_index;
   clock.mark("build");
