@@ -185,6 +185,7 @@ void DeviceIndex::build(NnsMethod m, const Point3f* host, std::size_t count, cud
   n = count;
   fine.view = GridView{};
   fine_shells = 0;
+  found_bounds = Bounds{};  // only a grid's build finds them; no other build's may be read
   targets.reserve(std::max<std::size_t>(count, 1));
   if (count && on_device)
     CU_CHECK(cudaMemcpyAsync(targets.get(), on_device, count * sizeof(float3),
