@@ -443,6 +443,29 @@ class TestCli : public QObject {
                2);
   }
 
+  // --bunny-sizes replaces the paper's four bunny sizes, and the largest of them is the one run
+  // point to plane and GICP; sizes it cannot take are refused.
+  void benchIcpTakesTheBunnySizesNamed() {
+    CUMULUS_REQUIRE_DATA(bunny, "bunny/bun045.ply");
+    QTemporaryDir dir;
+    const std::string out = dir.path().toStdString();
+    const std::string data = cumulus::test::sharedDataDir().toStdString();
+    const Run r = cli({"bench", "icp", "--data", data, "--out", out, "--bunny-sizes", "400,900",
+                       "--cases", "bunny", "--methods", "cpu", "--pcl-repeat", "1", "--no-open3d"});
+    QCOMPARE(r.code, 0);
+    const QList<QByteArray> rows =
+        cumulus::test::readAll(dir.path() + "/icp.csv").trimmed().split('\n');
+    QStringList labels;
+    for (qsizetype i = 1; i < rows.size(); ++i) {
+      const QList<QByteArray> f = rows[i].split(',');
+      if (f[0] != "knn") labels << QString::fromUtf8(f[0] + ":" + f[1]);
+    }
+    QCOMPARE(labels, QStringList({"bunny:bunny 400", "bunny:bunny 900", "plane:bunny 900 plane",
+                                  "gicp:bunny 900 gicp"}));
+    for (const char* sizes : {"0", "2", "abc", "400,", ","})
+      QCOMPARE(cli({"bench", "icp", "--data", data, "--out", out, "--bunny-sizes", sizes}).code, 2);
+  }
+
   // The ground of the sample street: a level plane 1.73 m below the sensor; the rest written.
   void groundOnSampleStreet() {
     QTemporaryDir dir;

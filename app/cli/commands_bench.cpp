@@ -445,6 +445,7 @@ int run_bench(const std::vector<std::string>& argv, std::ostream& out) {
                 "icp-lanes",
                 "grid-points-per-cell",
                 "fine-points-per-cell",
+                "bunny-sizes",
                 "frames",
                 "scratch",
                 "starts",

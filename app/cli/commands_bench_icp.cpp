@@ -51,6 +51,11 @@ std::vector<Point3f> subsample(const std::vector<Point3f>& all, std::size_t m) {
 
 namespace fs = std::filesystem;
 
+// The label of the largest bunny case: the one that point to plane, GICP and k-NN also run on.
+std::string largest_bunny(const std::vector<std::size_t>& sizes) {
+  return "bunny " + std::to_string(*std::max_element(sizes.begin(), sizes.end()));
+}
+
 // The case again under another metric, in its own sweep, with its target's finite points only.
 IcpCase with_metric(const IcpCase& base, const std::string& sweep, IcpMetric metric) {
   IcpCase c = base;
@@ -61,7 +66,24 @@ IcpCase with_metric(const IcpCase& base, const std::string& sweep, IcpMetric met
   return c;
 }
 
-std::vector<IcpCase> icp_cases(const std::string& data) {
+// The bunny's sizes from --bunny-sizes N,N,...; the paper's four (Table 2) without it, the
+// largest of them the whole of bun000.
+std::vector<std::size_t> bunny_sizes(const Args& a) {
+  if (!a.has("bunny-sizes")) return {10503, 20417, 30331, 40256};
+  std::vector<std::size_t> sizes;
+  const std::string list = a.get("bunny-sizes");
+  for (std::size_t from = 0, comma = 0; comma != std::string::npos; from = comma + 1) {
+    comma = list.find(',', from);
+    const std::string w = list.substr(from, comma == std::string::npos ? comma : comma - from);
+    const long long n = parse_int("--bunny-sizes", w);
+    if (n < 3 || n > 100000000)
+      throw UsageError("--bunny-sizes takes sizes of 3 to 100000000 points, not " + w);
+    sizes.push_back(std::size_t(n));
+  }
+  return sizes;
+}
+
+std::vector<IcpCase> icp_cases(const std::string& data, const std::vector<std::size_t>& sizes) {
   std::vector<IcpCase> cases;
   if (data.empty()) return cases;
   const fs::path d(data);
@@ -72,8 +94,7 @@ std::vector<IcpCase> icp_cases(const std::string& data) {
         relative_scan_pose((d / "bunny/bun.conf").string(), "bun045.ply", "bun000.ply");
     const std::size_t source_finite = subsample(source, source.size()).size(),
                       target_finite = subsample(target, target.size()).size();
-    // The paper's four sizes (Table 2); the largest is the whole of bun000.
-    for (std::size_t size : {10503u, 20417u, 30331u, 40256u}) {
+    for (std::size_t size : sizes) {
       IcpCase c{"bunny",
                 "bunny " + std::to_string(size),
                 double(size),
@@ -117,9 +138,9 @@ std::vector<IcpCase> icp_cases(const std::string& data) {
   // normals (PCL's NormalEstimation, 20 neighbours, computed once and not timed); then GICP on
   // the same clouds, PCL's defaults beside our correspondence distance.
   std::vector<IcpCase> plane, gicp;
+  const std::string largest = largest_bunny(sizes);
   for (const IcpCase& base : cases) {
-    if (base.label == "bunny 10503" || base.label == "bunny 20417" || base.label == "bunny 30331")
-      continue;
+    if (base.sweep == "bunny" && base.label != largest) continue;
     IcpCase c = with_metric(base, "plane", IcpMetric::PointToPlane);
     PointCloud t;
     t.points = c.target;
@@ -241,7 +262,8 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
   auto wanted = [&](const std::string& m) {
     return only == ",," || only.find("," + m + ",") != std::string::npos;
   };
-  auto cases = icp_cases(a.get("data", ""));
+  const std::vector<std::size_t> sizes = bunny_sizes(a);
+  auto cases = icp_cases(a.get("data", ""), sizes);
   // The gpu method's search tuning for sweeps (IcpGpuTuning); results must not change with it.
   IcpGpuTuning tuning;
   tuning.lanes = int(a.get_int("icp-lanes", tuning.lanes));
@@ -338,7 +360,7 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
   knn_md << "\n## k-nearest-neighbour queries\n\n| case | queries | k | method | ms | million "
             "queries/s | agreement |\n|---|---:|---:|---|---:|---:|---|\n";
   for (const auto& c : cases) {
-    if (c.label != "bunny 40256" && c.label != "kitti 1->0") continue;
+    if (c.label != largest_bunny(sizes) && c.label != "kitti 1->0") continue;
     for (int k : {1, 4, 8, 16, 64}) {
       KnnResult ref;
       std::vector<std::string> names;
