@@ -331,6 +331,56 @@ class TestFilter : public QObject {
                              crop_box(c, {{1, 0, 0}, {0, 1, 1}, false}, FilterMethod::Cpu));
   }
 
+  // The refusal names a cubic leaf that fits, and a leaf a few per cent finer does not: for a
+  // flat cloud (no volume), a cloud far from the origin, and leaves so fine that the float
+  // products exceed every integer type.
+  void aRefusedLeafNamesTheSmallestThatFits_data() {
+    QTest::addColumn<QVector<float>>("xyz");
+    QTest::addColumn<float>("leaf");
+    QTest::addColumn<QString>("reason");
+    QTest::addRow("volume, leaf 1e-4")
+        << QVector<float>{0, 0, 0, 100, 100, 10} << 1e-4f << "voxels over";
+    QTest::addRow("volume, leaf 1e-30")
+        << QVector<float>{0, 0, 0, 158, 69, 4.2f} << 1e-30f << "voxels over";
+    QTest::addRow("flat, leaf 1e-5")
+        << QVector<float>{0, 0, 0, 200, 150, 0} << 1e-5f << "voxels over";
+    QTest::addRow("a line, leaf 1e-38")
+        << QVector<float>{-5, 0, 0, 5, 0, 0} << 1e-38f << "voxels over";
+    QTest::addRow("far from the origin")
+        << QVector<float>{1e7f, 1e7f, 0, 1e7f + 1, 1e7f, 0} << 1e-3f << "from the origin";
+  }
+  void aRefusedLeafNamesTheSmallestThatFits() {
+    QFETCH(QVector<float>, xyz);
+    QFETCH(float, leaf);
+    QFETCH(QString, reason);
+    PointCloud c;
+    c.points = {{xyz[0], xyz[1], xyz[2]}, {xyz[3], xyz[4], xyz[5]}};
+    c.width = 2;
+    QString text;
+    try {
+      voxel_grid(c, {{leaf, leaf, leaf}, 0}, FilterMethod::Cpu);
+      QFAIL("a leaf that overflows PCL's voxel lattice was accepted");
+    } catch (const InvalidArgument& e) {
+      text = e.what();
+    }
+    QVERIFY2(text.contains(reason), qPrintable(text));
+    if (reason == "voxels over") {
+      const QRegularExpressionMatch count =
+          QRegularExpression("too small for this cloud: ([^ ]+) voxels over").match(text);
+      QVERIFY2(count.hasMatch() && count.captured(1).toDouble() > 2147483647.0, qPrintable(text));
+    }
+    const QRegularExpressionMatch m =
+        QRegularExpression("a cubic leaf of at least ([0-9.e+-]+) m fits").match(text);
+    QVERIFY2(m.hasMatch(), qPrintable(text));
+    const float fitting = m.captured(1).toFloat();
+    QVERIFY2(fitting > 0 && std::isfinite(fitting), qPrintable(text));
+    const FilterResult r = voxel_grid(c, {{fitting, fitting, fitting}, 0}, FilterMethod::Cpu);
+    QCOMPARE(r.cloud.points.size(), std::size_t(2));
+    const float finer = fitting / 1.05f;
+    QVERIFY_THROWS_EXCEPTION(InvalidArgument,
+                             voxel_grid(c, {{finer, finer, finer}, 0}, FilterMethod::Cpu));
+  }
+
   void emptyAndAllNaNClouds() {
     for (const FilterMethod m : all_methods<FilterMethod>()) {
       if (is_gpu_method(m) && !query_device().available) continue;

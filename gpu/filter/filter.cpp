@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <limits>
@@ -32,37 +33,97 @@ void validate(const VoxelGridParams& p) {
                             std::to_string(leaf));
 }
 
+namespace {
+
+// The lattice's sizes in double, before anything is converted to an integer: with a leaf fine
+// enough, the float products below exceed every integer type, and converting them would be
+// undefined (it gave a negative voxel count in the message once).
+struct LatticeSize {
+  double pcl_count = 1;  // PCL's test: the product of the extents
+  double voxels = 1;     // the index's range: the product of floor(hi) - floor(lo) + 1
+  double farthest = 0;   // the largest |floor(c * inverse)|, a 32-bit voxel coordinate in PCL
+  double shown = 1;      // pcl_count in double products, finite where the float ones overflow
+};
+
+LatticeSize lattice_size(const float low[3], const float high[3], const float inverse[3]) {
+  LatticeSize s;
+  for (int k = 0; k < 3; ++k) {
+    const float inv = inverse[k];
+    // PCL truncates this float product to a 64-bit integer; for the sizes that pass, so does
+    // trunc in double. NaN (an infinite inverse times a zero span) stays NaN and fails below.
+    s.pcl_count *= std::trunc(double((high[k] - low[k]) * inv)) + 1;
+    s.shown *= std::trunc((double(high[k]) - double(low[k])) * double(inv)) + 1;
+    const double lo = double(std::floor(low[k] * inv)), hi = double(std::floor(high[k] * inv));
+    s.voxels *= hi - lo + 1;
+    s.farthest = std::fmax(s.farthest, std::fmax(std::fabs(lo), std::fabs(hi)));
+    if (std::isnan(lo) || std::isnan(hi)) s.farthest = std::numeric_limits<double>::quiet_NaN();
+  }
+  return s;
+}
+
+bool fits(const LatticeSize& s) {
+  return s.pcl_count <= double(std::numeric_limits<std::int32_t>::max()) &&
+         s.voxels <= double(std::numeric_limits<std::uint32_t>::max()) && s.farthest < 2147483648.0;
+}
+
+// The smallest cubic leaf that fits, by bisection on the same test (each size only shrinks as
+// the leaf grows), for the message: a volume's cube root is wrong for flat clouds.
+double smallest_cubic_leaf(const float low[3], const float high[3]) {
+  double lo = 1e-30, hi = 1e30;
+  for (int i = 0; i < 200 && hi > lo * (1 + 1e-6); ++i) {
+    const double mid = std::sqrt(lo * hi);
+    const float inv = float(1.0 / mid);
+    const float inverse[3] = {inv, inv, inv};
+    (fits(lattice_size(low, high, inverse)) ? hi : lo) = mid;
+  }
+  return hi;
+}
+
+}  // namespace
+
 VoxelLattice voxel_lattice(const Point3f& lo, const Point3f& hi, const VoxelGridParams& params) {
   VoxelLattice l;
   const float low[3] = {lo.x, lo.y, lo.z}, high[3] = {hi.x, hi.y, hi.z};
-  std::int64_t extent[3];
+  float inverse[3];
+  for (int k = 0; k < 3; ++k)
+    inverse[k] = 1.0f / params.leaf[std::size_t(k)];
+  // PCL's own test, and one past it: the lattice's index must fit 32 bits for every method, and
+  // every voxel coordinate an int (PCL's min_b and max_b).
+  const LatticeSize size = lattice_size(low, high, inverse);
+  if (!fits(size)) {
+    char text[400];
+    const bool too_many = !(size.pcl_count <= double(std::numeric_limits<std::int32_t>::max()) &&
+                            size.voxels <= double(std::numeric_limits<std::uint32_t>::max()));
+    if (too_many)
+      std::snprintf(text, sizeof text,
+                    "voxel leaf %g x %g x %g m is too small for this cloud: %.3g voxels over its "
+                    "%.4g x %.4g x %.4g m extent, where voxel indices hold at most 2^31 - 1 "
+                    "(PCL would warn and return the cloud unfiltered); a cubic leaf of at least "
+                    "%.3g m fits",
+                    double(params.leaf[0]), double(params.leaf[1]), double(params.leaf[2]),
+                    size.shown, double(high[0] - low[0]), double(high[1] - low[1]),
+                    double(high[2] - low[2]), smallest_cubic_leaf(low, high) * 1.01);
+    else
+      std::snprintf(text, sizeof text,
+                    "voxel leaf %g x %g x %g m is too small for this cloud's place: its points "
+                    "lie up to %.4g m from the origin, beyond 2^31 leaves, the voxel coordinates "
+                    "PCL's lattice holds; a cubic leaf of at least %.3g m fits",
+                    double(params.leaf[0]), double(params.leaf[1]), double(params.leaf[2]),
+                    double(std::fmax(std::fmax(std::fabs(low[0]), std::fabs(high[0])),
+                                     std::fmax(std::fmax(std::fabs(low[1]), std::fabs(high[1])),
+                                               std::fmax(std::fabs(low[2]), std::fabs(high[2]))))),
+                    smallest_cubic_leaf(low, high) * 1.01);
+    throw InvalidArgument(text);
+  }
   std::uint64_t voxels = 1;
   for (int k = 0; k < 3; ++k) {
-    l.inverse[std::size_t(k)] = 1.0f / params.leaf[std::size_t(k)];
-    const float inv = l.inverse[std::size_t(k)];
-    extent[k] = std::int64_t((high[k] - low[k]) * inv) + 1;
+    const float inv = inverse[k];
+    l.inverse[std::size_t(k)] = inv;
     l.min_b[std::size_t(k)] = int(std::floor(low[k] * inv));
     const auto div =
         std::uint64_t(std::int64_t(std::floor(high[k] * inv)) - l.min_b[std::size_t(k)] + 1);
     l.mul[std::size_t(k)] = std::uint32_t(voxels);
     voxels *= div;
-  }
-  // PCL's own test, and one past it: the lattice's index must fit 32 bits for every method.
-  const double pcl_count = double(extent[0]) * double(extent[1]) * double(extent[2]);
-  if (pcl_count > double(std::numeric_limits<std::int32_t>::max()) ||
-      voxels > std::uint64_t(std::numeric_limits<std::uint32_t>::max())) {
-    const double volume =
-        double(high[0] - low[0]) * double(high[1] - low[1]) * double(high[2] - low[2]);
-    char text[300];
-    std::snprintf(text, sizeof text,
-                  "voxel leaf %g x %g x %g m is too small for this cloud: %.3g voxels over its "
-                  "%.4g x %.4g x %.4g m extent, where voxel indices hold at most 2^31 - 1 (PCL "
-                  "would warn and return the cloud unfiltered); a cubic leaf of at least %.3g m "
-                  "fits",
-                  double(params.leaf[0]), double(params.leaf[1]), double(params.leaf[2]), pcl_count,
-                  double(high[0] - low[0]), double(high[1] - low[1]), double(high[2] - low[2]),
-                  std::cbrt(volume / double(std::numeric_limits<std::int32_t>::max())) * 1.01);
-    throw InvalidArgument(text);
   }
   l.voxels = voxels;
   return l;
