@@ -56,14 +56,17 @@ LatticeSize lattice_size(const float low[3], const float high[3], const float in
     const double lo = double(std::floor(low[k] * inv)), hi = double(std::floor(high[k] * inv));
     s.voxels *= hi - lo + 1;
     s.farthest = std::fmax(s.farthest, std::fmax(std::fabs(lo), std::fabs(hi)));
-    if (std::isnan(lo) || std::isnan(hi)) s.farthest = std::numeric_limits<double>::quiet_NaN();
   }
   return s;
 }
 
+bool too_many(const LatticeSize& s) {
+  return !(s.pcl_count <= double(std::numeric_limits<std::int32_t>::max()) &&
+           s.voxels <= double(std::numeric_limits<std::uint32_t>::max()));
+}
+
 bool fits(const LatticeSize& s) {
-  return s.pcl_count <= double(std::numeric_limits<std::int32_t>::max()) &&
-         s.voxels <= double(std::numeric_limits<std::uint32_t>::max()) && s.farthest < 2147483648.0;
+  return !too_many(s) && s.farthest < 2147483648.0;
 }
 
 // The smallest cubic leaf that fits, by bisection on the same test (each size only shrinks as
@@ -92,9 +95,8 @@ VoxelLattice voxel_lattice(const Point3f& lo, const Point3f& hi, const VoxelGrid
   const LatticeSize size = lattice_size(low, high, inverse);
   if (!fits(size)) {
     char text[400];
-    const bool too_many = !(size.pcl_count <= double(std::numeric_limits<std::int32_t>::max()) &&
-                            size.voxels <= double(std::numeric_limits<std::uint32_t>::max()));
-    if (too_many)
+    const double fitting = smallest_cubic_leaf(low, high) * 1.01;
+    if (too_many(size)) {
       std::snprintf(text, sizeof text,
                     "voxel leaf %g x %g x %g m is too small for this cloud: %.3g voxels over its "
                     "%.4g x %.4g x %.4g m extent, where voxel indices hold at most 2^31 - 1 "
@@ -102,17 +104,18 @@ VoxelLattice voxel_lattice(const Point3f& lo, const Point3f& hi, const VoxelGrid
                     "%.3g m fits",
                     double(params.leaf[0]), double(params.leaf[1]), double(params.leaf[2]),
                     size.shown, double(high[0] - low[0]), double(high[1] - low[1]),
-                    double(high[2] - low[2]), smallest_cubic_leaf(low, high) * 1.01);
-    else
+                    double(high[2] - low[2]), fitting);
+    } else {
+      double reach = 0;
+      for (int k = 0; k < 3; ++k)
+        reach = std::fmax(reach, std::fmax(std::fabs(low[k]), std::fabs(high[k])));
       std::snprintf(text, sizeof text,
                     "voxel leaf %g x %g x %g m is too small for this cloud's place: its points "
                     "lie up to %.4g m from the origin, beyond 2^31 leaves, the voxel coordinates "
                     "PCL's lattice holds; a cubic leaf of at least %.3g m fits",
-                    double(params.leaf[0]), double(params.leaf[1]), double(params.leaf[2]),
-                    double(std::fmax(std::fmax(std::fabs(low[0]), std::fabs(high[0])),
-                                     std::fmax(std::fmax(std::fabs(low[1]), std::fabs(high[1])),
-                                               std::fmax(std::fabs(low[2]), std::fabs(high[2]))))),
-                    smallest_cubic_leaf(low, high) * 1.01);
+                    double(params.leaf[0]), double(params.leaf[1]), double(params.leaf[2]), reach,
+                    fitting);
+    }
     throw InvalidArgument(text);
   }
   std::uint64_t voxels = 1;
