@@ -24,6 +24,7 @@
 #include "io/io.h"
 #include "nns/nns.h"
 #include "test_support.h"
+#include "tiles/tiles.h"
 
 #include "features_cases.h"
 
@@ -241,6 +242,92 @@ class TestFeatures : public QObject {
         QCOMPARE(reused.method, fresh.method);
       }
     }
+  }
+
+  // Following a run's progress changes none of its results, and the run counts exactly the
+  // searches it said it would make: one a point for the normals, PFH and the paper's neighbour
+  // lists, two for FPFH (its points' SPFHs, then their weighting).
+  void following_progress_changes_no_result() {
+    PointCloud c;
+    if (!load("bunny/bun_zipper.ply", 6, c)) QSKIP("real data bunny/bun_zipper.ply not found");
+    const std::size_t n = c.size();
+    c.points.insert(c.points.begin() + 7, {NAN, 0, 0});  // left out: searched by no one
+    c.width = std::uint32_t(c.points.size());
+    std::size_t total = 0, most = 0, reports = 0;
+    const FeatureProgress follow = [&](std::size_t done, std::size_t all) {
+      ++reports, total = all, most = std::max(most, done);
+      return true;
+    };
+    // Reports come every 64 searches or sooner: the last is within 64 of the end.
+    auto counted = [&](std::size_t expected, const QString& what) {
+      QVERIFY2(reports > 0 && total == expected && most <= total && most + 64 > total,
+               qPrintable(QString("%1: %2 reports, %3 of %4 searches (expected %5)")
+                              .arg(what)
+                              .arg(reports)
+                              .arg(most)
+                              .arg(total)
+                              .arg(expected)));
+      reports = total = most = 0;
+    };
+    NormalParams np;
+    np.neighbourhood = Neighbourhood::nearest(8);
+    const NormalsResult plain_normals = estimate_normals_call(c, np, FeatureMethod::Cpu);
+    const NormalsResult followed_normals = estimate_normals_call(c, np, FeatureMethod::Cpu, follow);
+    counted(n, "normals");
+    QCOMPARE(std::memcmp(plain_normals.normals.data(), followed_normals.normals.data(),
+                         (n + 1) * sizeof(Point3f)),
+             0);
+    std::vector<FeatureMethod> methods{FeatureMethod::Cpu};
+    if (gpu_usable()) methods.push_back(FeatureMethod::GpuPaper);
+    for (const FeatureMethod m : methods)
+      for (const Descriptor d : {Descriptor::Pfh, Descriptor::Fpfh})
+        for (const std::vector<Point3f>* given :
+             {static_cast<const std::vector<Point3f>*>(nullptr), &plain_normals.normals}) {
+          FeatureParams p = pfh_nearest(12, 8);
+          p.descriptor = d;
+          const FeatureResult plain = compute_features_call(c, p, m, given);
+          const FeatureResult followed = compute_features_call(c, p, m, given, follow);
+          const QString what = QString("%1 %2, normals %3")
+                                   .arg(method_name(m), descriptor_name(d))
+                                   .arg(given ? "given" : "estimated");
+          counted((given ? 0 : n) + (m == FeatureMethod::Cpu && d == Descriptor::Fpfh ? 2 * n : n),
+                  what);
+          QVERIFY2(compare_histograms(plain, followed, 0).rows == 0, qPrintable(what));
+        }
+  }
+
+  // A stop asked for while PCL works ends the run between two searches: here a PFH whose k is
+  // above the cloud's size, so that every neighbourhood is the whole cloud and each point costs
+  // n^2 / 2 pairs (minutes for the run, a fraction of a second a point). Without the stop it
+  // would run to its end and throw nothing.
+  void a_cpu_run_stops_between_two_searches() {
+    PointCloud c;
+    if (!load("bunny/bun_zipper.ply", 16, c)) QSKIP("real data bunny/bun_zipper.ply not found");
+    const std::vector<Point3f> normals =
+        estimate_normals(c, {Neighbourhood::nearest(8)}, FeatureMethod::Cpu).normals;
+    FeatureParams p = pfh_nearest(1'000'000'000, 8);
+    std::size_t last = 0, total = 0;
+    const FeatureProgress stop_soon = [&](std::size_t done, std::size_t all) {
+      last = done, total = all;
+      return done < 3;
+    };
+    try {
+      compute_features_call(c, p, FeatureMethod::Cpu, &normals, stop_soon);
+      QFAIL("expected Cancelled");
+    } catch (const Cancelled& e) {
+      QCOMPARE(QString(e.what()), QString("feature computation cancelled"));
+    }
+    // It stopped at the first report from the third search on (the 64th at the latest), with
+    // thousands of points left.
+    QCOMPARE(total, c.size());
+    QVERIFY2(last >= 3 && last <= 64, qPrintable(QString::number(last)));
+    // Through the tiling layer, as the GUI calls it: one call, stopped the same way.
+    last = 0;
+    TileOptions o;
+    o.progress = stop_soon;
+    QVERIFY_THROWS_EXCEPTION(Cancelled,
+                             compute_features_tiled(c, p, FeatureMethod::Cpu, &normals, o));
+    QVERIFY2(last >= 3 && last <= 64, qPrintable(QString::number(last)));
   }
 
   // The histograms' vectors are sized without writing: a fresh one reads zero and its pages are

@@ -12,6 +12,7 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QStandardItemModel>
+#include <QStatusBar>
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -74,6 +75,29 @@ app::RegistrationWindow* open_sample_pair(app::MainWindow& w) {
   reg->show();
   reg->panel()->setMethod(IcpMethod::Cpu);
   return reg;
+}
+
+FeatureParams feature_params(Descriptor d, Neighbourhood histograms, Neighbourhood normals) {
+  FeatureParams p;
+  p.descriptor = d;
+  p.neighbourhood = histograms;
+  p.normals.neighbourhood = normals;
+  return p;
+}
+
+// The features window on the sample object, PCL's method and `params` chosen; null when it does
+// not open.
+app::FeaturesWindow* open_sample_features(app::MainWindow& w, const FeatureParams& params) {
+  w.setProperty("scripted", true);
+  w.show();
+  setLive(w.clusterPanel(), false);
+  if (!w.openFilesNow({sample("object_target.ply")}).isEmpty()) return nullptr;
+  w.setCurrentRow(0);
+  auto* fw = w.openFeatures();
+  fw->show();
+  fw->panel()->setMethod(FeatureMethod::Cpu);
+  fw->panel()->setParams(params);
+  return fw;
 }
 
 class TestWindows : public QObject {
@@ -342,20 +366,11 @@ class TestWindows : public QObject {
 
   void featuresWindowPicksColoursAndExports() {
     app::MainWindow w;
-    w.setProperty("scripted", true);
-    w.show();
-    setLive(w.clusterPanel(), false);
-    QVERIFY(w.openFilesNow({sample("object_target.ply")}).isEmpty());
-    w.setCurrentRow(0);
-    auto* fw = w.openFeatures();
-    fw->show();
+    const FeatureParams p =
+        feature_params(Descriptor::Fpfh, Neighbourhood::nearest(16), Neighbourhood::nearest(16));
+    auto* fw = open_sample_features(w, p);
+    QVERIFY(fw);
     auto* panel = fw->panel();
-    panel->setMethod(FeatureMethod::Cpu);
-    FeatureParams p;
-    p.descriptor = Descriptor::Fpfh;
-    p.neighbourhood = Neighbourhood::nearest(16);
-    p.normals.neighbourhood = p.neighbourhood;
-    panel->setParams(p);
     const auto cloud = w.document()->at(0).cloud;
     // Before any features: the neighbourhood is shown, the chart is empty.
     fw->pickPoint(100, 0);
@@ -426,6 +441,36 @@ class TestWindows : public QObject {
     fw->pickPoint(-1, 1);
     QVERIFY(fw->distances().empty());
     QCOMPARE(w.document()->count(), 1);
+  }
+
+  // A CPU run far too slow to wait for (PFH over about 1,900 neighbours for each of 27,651
+  // points: 1.8 million pairs a point, 5 * 10^10 in all) gives way as soon as new parameters
+  // come: it stops between two of PCL's searches, and the new parameters' result arrives.
+  void aSlowCpuFeatureRunGivesWayToTheNext() {
+    const FeatureParams slow =
+        feature_params(Descriptor::Pfh, Neighbourhood::within(0.05f), Neighbourhood::nearest(8));
+    app::MainWindow w;
+    auto* fw = open_sample_features(w, slow);
+    QVERIFY(fw);
+    QCOMPARE(fw->panel()->params().neighbourhood.radius, 0.05f);
+    QSignalSpy done(fw, &app::FeaturesWindow::finished);
+    fw->run();
+    // Under way: PCL's searches are being counted and shown.
+    QTRY_VERIFY_WITH_TIMEOUT(fw->statusBar()->currentMessage().contains("% done"), 30000);
+    QVERIFY(fw->busy());
+    FeatureParams quick = slow;
+    quick.neighbourhood = Neighbourhood::nearest(8);
+    fw->panel()->setParams(quick);
+    fw->run();
+    QTRY_VERIFY_WITH_TIMEOUT(!fw->busy() && fw->lastResult(), 60000);
+    QVERIFY(done.count() >= 1 && done.last().at(0).toBool());
+    const FeatureResult* r = fw->lastResult();
+    const FeatureResult direct =
+        compute_features(*w.document()->at(0).cloud, quick, FeatureMethod::Cpu);
+    QCOMPARE(r->bins, 125);
+    QCOMPARE(r->histograms.size(), direct.histograms.size());
+    QVERIFY(std::memcmp(r->histograms.data(), direct.histograms.data(),
+                        direct.histograms.size() * sizeof(float)) == 0);
   }
 
   void compareModeTimesJudgesAndRecords() {

@@ -27,7 +27,8 @@ namespace cumulus::app {
 namespace {
 
 // A cloud beyond one GPU call is worked in tiles, which report progress and stop between tiles
-// when `progress` says so.
+// when `progress` says so; a run in one call (PCL's always is) reports and stops between two of
+// its searches, so that a slow CPU run gives way at once to the next parameters.
 FeatureJob run_feature_job(FeatureJob job, const std::vector<FeatureMethod>& methods,
                            const JobControl& control) {
   TileOptions tiles;
@@ -86,8 +87,10 @@ FeaturesWindow::FeaturesWindow(DocumentModel* document, QWidget* parent)
   connect(panel_, &ui::FeaturePanel::distanceChanged, this, &FeaturesWindow::updatePicks);
   connect(panel_, &ui::FeaturePanel::timeAllRequested, this, &FeaturesWindow::timeAll);
   connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
-    statusBar()->showMessage(tr("Features in tiles (calls): %1 of %2 done").arg(done).arg(total),
-                             3000);
+    // Calls of a tiled run, or searches within one call: only the share means the same.
+    if (total > 0)
+      statusBar()->showMessage(
+          tr("Features: %1% done").arg(std::min<qint64>(100, done * 100 / total)), 3000);
   });
   connect(panel_, &ui::FeaturePanel::clearPicksRequested, this, [this] {
     pick_a_ = pick_b_ = -1;

@@ -7,33 +7,9 @@
 #include <pcl/segmentation/extract_clusters.h>
 
 #include "core/error.h"
+#include "nns/reporting_kdtree.h"
 
 namespace cumulus {
-
-namespace {
-
-// PCL's kd-tree, counting the searches EuclideanClusterExtraction makes: one per point, each
-// point once, so the count is the progress. Between two searches it may stop the extraction
-// (Cancelled), which PCL's code unwinds from cleanly (it holds only standard containers).
-class CountingKdTree : public pcl::search::KdTree<pcl::PointXYZ> {
- public:
-  CountingKdTree(std::size_t total, const ClusterProgress& progress)
-      : total_(total), progress_(progress) {}
-  using pcl::search::KdTree<pcl::PointXYZ>::radiusSearch;
-  int radiusSearch(const pcl::PointXYZ& point, double radius, pcl::Indices& indices,
-                   std::vector<float>& distances, unsigned int max_nn = 0) const override {
-    // Every 64 searches: cheap against the searches themselves, often enough for Ctrl-C.
-    if ((++done_ & 63) == 0 && !progress_(done_, total_)) throw Cancelled("clustering cancelled");
-    return KdTree::radiusSearch(point, radius, indices, distances, max_nn);
-  }
-
- private:
-  std::size_t total_;
-  const ClusterProgress& progress_;
-  mutable std::size_t done_ = 0;
-};
-
-}  // namespace
 
 ClusterResult cluster_pcl(const PointCloud& cloud, const ClusterParams& params,
                           const ClusterProgress& progress) {
@@ -56,8 +32,9 @@ ClusterResult cluster_pcl(const PointCloud& cloud, const ClusterParams& params,
   if (!pc->empty()) {
     t.reset();
     std::shared_ptr<pcl::search::KdTree<pcl::PointXYZ>> tree;
+    // EuclideanClusterExtraction searches once per point: the count of searches is the progress.
     if (progress)
-      tree = std::make_shared<CountingKdTree>(pc->size(), progress);
+      tree = std::make_shared<ReportingKdTree>(progress, pc->size(), "clustering cancelled");
     else
       tree = std::make_shared<pcl::search::KdTree<pcl::PointXYZ>>();
     tree->setInputCloud(pc);

@@ -8,10 +8,12 @@
 #include <pcl/io/pcd_io.h>
 #include <pcl/search/kdtree.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <memory>
 #include <sstream>
 
 #include "core/device.h"
@@ -20,6 +22,7 @@
 #include "io/atomic_file.h"
 #include "io/pcl_cloud2.h"
 #include "nns/nns.h"
+#include "nns/reporting_kdtree.h"
 #include "tiles/tiles.h"
 
 namespace cumulus {
@@ -73,6 +76,15 @@ Point3f local_viewpoint(const PointCloud& cloud, const std::array<double, 3>& vp
 
 using PclCloud = pcl::PointCloud<pcl::PointXYZ>;
 using PclNormals = pcl::PointCloud<pcl::Normal>;
+using PclTree = pcl::search::KdTree<pcl::PointXYZ>;
+
+// The kd-tree every PCL stage of a call searches: one that reports and may stop the run when
+// the caller follows its progress, PCL's own otherwise. `searches`: the call's in all.
+std::shared_ptr<PclTree> search_tree(const FeatureProgress& progress, std::size_t searches,
+                                     const char* what) {
+  if (!progress) return std::make_shared<PclTree>();
+  return std::make_shared<ReportingKdTree>(progress, searches, std::string(what) + " cancelled");
+}
 
 PclCloud::Ptr to_pcl(const std::vector<Point3f>& points) {
   auto c = std::make_shared<PclCloud>();
@@ -83,10 +95,12 @@ PclCloud::Ptr to_pcl(const std::vector<Point3f>& points) {
   return c;
 }
 
+// k is given to PCL as at most the cloud's size: its search returns the whole cloud either way,
+// but its estimators allocate k entries up front (FPFH twice over: 16 GB for k = 10^9).
 template <class Estimator>
-void set_neighbourhood(Estimator& e, const Neighbourhood& nb) {
+void set_neighbourhood(Estimator& e, const Neighbourhood& nb, std::size_t points) {
   if (nb.k > 0)
-    e.setKSearch(nb.k);
+    e.setKSearch(int(std::min<std::size_t>(std::size_t(nb.k), points)));
   else
     e.setRadiusSearch(double(nb.radius));
 }
@@ -97,7 +111,7 @@ PclNormals::Ptr pcl_normals(const PclCloud::Ptr& cloud,
   pcl::NormalEstimation<pcl::PointXYZ, pcl::Normal> ne;
   ne.setInputCloud(cloud);
   ne.setSearchMethod(tree);
-  set_neighbourhood(ne, nb);
+  set_neighbourhood(ne, nb, cloud->size());
   ne.setViewPoint(vp.x, vp.y, vp.z);
   auto normals = std::make_shared<PclNormals>();
   ne.compute(*normals);
@@ -119,7 +133,7 @@ void pcl_descriptors(Estimator& est, const PclCloud::Ptr& cloud, const PclNormal
   est.setInputCloud(cloud);
   est.setInputNormals(normals);
   est.setSearchMethod(tree);
-  set_neighbourhood(est, nb);
+  set_neighbourhood(est, nb, cloud->size());
   pcl::PointCloud<Signature> sig;
   est.compute(sig);
   out.assign(cloud->size() * std::size_t(bins), 0.0f);  // a reused result's old rows gone too
@@ -216,7 +230,7 @@ NormalsResult estimate_normals(const PointCloud& cloud, const NormalParams& para
 }
 
 NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams& params,
-                                    FeatureMethod method) {
+                                    FeatureMethod method, const FeatureProgress& progress) {
   validate(params, method);
   const WallTimer timer;
   NormalsResult out;
@@ -234,7 +248,7 @@ NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams&
     // The paper estimates normals on the CPU too, so both take PCL's.
     WallTimer stage;
     const auto pc = to_pcl(f.points);
-    auto tree = std::make_shared<pcl::search::KdTree<pcl::PointXYZ>>();
+    const auto tree = search_tree(progress, f.points.size(), "normal estimation");
     const auto pn = pcl_normals(pc, tree, params.neighbourhood, vp);
     normals.resize(pn->size());
     curvature.resize(pn->size());
@@ -282,15 +296,16 @@ void compute_features(const PointCloud& cloud, const FeatureParams& params, Feat
 }
 
 FeatureResult compute_features_call(const PointCloud& cloud, const FeatureParams& params,
-                                    FeatureMethod method, const std::vector<Point3f>* normals) {
+                                    FeatureMethod method, const std::vector<Point3f>* normals,
+                                    const FeatureProgress& progress) {
   FeatureResult out;
-  compute_features_call(cloud, params, method, normals, out);
+  compute_features_call(cloud, params, method, normals, out, progress);
   return out;
 }
 
 void compute_features_call(const PointCloud& cloud, const FeatureParams& params,
                            FeatureMethod method, const std::vector<Point3f>* normals,
-                           FeatureResult& out) {
+                           FeatureResult& out, const FeatureProgress& progress) {
   check_inputs(cloud, params, method, normals);
   const WallTimer timer;
   // Every field set anew; the vectors keep their memory (their contents are overwritten).
@@ -316,7 +331,13 @@ void compute_features_call(const PointCloud& cloud, const FeatureParams& params,
       if (normals) out.normals = std::move(given);
     } else {
       const auto pc = to_pcl(f.points);
-      auto tree = std::make_shared<pcl::search::KdTree<pcl::PointXYZ>>();
+      // One search a point for the normals, for PFH and for the paper's neighbour lists; FPFH
+      // searches twice (its points' SPFHs, then their weighting).
+      const std::size_t n = f.points.size();
+      const std::size_t searches =
+          (normals ? 0 : n) +
+          (method == FeatureMethod::Cpu && params.descriptor == Descriptor::Fpfh ? 2 * n : n);
+      const auto tree = search_tree(progress, searches, "feature computation");
       WallTimer stage;
       PclNormals::Ptr pn;
       if (normals) {

@@ -6,6 +6,7 @@
 // every method bins every pair as PCL does.
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -110,16 +111,24 @@ FeatureResult compute_features(const PointCloud& cloud, const FeatureParams& par
 void compute_features(const PointCloud& cloud, const FeatureParams& params, FeatureMethod method,
                       const std::vector<Point3f>* normals, FeatureResult& into);
 
+// Progress within one call: (searches done, searches in all). The methods that search with
+// PCL's kd-tree (PCL's normals, descriptors and the paper's neighbour lists) report about every
+// 64 searches or 50 ms, and stop between two searches with Cancelled once it returns false; the
+// GPU's own stages are not interrupted. A search comes once per point per stage, so a stop
+// waits at most for one point's work (nns/reporting_kdtree.h).
+using FeatureProgress = std::function<bool(std::size_t done, std::size_t total)>;
+
 // The two above as one call of the method, never tiled: what the tiling layer (tiles/tiles.h)
 // runs on each tile.
 NormalsResult estimate_normals_call(const PointCloud& cloud, const NormalParams& params,
-                                    FeatureMethod method);
+                                    FeatureMethod method, const FeatureProgress& progress = {});
 FeatureResult compute_features_call(const PointCloud& cloud, const FeatureParams& params,
                                     FeatureMethod method,
-                                    const std::vector<Point3f>* normals = nullptr);
+                                    const std::vector<Point3f>* normals = nullptr,
+                                    const FeatureProgress& progress = {});
 void compute_features_call(const PointCloud& cloud, const FeatureParams& params,
                            FeatureMethod method, const std::vector<Point3f>* normals,
-                           FeatureResult& into);
+                           FeatureResult& into, const FeatureProgress& progress = {});
 
 // Rows of `a` and `b` (same size) with a bin more than `tol` apart; a NaN facing a number counts
 // (max becomes infinite), NaN facing NaN agrees. The tolerance is 1e-3 percent units.

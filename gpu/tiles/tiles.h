@@ -27,7 +27,9 @@ struct TileOptions {
   // memory per point allows under the GPU memory cap (unbounded for CPU methods without one).
   std::size_t max_tile_points = 0;
   // Called after each call with (calls done, calls planned so far: a later pass adds to it);
-  // returning false stops the run with Cancelled.
+  // returning false stops the run with Cancelled. Normals and features that fit in one call
+  // also report within it, in searches (features.h's FeatureProgress), so that a CPU run
+  // (PCL's, which never tiles) can be stopped while it runs.
   std::function<bool(std::size_t, std::size_t)> progress;
 };
 

@@ -132,7 +132,8 @@ NormalsResult estimate_normals_tiled(const PointCloud& cloud, const NormalParams
       effective_cap(options, normals_call_capacity(method, params, cloud.size()));
   Progress progress(options.progress, "normal estimation");
   if (cloud.size() <= cap)
-    return one_call(progress, [&] { return estimate_normals_call(cloud, params, method); });
+    return one_call(progress,
+                    [&] { return estimate_normals_call(cloud, params, method, options.progress); });
   Timing time;
   const NeighbourReach reach =
       neighbourhood_reach(cloud, params.neighbourhood, method, cap, progress, time);
@@ -151,8 +152,9 @@ FeatureResult compute_features_tiled(const PointCloud& cloud, const FeatureParam
       effective_cap(options, features_call_capacity(method, params, normals != nullptr, n));
   Progress progress(options.progress, "feature computation");
   if (n <= cap)
-    return one_call(progress,
-                    [&] { return compute_features_call(cloud, params, method, normals); });
+    return one_call(progress, [&] {
+      return compute_features_call(cloud, params, method, normals, options.progress);
+    });
   const WallTimer total;
   FeatureResult out;
   out.descriptor = params.descriptor;
