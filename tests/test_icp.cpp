@@ -287,6 +287,49 @@ class TestIcp : public QObject {
     expect_same(own, icp(source, target, c.params, IcpMethod::Cpu));
   }
 
+  // PCL's loops (point to point, point to plane, GICP) report each iteration as (done,
+  // max_iterations); followed to the end they give the same registration to the bit, and told to
+  // stop they end with Cancelled right after the iteration that was told.
+  void cpu_runs_report_each_iteration_and_stop() {
+    for (const IcpMetric metric :
+         {IcpMetric::PointToPoint, IcpMetric::PointToPlane, IcpMetric::Gicp}) {
+      Case c;
+      QVERIFY(load_case("generated plane", c));
+      c.params.metric = metric;
+      c.params.criteria.max_iterations = 40;
+      c.params.criteria.transformation_epsilon = 1e-12;
+      const QString what = metric_name(metric);
+      const IcpResult plain = icp(c.source, c.target, c.normals(), c.params, IcpMethod::Cpu);
+      QVERIFY2(plain.iterations >= 3, qPrintable(what));
+      std::vector<int> seen;
+      int most = 0;
+      const IcpResult followed = icp(c.source, c.target, c.normals(), c.params, IcpMethod::Cpu,
+                                     [&](int done, int max_iterations) {
+                                       seen.push_back(done);
+                                       most = max_iterations;
+                                       return true;
+                                     });
+      QVERIFY2((followed.transform.array() == plain.transform.array()).all(), qPrintable(what));
+      QCOMPARE(followed.iterations, plain.iterations);
+      QCOMPARE(stop_name(followed.stop), stop_name(plain.stop));
+      QCOMPARE(int(seen.size()), plain.iterations);
+      for (std::size_t k = 0; k < seen.size(); ++k)
+        QCOMPARE(seen[k], int(k) + 1);
+      QCOMPARE(most, 40);
+      seen.clear();
+      try {
+        icp(c.source, c.target, c.normals(), c.params, IcpMethod::Cpu, [&](int done, int) {
+          seen.push_back(done);
+          return done < 2;
+        });
+        QFAIL(qPrintable(what + ": expected Cancelled"));
+      } catch (const Cancelled& e) {
+        QCOMPARE(QString(e.what()), QString("registration cancelled"));
+      }
+      QCOMPARE(seen, std::vector<int>({1, 2}));
+    }
+  }
+
   void point_to_plane_bad_input_is_a_clear_error() {
     Case c;
     QVERIFY(load_case("generated plane", c));

@@ -11,6 +11,7 @@
 #include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QSlider>
+#include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStatusBar>
 
@@ -286,6 +287,36 @@ class TestWindows : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 3 && !reg->busy(), 60000);
     QCOMPARE(done.last().at(0).toBool(), query_device().available);
     QCOMPARE(w.document()->count(), 2);
+  }
+
+  // PCL's ICP told never to converge (epsilons off, 100,000 iterations over the 27,651-point
+  // pair: each iteration searches every source point) gives way as soon as new parameters come:
+  // it stops after its iteration in progress and is dropped, and the new run's result arrives.
+  void aSlowCpuIcpGivesWayToTheNext() {
+    app::MainWindow w;
+    auto* reg = open_sample_pair(w);
+    QVERIFY(reg);
+    auto* panel = reg->panel();
+    auto* iterations = panel->findChild<QSpinBox*>("maxIterations");
+    auto* transformation = panel->findChild<QDoubleSpinBox*>("transformationEpsilon");
+    auto* fitness = panel->findChild<QDoubleSpinBox*>("fitnessEpsilon");
+    QVERIFY(iterations && transformation && fitness);
+    iterations->setValue(100000);
+    transformation->setValue(0);
+    fitness->setValue(-1);
+    QCOMPARE(panel->params().criteria.max_iterations, 100000);
+    QCOMPARE(panel->params().criteria.transformation_epsilon, 0.0);
+    QSignalSpy done(reg, &app::RegistrationWindow::finished);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(reg->statusBar()->currentMessage().contains("of at most 100000"),
+                             30000);
+    iterations->setValue(5);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() >= 2 && !reg->busy(), 60000);
+    QVERIFY(!done.first().at(0).toBool());  // the endless run, dropped
+    QVERIFY(done.last().at(0).toBool());
+    QVERIFY(reg->lastResult());
+    QCOMPARE(reg->lastResult()->iterations, 5);
   }
 
   // No guess: the global alignment finds the pose from a half-turned source, draws its pairs,

@@ -140,6 +140,7 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
   form()->addRow(tr("Normals from"), normals_k_);
   normals_k_->setSuffix(tr(" neighbours"));
   iterations_ = new QSpinBox(this);
+  iterations_->setObjectName("maxIterations");
   iterations_->setRange(1, 100000);
   iterations_->setValue(50);
   watch(iterations_);
@@ -152,6 +153,7 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
        .value = 1e-10,
        .tip = tr("Stop when the last step's translation SQUARED is at most this and its rotation "
                  "cosine is at least 1 minus this (PCL compares the translation squared).")});
+  transformation_epsilon_->setObjectName("transformationEpsilon");
   form()->addRow(tr("Transformation ε"), transformation_epsilon_);
   fitness_epsilon_ = doubleSpin(
       {.decimals = 12,
@@ -162,6 +164,7 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
        .tip = tr("Stop when the mean squared pair distance changes by less than this fraction "
                  "of its previous value; negative disables it (PCL's Euclidean fitness "
                  "epsilon).")});
+  fitness_epsilon_->setObjectName("fitnessEpsilon");
   form()->addRow(tr("Fitness ε (relative)"), fitness_epsilon_);
   addRunRow(tr("Align"), tr("Aligning…"), {}, true, tr("Choose a source and a target."));
   auto* lay = column();

@@ -123,7 +123,7 @@ void set_parameters(PclGicp& g, const IcpParams& params) {
 }  // namespace
 
 void pcl_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-              const IcpParams& params, IcpResult& out) {
+              const IcpParams& params, IcpResult& out, const IcpProgress& progress) {
   WallTimer stage;
   auto src = to_cloud(source), tgt = to_cloud(target);
   RecordingGicp g(int(params.kernel), params.kernel_scale);
@@ -157,6 +157,7 @@ void pcl_gicp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
         last_delta =
             gm::delta(prev, cur, params.gicp.rotation_epsilon, params.gicp.translation_epsilon);
         out.history.push_back(it);
+        report_iteration(progress, out, params);
       };
   g.registerVisualizationCallback(record);
   out.stages.emplace_back("setup", stage.ms());

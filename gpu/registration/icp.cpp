@@ -127,7 +127,7 @@ std::shared_ptr<pcl::PointCloud<Point>> to_pcl(const std::vector<Point3f>& pts,
 template <class Icp, class Point>
 void run_pcl_icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
                  const std::vector<Point3f>* target_normals, const IcpParams& params,
-                 IcpResult& out) {
+                 const IcpProgress& progress, IcpResult& out) {
   using Cloud = pcl::PointCloud<Point>;
   WallTimer stage;
   auto src = to_pcl<Point>(source, nullptr), tgt = to_pcl<Point>(target, target_normals);
@@ -164,6 +164,7 @@ void run_pcl_icp(const std::vector<Point3f>& source, const std::vector<Point3f>&
         it.rotation_cosine = 0.5 * (m(0, 0) + m(1, 1) + m(2, 2) - 1);
         it.translation_sq = m(0, 3) * m(0, 3) + m(1, 3) * m(1, 3) + m(2, 3) * m(2, 3);
         out.history.push_back(it);
+        report_iteration(progress, out, params);
       };
   icp.registerVisualizationCallback(record);
   out.stages.emplace_back("setup", stage.ms());
@@ -181,13 +182,14 @@ void run_pcl_icp(const std::vector<Point3f>& source, const std::vector<Point3f>&
 }
 
 void run_pcl(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-             const std::vector<Point3f>* target_normals, const IcpParams& params, IcpResult& out) {
+             const std::vector<Point3f>* target_normals, const IcpParams& params,
+             const IcpProgress& progress, IcpResult& out) {
   if (params.metric == IcpMetric::PointToPlane)
     run_pcl_icp<pcl::IterativeClosestPointWithNormals<pcl::PointNormal, pcl::PointNormal, double>,
-                pcl::PointNormal>(source, target, target_normals, params, out);
+                pcl::PointNormal>(source, target, target_normals, params, progress, out);
   else
     run_pcl_icp<pcl::IterativeClosestPoint<pcl::PointXYZ, pcl::PointXYZ, double>, pcl::PointXYZ>(
-        source, target, nullptr, params, out);
+        source, target, nullptr, params, progress, out);
 }
 
 }  // namespace
@@ -291,8 +293,8 @@ IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
 }
 
 IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-              const std::vector<Point3f>* target_normals, const IcpParams& params,
-              IcpMethod method) {
+              const std::vector<Point3f>* target_normals, const IcpParams& params, IcpMethod method,
+              const IcpProgress& progress) {
   validate(params);
   const bool plane = params.metric == IcpMetric::PointToPlane;
   if (plane && !target_normals)
@@ -327,11 +329,11 @@ IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
       throw InvalidArgument("GICP needs at least its covariance neighbourhood (" +
                             std::to_string(k) + " points) in the source and in the target");
     if (method == IcpMethod::Cpu)
-      pcl_gicp(src, tgt, params, out);
+      pcl_gicp(src, tgt, params, out, progress);
     else
       gpu_gicp(src, tgt, params, method, out);
   } else if (method == IcpMethod::Cpu)
-    run_pcl(src, tgt, normals, params, out);
+    run_pcl(src, tgt, normals, params, progress, out);
   else
     gpu_icp(src, tgt, normals, params, method, out);
   out.total_ms = timer.ms();
@@ -339,7 +341,7 @@ IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& ta
 }
 
 IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParams& params,
-              IcpMethod method) {
+              IcpMethod method, const IcpProgress& progress) {
   // Point to plane: the target's own normals, or estimated here (the time is a stage).
   const std::vector<Point3f>* normals = nullptr;
   NormalsResult estimated;
@@ -369,7 +371,7 @@ IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParam
   const Eigen::Vector3d ot(target.origin[0], target.origin[1], target.origin[2]);
   const Eigen::Vector3d os(source.origin[0], source.origin[1], source.origin[2]);
   if (ot.isZero() && os.isZero())
-    return with_normals_stage(icp(source.points, target.points, normals, params, method));
+    return with_normals_stage(icp(source.points, target.points, normals, params, method, progress));
   // Work in the target's local frame (float offsets stay small there) and report the transform
   // in world coordinates: world_t = ot + T_local (world_s - ot).
   Eigen::Matrix4d to_local = Eigen::Matrix4d::Identity(), to_world = Eigen::Matrix4d::Identity();
@@ -384,7 +386,7 @@ IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParam
   }
   IcpParams local = params;
   local.initial = to_local * params.initial * to_world;
-  IcpResult r = icp(shifted, target.points, normals, local, method);
+  IcpResult r = icp(shifted, target.points, normals, local, method, progress);
   r.transform = to_world * r.transform * to_local;
   return with_normals_stage(std::move(r));
 }

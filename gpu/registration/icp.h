@@ -8,6 +8,7 @@
 // summation order) transform.
 #include <Eigen/Core>
 
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -142,18 +143,24 @@ struct IcpResult {
 // guess.
 void validate(const IcpParams& params);
 
+// Progress of a run: (iterations done, max_iterations). The `cpu` method (PCL's ICP and GICP,
+// whose iterations each search every source point) reports after each iteration and stops with
+// Cancelled once it returns false; the GPU methods run their loop on the device, in
+// milliseconds, and report nothing.
+using IcpProgress = std::function<bool(int done, int max_iterations)>;
+
 // Aligns source to target. Clouds with a local origin are aligned in the target's local frame
 // and the transform is reported in world coordinates. Non-finite points are left out (counted);
 // fewer than 3 finite points on either side is an InvalidArgument. GPU methods throw GpuError
 // without a GPU.
 IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParams& params,
-              IcpMethod method);
+              IcpMethod method, const IcpProgress& progress = {});
 IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
               const IcpParams& params, IcpMethod method);
 // With the target's normals (one per target point; needed for point to plane).
 IcpResult icp(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
-              const std::vector<Point3f>* target_normals, const IcpParams& params,
-              IcpMethod method);
+              const std::vector<Point3f>* target_normals, const IcpParams& params, IcpMethod method,
+              const IcpProgress& progress = {});
 
 // A rigid transform from Euler angles in degrees (applied x, then y, then z) and a translation.
 Eigen::Matrix4d rigid_transform(double rx_deg, double ry_deg, double rz_deg, double tx, double ty,
