@@ -689,6 +689,17 @@ class TestCli : public QObject {
         QString("huber"));
     QCOMPARE(cli({"register", src, tgt, "--kernel", "huber"}).code, 2);
     QCOMPARE(cli({"register", src, tgt, "--kernel", "cauchy", "--kernel-scale", "1"}).code, 2);
+    // Every stopping test off: PCL runs every iteration it is given, and says so.
+    const Run every =
+        cli({"register", src, tgt, "--method", "cpu", "--initial", pose, "--max-distance", "0.02",
+             "--max-iterations", "12", "--transformation-epsilon", "0", "--fitness-epsilon", "-1",
+             "--absolute-mse", "0", "--json"});
+    QCOMPARE(every.code, 0);
+    const QJsonObject e = QJsonDocument::fromJson(QByteArray::fromStdString(every.out)).object();
+    QCOMPARE(e["iterations"].toInt(), 12);
+    QCOMPARE(e["stop_reason"].toString(), QString("max-iterations"));
+    QCOMPARE(e["absolute_mse"].toDouble(), 0.0);
+    QCOMPARE(cli({"register", src, tgt, "--absolute-mse", "-1"}).code, 1);
     // GICP: named in the JSON with its parameters, near the pose; its options need it.
     const Run gicp =
         cli({"register", src, tgt, "--method", "cpu", "--initial", pose, "--max-distance", "0.02",

@@ -166,6 +166,18 @@ IcpPanel::IcpPanel(QWidget* parent) : MethodPanel(parent) {
                  "epsilon).")});
   fitness_epsilon_->setObjectName("fitnessEpsilon");
   form()->addRow(tr("Fitness ε (relative)"), fitness_epsilon_);
+  absolute_mse_ = doubleSpin(
+      {.decimals = 15,
+       .low = 0,
+       .high = 1,
+       .step = 1e-12,
+       .value = IcpCriteria{}.absolute_mse,
+       .suffix = " m²",
+       .tip = tr("Stop when the mean squared pair distance changes by less than this; 0 disables "
+                 "it (PCL's absolute MSE test). With both fitness tests and the transformation "
+                 "ε off, PCL's ICP runs every iteration it is given.")});
+  absolute_mse_->setObjectName("absoluteMse");
+  form()->addRow(tr("MSE change (absolute)"), absolute_mse_);
   addRunRow(tr("Align"), tr("Aligning…"), {}, true, tr("Choose a source and a target."));
   auto* lay = column();
   transform_ = new QPlainTextEdit(this);
@@ -213,6 +225,7 @@ IcpParams IcpPanel::params() const {
   p.criteria.max_iterations = iterations_->value();
   p.criteria.transformation_epsilon = transformation_epsilon_->value();
   p.criteria.fitness_epsilon = fitness_epsilon_->value();
+  p.criteria.absolute_mse = absolute_mse_->value();
   return p;
 }
 

@@ -68,7 +68,9 @@ class IcpPanel : public MethodPanel<IcpMethod> {
   QCheckBox* pairs_ = nullptr;
   QPushButton* undo_ = nullptr;
   QSpinBox* normals_k_ = nullptr;
-  QDoubleSpinBox *transformation_epsilon_ = nullptr, *fitness_epsilon_ = nullptr;  // criteria
+  // criteria
+  QDoubleSpinBox *transformation_epsilon_ = nullptr, *fitness_epsilon_ = nullptr,
+                 *absolute_mse_ = nullptr;
   QPlainTextEdit* transform_ = nullptr;
   IcpErrorChart* chart_ = nullptr;
   QTableWidget* timings_ = nullptr;

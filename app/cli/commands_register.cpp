@@ -43,6 +43,7 @@ IcpParams icp_params_from(const Args& a, bool global) {
       a.get_double("transformation-epsilon", p.criteria.transformation_epsilon);
   p.criteria.rotation_epsilon = a.get_double("rotation-epsilon", p.criteria.rotation_epsilon);
   p.criteria.fitness_epsilon = a.get_double("fitness-epsilon", p.criteria.fitness_epsilon);
+  p.criteria.absolute_mse = a.get_double("absolute-mse", p.criteria.absolute_mse);
   p.criteria.failure_after_max_iterations = a.flag("fail-at-max-iterations");
   if (a.has("metric")) {
     const auto m = parse_metric(a.get("metric"));
@@ -178,6 +179,7 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
                 "transformation-epsilon",
                 "rotation-epsilon",
                 "fitness-epsilon",
+                "absolute-mse",
                 "initial",
                 "out",
                 "transform-out",
@@ -246,6 +248,7 @@ int run_register(const std::vector<std::string>& argv, std::ostream& out) {
     o.insert("max_iterations", params.criteria.max_iterations);
     o.insert("transformation_epsilon", params.criteria.transformation_epsilon);
     o.insert("fitness_epsilon", params.criteria.fitness_epsilon);
+    o.insert("absolute_mse", params.criteria.absolute_mse);
     if (params.metric == IcpMetric::Gicp)
       o.insert("gicp",
                QJsonObject{{"k", params.gicp.k},
