@@ -20,6 +20,14 @@
 
 #include "icp_cases.h"
 
+// A case's points as clouds of their own, without normals.
+PointCloud cloud_of(const std::vector<Point3f>& points) {
+  PointCloud c;
+  c.points = points;
+  c.width = std::uint32_t(points.size());
+  return c;
+}
+
 class TestIcp : public QObject {
   Q_OBJECT
 
@@ -274,11 +282,8 @@ class TestIcp : public QObject {
   void point_to_plane_estimates_the_targets_normals_when_it_has_none() {
     Case c;
     QVERIFY(load_case("generated plane", c));
-    PointCloud source, target;
-    source.points = c.source;
-    target.points = c.target;
-    source.width = std::uint32_t(c.source.size());
-    target.width = std::uint32_t(c.target.size());
+    const PointCloud source = cloud_of(c.source);
+    PointCloud target = cloud_of(c.target);
     const IcpResult own = icp(source, target, c.params, IcpMethod::Cpu);
     QCOMPARE(own.stages.front().first, std::string("normals"));
     // The same normals as PCL's NormalEstimation with k = 20, so the same registration.
@@ -328,6 +333,24 @@ class TestIcp : public QObject {
       }
       QCOMPARE(seen, std::vector<int>({1, 2}));
     }
+  }
+
+  // Point to plane on a target without normals estimates them first with PCL: a stop asked for
+  // then ends the run before its first iteration, between two of the normals' searches.
+  void cpu_point_to_plane_stops_while_estimating_normals() {
+    Case c;
+    QVERIFY(load_case("generated plane", c));
+    std::vector<int> seen;
+    try {
+      icp(cloud_of(c.source), cloud_of(c.target), c.params, IcpMethod::Cpu, [&](int done, int) {
+        seen.push_back(done);
+        return false;
+      });
+      QFAIL("expected Cancelled");
+    } catch (const Cancelled& e) {
+      QCOMPARE(QString(e.what()), QString("normal estimation cancelled"));
+    }
+    QCOMPARE(seen, std::vector<int>({0}));
   }
 
   void point_to_plane_bad_input_is_a_clear_error() {

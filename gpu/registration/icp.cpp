@@ -355,8 +355,15 @@ IcpResult icp(const PointCloud& source, const PointCloud& target, const IcpParam
       const WallTimer t;
       NormalParams np;
       np.neighbourhood = Neighbourhood::nearest(params.normals_k);
-      estimated = estimate_normals(
-          target, np, method == IcpMethod::Cpu ? FeatureMethod::Cpu : FeatureMethod::Gpu);
+      if (method == IcpMethod::Cpu && progress)
+        // PCL's normals, as estimate_normals gives them, stoppable between two searches: a
+        // large k over a large target takes seconds before the first iteration.
+        estimated = estimate_normals_call(
+            target, np, FeatureMethod::Cpu,
+            [&](std::size_t, std::size_t) { return progress(0, params.criteria.max_iterations); });
+      else
+        estimated = estimate_normals(
+            target, np, method == IcpMethod::Cpu ? FeatureMethod::Cpu : FeatureMethod::Gpu);
       normals = &estimated.normals;
       normals_ms = t.ms();
     }

@@ -145,8 +145,9 @@ void validate(const IcpParams& params);
 
 // Progress of a run: (iterations done, max_iterations). The `cpu` method (PCL's ICP and GICP,
 // whose iterations each search every source point) reports after each iteration and stops with
-// Cancelled once it returns false; the GPU methods run their loop on the device, in
-// milliseconds, and report nothing.
+// Cancelled once it returns false; while it estimates a point-to-plane target's normals it
+// reports 0 done and may stop between two searches. The GPU methods run their loop on the
+// device, in milliseconds, and report nothing.
 using IcpProgress = std::function<bool(int done, int max_iterations)>;
 
 // Aligns source to target. Clouds with a local origin are aligned in the target's local frame
