@@ -138,6 +138,7 @@ def register(
     kernel: str = ...,
     kernel_scale: float = ...,
     gicp_k: int = ...,
+    absolute_mse: float = ...,
 ) -> RegistrationResult: ...
 def register_global(
     source: Points,

@@ -101,8 +101,8 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
                           int max_iterations, double transformation_epsilon, double fitness_epsilon,
                           const std::optional<Eigen::Matrix4d>& initial,
                           const std::optional<std::string>& method, const std::string& metric,
-                          int normals_k, const std::string& kernel, double kernel_scale,
-                          int gicp_k) {
+                          int normals_k, const std::string& kernel, double kernel_scale, int gicp_k,
+                          double absolute_mse) {
   PointsArg t(target, "target");
   PointsArg s(source, "source", t.origin());
   IcpParams params;
@@ -110,6 +110,7 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
   params.criteria.max_iterations = max_iterations;
   params.criteria.transformation_epsilon = transformation_epsilon;
   params.criteria.fitness_epsilon = fitness_epsilon;
+  params.criteria.absolute_mse = absolute_mse;
   if (initial) params.initial = *initial;
   const auto chosen = parse_metric(metric);
   if (!chosen)
@@ -348,11 +349,14 @@ void bind_algorithms(py::module_& m) {
         py::arg("initial") = py::none(), py::arg("method") = py::none(),
         py::arg("metric") = "point-to-point", py::arg("normals_k") = 20, py::arg("kernel") = "none",
         py::arg("kernel_scale") = 0.0, py::arg("gicp_k") = 20,
+        py::arg("absolute_mse") = IcpCriteria{}.absolute_mse,
         "ICP with PCL's semantics, source onto target. initial: a 4 x 4 guess. metric:\n"
         "point-to-point (IterativeClosestPoint), point-to-plane (IterativeClosestPointWithNormals\n"
         "on the target's normals: a Cloud's own, else from its normals_k nearest neighbours) or\n"
         "gicp (GeneralizedIterativeClosestPoint, covariances from gicp_k neighbours).\n"
         "kernel: none, huber or tukey (robust reweighting at kernel_scale, a distance).\n"
+        "Stops on the transformation epsilon, the relative fitness epsilon (negative: off) or\n"
+        "an MSE change below absolute_mse (0: off), else after max_iterations.\n"
         "Returns a RegistrationResult (transform, fitness, iterations, converged, stop, timings).");
   m.def("normals", &normals, py::arg("points"), py::arg("k") = py::none(),
         py::arg("radius") = py::none(), py::arg("viewpoint") = std::array<double, 3>{0, 0, 0},

@@ -221,6 +221,18 @@ def test_register_takes_a_robust_kernel():
         cumulus.register(source, target, method="cpu", kernel="cauchy", kernel_scale=1.0)
 
 
+def test_register_runs_every_iteration_with_every_stopping_test_off():
+    source = cumulus.read(str(SAMPLE / "object_source.ply"))
+    target = cumulus.read(str(SAMPLE / "object_target.ply"))
+    truth = np.loadtxt(SAMPLE / "object_pose.txt")
+    r = cumulus.register(source, target, max_correspondence_distance=0.02, initial=truth,
+                         method="cpu", max_iterations=12, transformation_epsilon=0,
+                         fitness_epsilon=-1, absolute_mse=0)
+    assert r.iterations == 12 and r.stop == "max-iterations"
+    with pytest.raises(cumulus.InvalidArgument, match="absolute MSE"):
+        cumulus.register(source, target, method="cpu", absolute_mse=-1)
+
+
 def test_register_refuses_a_non_rigid_guess(street):
     with pytest.raises(cumulus.InvalidArgument):
         cumulus.register(street, street, initial=np.diag([2.0, 1, 1, 1]), method="cpu")
