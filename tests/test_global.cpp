@@ -4,9 +4,12 @@
 #include <QtTest>
 
 #include <Eigen/Geometry>
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -20,6 +23,9 @@
 #include "test_support.h"
 
 using namespace cumulus;
+
+Q_DECLARE_METATYPE(cumulus::GlobalMethod)
+Q_DECLARE_METATYPE(cumulus::GlobalStage)
 
 namespace {
 
@@ -161,6 +167,88 @@ class TestGlobal : public QObject {
           1000 * fine.dist);
     QVERIFY(fine.deg <= 2 && fine.dist <= 0.002);
     QCOMPARE(r.method, std::string("cpu"));
+  }
+
+  // PCL's run in pieces, so that it can report and stop, keeps the best of its pieces by PCL's
+  // own rule: the same draws of std::rand and the same result as one call of every iteration.
+  void pclInPiecesGivesTheWholeRunsResult() {
+    CUMULUS_REQUIRE_BUNNY(b);
+    GlobalParams p;
+    p.pcl_iterations = 3000;
+    p.refine = false;
+    std::srand(11);
+    const GlobalResult whole = register_global(b.source, b.target, p, GlobalMethod::Cpu);
+    std::map<GlobalStage, std::vector<std::size_t>> told;
+    std::map<GlobalStage, std::set<std::size_t>> totals;
+    const GlobalProgress follow = [&](GlobalStage stage, std::size_t done, std::size_t total) {
+      told[stage].push_back(done);
+      totals[stage].insert(total);
+      return true;
+    };
+    std::srand(11);
+    const GlobalResult pieces = register_global(b.source, b.target, p, GlobalMethod::Cpu, follow);
+    QVERIFY2(whole.found && pieces.found, whole.reason.c_str());
+    QVERIFY(whole.coarse == pieces.coarse);
+    QVERIFY(whole.matches.source == pieces.matches.source);
+    QVERIFY(whole.matches.target == pieces.matches.target);
+    QCOMPARE(pieces.inliers, whole.inliers);
+    QCOMPARE(pieces.inlier_rmse, whole.inlier_rmse);
+    // Several pieces ran (a report between two), and each stage counted up to its end.
+    const auto& hypotheses = told[GlobalStage::Hypotheses];
+    QVERIFY(std::count_if(hypotheses.begin(), hypotheses.end(), [&](std::size_t d) {
+              return d > 0 && d < std::size_t(p.pcl_iterations);
+            }) >= 1);
+    QCOMPARE(hypotheses.back(), std::size_t(p.pcl_iterations));
+    QVERIFY(std::is_sorted(hypotheses.begin(), hypotheses.end()));
+    const auto& features = told[GlobalStage::Features];
+    QVERIFY(features.size() >= 3 && features.front() == 0 && features.back() == 1000);
+    QVERIFY(std::is_sorted(features.begin(), features.end()));
+    QVERIFY(!told.count(GlobalStage::Matching) && !told.count(GlobalStage::Refinement));
+    QVERIFY(totals[GlobalStage::Hypotheses] == std::set<std::size_t>{3000});
+    QVERIFY(totals[GlobalStage::Features] == std::set<std::size_t>{1000});
+    // Another start of the stream gives another run: the comparison above could fail.
+    std::srand(12);
+    const GlobalResult other = register_global(b.source, b.target, p, GlobalMethod::Cpu, follow);
+    QVERIFY(other.coarse != whole.coarse);
+  }
+
+  // Told to stop at its first report in a stage, a run ends there with Cancelled: no later stage
+  // starts.
+  void eachStageStopsWhenTold_data() {
+    QTest::addColumn<GlobalMethod>("method");
+    QTest::addColumn<GlobalStage>("stage");
+    QTest::newRow("cpu features") << GlobalMethod::Cpu << GlobalStage::Features;
+    QTest::newRow("cpu hypotheses") << GlobalMethod::Cpu << GlobalStage::Hypotheses;
+    QTest::newRow("cpu refinement") << GlobalMethod::Cpu << GlobalStage::Refinement;
+    QTest::newRow("cpu-mutual features") << GlobalMethod::CpuMutual << GlobalStage::Features;
+    QTest::newRow("cpu-mutual matching") << GlobalMethod::CpuMutual << GlobalStage::Matching;
+    QTest::newRow("cpu-mutual hypotheses") << GlobalMethod::CpuMutual << GlobalStage::Hypotheses;
+    QTest::newRow("cpu-mutual refinement") << GlobalMethod::CpuMutual << GlobalStage::Refinement;
+    QTest::newRow("gpu features") << GlobalMethod::Gpu << GlobalStage::Features;
+    QTest::newRow("gpu hypotheses") << GlobalMethod::Gpu << GlobalStage::Hypotheses;
+  }
+  void eachStageStopsWhenTold() {
+    QFETCH(GlobalMethod, method);
+    QFETCH(GlobalStage, stage);
+    if (method == GlobalMethod::Gpu) CUMULUS_REQUIRE_GPU();
+    CUMULUS_REQUIRE_BUNNY(b);
+    GlobalParams p;
+    p.pcl_iterations = 3000;
+    std::vector<GlobalStage> told;
+    const GlobalProgress stop_there = [&](GlobalStage s, std::size_t, std::size_t) {
+      told.push_back(s);
+      return s != stage;
+    };
+    bool cancelled = false;
+    try {
+      register_global(b.source, b.target, p, method, stop_there);
+    } catch (const Cancelled&) {
+      cancelled = true;
+    }
+    QVERIFY(cancelled);
+    QVERIFY(!told.empty() && told.back() == stage);
+    QCOMPARE(std::count(told.begin(), told.end(), stage), std::ptrdiff_t(1));
+    QVERIFY(std::is_sorted(told.begin(), told.end()));
   }
 
   void randomStartsAlignOnTheCpu() {

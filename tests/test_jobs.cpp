@@ -114,7 +114,7 @@ class TestJobs : public QObject {
     std::atomic<bool> told_to_stop{false};
     runner.start(
         [gate, &told_to_stop](const JobControl& control) {
-          control.progress(1, 3);
+          control.progress(1, 3, 2);
           gate->wait();
           told_to_stop = !control.progress(2, 3);
           return 0;
@@ -123,6 +123,7 @@ class TestJobs : public QObject {
     QTRY_COMPARE(progress.count(), 1);
     QCOMPARE(progress.at(0).at(0).toLongLong(), 1);
     QCOMPARE(progress.at(0).at(1).toLongLong(), 3);
+    QCOMPARE(progress.at(0).at(2).toInt(), 2);  // the stage the job named
     runner.cancel();
     gate->open = true;
     QTRY_VERIFY(!runner.busy());

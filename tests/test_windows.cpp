@@ -324,6 +324,29 @@ class TestWindows : public QObject {
     QCOMPARE(stop_name(reg->lastResult()->stop), stop_name(IcpStop::Iterations));
   }
 
+  // PCL's prerejective over fine keypoints (0.5 mm on the sample object: minutes of its 50,000
+  // iterations) shows its progress and stops when the next run is asked for.
+  void aSlowGlobalAlignmentGivesWayToTheNext() {
+    app::MainWindow w;
+    auto* reg = open_sample_pair(w);
+    QVERIFY(reg);
+    auto* panel = reg->panel();
+    panel->setGlobal(true, GlobalMethod::Cpu);
+    auto* voxel = panel->findChild<QDoubleSpinBox*>("keypointVoxel");
+    QVERIFY(voxel);
+    voxel->setValue(0.0005);
+    QCOMPARE(panel->globalParams()->voxel, 0.0005);
+    QSignalSpy done(reg, &app::RegistrationWindow::finished);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(reg->statusBar()->currentMessage().contains("hypothesis"), 60000);
+    QVERIFY(reg->statusBar()->currentMessage().contains("of at most 50000"));
+    panel->setGlobal(false, GlobalMethod::Cpu);
+    reg->run();
+    QTRY_VERIFY_WITH_TIMEOUT(!reg->busy() && reg->lastResult(), 60000);
+    QVERIFY(done.count() >= 1 && done.last().at(0).toBool());
+    QVERIFY(!reg->lastGlobal());  // the new run's: ICP from the perturbed pose only
+  }
+
   // No guess: the global alignment finds the pose from a half-turned source, draws its pairs,
   // and applying it moves the source dataset, which undo puts back.
   void registrationAlignsGloballyAppliesAndUndoes() {

@@ -52,9 +52,9 @@ void JobRunner::cancel() {
   if (latest_stop_) *latest_stop_ = true;
 }
 
-void JobRunner::reportProgress(quint64 generation, qint64 done, qint64 total) {
+void JobRunner::reportProgress(quint64 generation, qint64 done, qint64 total, int stage) {
   if (generation > dropped_upto_ && (policy_ == Policy::Each || generation == generation_))
-    emit progress(done, total);
+    emit progress(done, total, stage);
 }
 
 }  // namespace cumulus::app

@@ -24,14 +24,16 @@
 namespace cumulus::app {
 
 // What a running job sees of its runner: whether it should stop, and a progress callback in the
-// form the backend's tiled and slab runs take (returns false once the job should stop).
+// form the backend's tiled and slab runs take (returns false once the job should stop). A job of
+// several stages names the one it is in (what `stage` means is the job's own).
 class JobControl {
  public:
-  JobControl(std::shared_ptr<std::atomic<bool>> stop, std::function<void(qint64, qint64)> report)
+  JobControl(std::shared_ptr<std::atomic<bool>> stop,
+             std::function<void(qint64, qint64, int)> report)
       : stop_(std::move(stop)), report_(std::move(report)) {}
   bool stopped() const { return *stop_; }
-  bool progress(std::size_t done, std::size_t total) const {
-    report_(qint64(done), qint64(total));
+  bool progress(std::size_t done, std::size_t total, int stage = 0) const {
+    report_(qint64(done), qint64(total), stage);
     return !*stop_;
   }
   std::function<bool(std::size_t, std::size_t)> callback() const {
@@ -62,11 +64,11 @@ class JobRunner : public QObject {
     const quint64 generation = ++generation_;
     // Called on the worker thread: posted to the application object, which outlives every
     // runner, and the runner is looked at only on the UI thread.
-    JobControl control(stop, [self, generation](qint64 d, qint64 t) {
+    JobControl control(stop, [self, generation](qint64 d, qint64 t, int stage) {
       QMetaObject::invokeMethod(
           QCoreApplication::instance(),
-          [self, generation, d, t] {
-            if (self) self->reportProgress(generation, d, t);
+          [self, generation, d, t, stage] {
+            if (self) self->reportProgress(generation, d, t, stage);
           },
           Qt::QueuedConnection);
     });
@@ -101,7 +103,7 @@ class JobRunner : public QObject {
 
  signals:
   void busyChanged(bool busy);
-  void progress(qint64 done, qint64 total);
+  void progress(qint64 done, qint64 total, int stage);
   // A job's outcome came back and is about to be handed over (the handling on the UI thread
   // comes after); `job_ms` is the job's own time on its worker, from its start there to its end,
   // whatever kept the UI thread from taking the outcome at once.
@@ -118,7 +120,7 @@ class JobRunner : public QObject {
   using Task = std::function<Outcome()>;
   void launch(quint64 generation, std::shared_ptr<std::atomic<bool>> stop, Task task);
   void run(quint64 generation, std::shared_ptr<std::atomic<bool>> stop, Task task);
-  void reportProgress(quint64 generation, qint64 done, qint64 total);
+  void reportProgress(quint64 generation, qint64 done, qint64 total, int stage);
 
   Policy policy_;
   quint64 generation_ = 0;    // of the newest start

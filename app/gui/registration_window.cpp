@@ -30,20 +30,27 @@ namespace {
 // source first.
 // PCL's loops report each iteration and stop between two when the job should (a CPU run of
 // 100,000 iterations over a large pair would otherwise hold the window for an hour); the GPU's
-// run on the device in milliseconds.
+// run on the device in milliseconds. The global alignment's CPU stages report and stop the same
+// way (PCL's 50,000 hypotheses over fine keypoints take minutes). Its stages are reported as
+// 1 + GlobalStage, ICP's iterations as 0.
+constexpr int kIcpStage = 0;
 IcpJob run_icp_job(IcpJob job, IcpParams params, const std::vector<IcpMethod>& methods,
                    std::optional<GlobalParams> global, GlobalMethod global_method,
                    const JobControl& control) {
   const PointCloud moved = transformed(*job.source, job.perturbation);
   if (global) {
     global->refine = false;
-    job.global = register_global(moved, *job.target, *global, global_method);
+    const GlobalProgress stages = [&control](GlobalStage stage, std::size_t done,
+                                             std::size_t total) {
+      return control.progress(done, total, 1 + int(stage));
+    };
+    job.global = register_global(moved, *job.target, *global, global_method, stages);
     if (!job.global->found) return job;
     params.initial = job.global->coarse;
     params.max_correspondence_distance = global->inlier_distance * job.global->voxel;
   }
   const IcpProgress progress = [&control](int done, int max) {
-    return control.progress(std::size_t(done), std::size_t(max));
+    return control.progress(std::size_t(done), std::size_t(max), kIcpStage);
   };
   for (auto m : methods)
     job.results.push_back(icp(moved, *job.target, params, m, progress));
@@ -104,8 +111,24 @@ RegistrationWindow::RegistrationWindow(DocumentModel* document, QWidget* parent)
     showClouds(after.get());
   });
   runner_ = new JobRunner(this);
-  connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 most) {
-    statusBar()->showMessage(tr("ICP: iteration %1 of at most %2").arg(done).arg(most), 3000);
+  connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 most, int stage) {
+    QString message = tr("ICP: iteration %1 of at most %2").arg(done).arg(most);
+    if (stage != kIcpStage) switch (GlobalStage(stage - 1)) {
+        case GlobalStage::Features:
+          message = tr("Global alignment: keypoint features, %1 % done").arg(done / 10);
+          break;
+        case GlobalStage::Matching:
+          message =
+              tr("Global alignment: pairing descriptors, %1 of %2 keypoints").arg(done).arg(most);
+          break;
+        case GlobalStage::Hypotheses:
+          message = tr("Global alignment: hypothesis %1 of at most %2").arg(done).arg(most);
+          break;
+        case GlobalStage::Refinement:
+          message = tr("Global alignment: ICP iteration %1 of at most %2").arg(done).arg(most);
+          break;
+      }
+    statusBar()->showMessage(message, 3000);
   });
   // The clouds before the edit are shown until the re-run delivers.
   connect(panel_, &ui::IcpPanel::parametersChanged, this, [this] { showClouds(nullptr); });

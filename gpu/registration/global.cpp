@@ -142,8 +142,9 @@ std::vector<Point3f> shifted(const PointCloud& c, const std::array<double, 3>& t
 
 // The keypoints' descriptors, normals facing the keypoints' own centroid: where each cloud's
 // frame is must not matter to a global alignment, and the centroid moves with the cloud.
+// PCL's (`cpu`) reports its searches and may be stopped between two; the GPU's runs whole.
 FeatureResult describe(const PointCloud& keypoints, double voxel, const GlobalParams& params,
-                       FeatureMethod method) {
+                       FeatureMethod method, const FeatureProgress& progress) {
   double c[3] = {0, 0, 0};
   for (const auto& p : keypoints.points) {
     c[0] += p.x;
@@ -157,6 +158,8 @@ FeatureResult describe(const PointCloud& keypoints, double voxel, const GlobalPa
   const double n = double(std::max<std::size_t>(keypoints.size(), 1));
   for (int d = 0; d < 3; ++d)
     fp.normals.viewpoint[std::size_t(d)] = keypoints.origin[std::size_t(d)] + c[d] / n;
+  if (method == FeatureMethod::Cpu)  // never tiled: one call, which can report
+    return compute_features_call(keypoints, fp, method, nullptr, progress);
   return compute_features(keypoints, fp, method);
 }
 
@@ -225,17 +228,18 @@ double global_voxel(const GlobalParams& params, const PointCloud& target) {
 }
 
 FeatureMatches match_features(const FeatureResult& source, const FeatureResult& target,
-                              GlobalMethod method) {
+                              GlobalMethod method, const GlobalProgress& progress) {
   require_ours(method);
   if (source.bins != target.bins)
     throw InvalidArgument("the two clouds' descriptors have different lengths");
   if (method == GlobalMethod::Gpu) return gpu_match_features(source, target);
-  return match_features_cpu(source, target);
+  return match_features_cpu(source, target, progress);
 }
 
 CoarseFit estimate_coarse(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
                           const FeatureMatches& matches, const GlobalParams& params,
-                          double inlier_distance, GlobalMethod method) {
+                          double inlier_distance, GlobalMethod method,
+                          const GlobalProgress& progress) {
   require_ours(method);
   validate(params);
   if (matches.size() < 3) return CoarseFit{};
@@ -244,13 +248,16 @@ CoarseFit estimate_coarse(const std::vector<Point3f>& source, const std::vector<
         matches.target[k] < 0 || std::size_t(matches.target[k]) >= target.size())
       throw InvalidArgument("a feature pair names a keypoint the clouds do not have");
   const double pairs = double(matches.size());
+  const bool gpu = method == GlobalMethod::Gpu;
+  // The GPU's rounds report between two (a round is milliseconds there).
+  StageReport report(progress, GlobalStage::Hypotheses, std::size_t(params.hypotheses));
   const MoreRounds more = [&](std::size_t drawn, std::size_t best) {
+    if (gpu) report(drawn);
     return double(drawn) < hypotheses_needed(double(best) / pairs, params.confidence);
   };
-  const bool gpu = method == GlobalMethod::Gpu;
   const Candidates found =
       gpu ? gpu_candidates(source, target, matches, params, inlier_distance, more)
-          : candidates_cpu(source, target, matches, params, inlier_distance, more);
+          : candidates_cpu(source, target, matches, params, inlier_distance, more, progress);
   // The candidates refit, near-duplicates dropped, the rest compared by overlap in one search.
   const auto s = flat_points(source), t = flat_points(target);
   std::vector<CoarseFit> fits;
@@ -292,7 +299,8 @@ CoarseFit estimate_coarse(const std::vector<Point3f>& source, const std::vector<
 }
 
 GlobalResult register_global(const PointCloud& source, const PointCloud& target,
-                             const GlobalParams& params, GlobalMethod method) {
+                             const GlobalParams& params, GlobalMethod method,
+                             const GlobalProgress& progress) {
   validate(params);
   const WallTimer total;
   WallTimer stage;
@@ -336,8 +344,24 @@ GlobalResult register_global(const PointCloud& source, const PointCloud& target,
                      std::to_string(r.source_keypoints.size()) + ", target " +
                      std::to_string(r.target_keypoints.size()) + "): give a smaller --voxel");
   const FeatureMethod describe_with = gpu ? FeatureMethod::Gpu : FeatureMethod::Cpu;
-  const FeatureResult fs = describe(r.source_keypoints, r.voxel, params, describe_with);
-  const FeatureResult ft = describe(r.target_keypoints, r.voxel, params, describe_with);
+  // Both clouds' descriptors as one stage in thousandths, each cloud's share by its keypoints.
+  const double s_share = double(r.source_keypoints.size()) /
+                         double(r.source_keypoints.size() + r.target_keypoints.size());
+  StageReport features(progress, GlobalStage::Features, 1000);
+  const auto part = [&](double before, double share) -> FeatureProgress {
+    if (!progress) return {};
+    return [&features, before, share](std::size_t done, std::size_t total) {
+      features(std::size_t(
+          1000 * (before + share * double(done) / double(std::max<std::size_t>(total, 1)))));
+      return true;
+    };
+  };
+  features(0);
+  const FeatureResult fs =
+      describe(r.source_keypoints, r.voxel, params, describe_with, part(0, s_share));
+  const FeatureResult ft =
+      describe(r.target_keypoints, r.voxel, params, describe_with, part(s_share, 1 - s_share));
+  features(1000);
   r.stages.emplace_back("features", stage.ms());
   stage.reset();
   // Keypoints in the target's local frame, where the transform is found.
@@ -345,10 +369,10 @@ GlobalResult register_global(const PointCloud& source, const PointCloud& target,
   const std::vector<Point3f>& t_kp = r.target_keypoints.points;
   CoarseFit fit;
   if (method == GlobalMethod::Cpu) {
-    fit = coarse_pcl(s_kp, t_kp, fs, ft, params, eps, r.matches);
+    fit = coarse_pcl(s_kp, t_kp, fs, ft, params, eps, r.matches, progress);
     r.stages.emplace_back("prerejective", stage.ms());
   } else {
-    r.matches = match_features(fs, ft, method);
+    r.matches = match_features(fs, ft, method, progress);
     r.stages.emplace_back("matching", stage.ms());
     stage.reset();
     if (r.matches.size() < 3)
@@ -356,7 +380,7 @@ GlobalResult register_global(const PointCloud& source, const PointCloud& target,
                        " keypoint pairs with mutually nearest descriptors: the clouds are too "
                        "small or too flat for features at voxel " +
                        fixed(r.voxel));
-    fit = estimate_coarse(s_kp, t_kp, r.matches, params, eps, method);
+    fit = estimate_coarse(s_kp, t_kp, r.matches, params, eps, method, progress);
     r.stages.emplace_back("hypotheses", stage.ms());
   }
   stage.reset();
@@ -428,7 +452,12 @@ GlobalResult register_global(const PointCloud& source, const PointCloud& target,
     IcpParams ip = params.refinement;
     if (ip.max_correspondence_distance == 0) ip.max_correspondence_distance = eps;
     ip.initial = r.coarse;
-    r.refinement = icp(source, target, ip, gpu ? IcpMethod::Gpu : IcpMethod::Cpu);
+    IcpProgress iterations;
+    if (progress)
+      iterations = [&progress](int done, int most) {
+        return progress(GlobalStage::Refinement, std::size_t(done), std::size_t(most));
+      };
+    r.refinement = icp(source, target, ip, gpu ? IcpMethod::Gpu : IcpMethod::Cpu, iterations);
     r.refined = true;
     r.transform = r.refinement.transform;
     r.stages.emplace_back("refinement", stage.ms());

@@ -17,6 +17,7 @@
 #include <Eigen/Core>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,19 @@ struct GlobalResult {
   double total_ms = 0;
 };
 
+// The stages of a global registration that report progress, in the order they run.
+enum class GlobalStage {
+  Features,    // normals and FPFH of both clouds' keypoints (done, total: thousandths)
+  Matching,    // ours: keypoints whose descriptors' nearest were found (done, total: keypoints)
+  Hypotheses,  // hypotheses drawn (done, total: ours' maximum, or PCL's iterations)
+  Refinement,  // ICP on the full clouds (done, total: iterations, their maximum)
+};
+
+// Told how far a run is; returning false stops it with Cancelled before its next step (a search,
+// a hypothesis of ours, a few milliseconds of PCL's iterations, an ICP iteration). Only the CPU's
+// work reports: the GPU's stages run to their end (milliseconds), which the next report follows.
+using GlobalProgress = std::function<bool(GlobalStage stage, std::size_t done, std::size_t total)>;
+
 // InvalidArgument for a negative or non-finite voxel, radii factors that are not positive and
 // finite (or a feature radius not above the normal radius), hypotheses or PCL's iterations
 // outside 1 .. 10^8, a confidence outside (0, 1), a similarity outside [0, 1), a min_overlap
@@ -123,17 +137,22 @@ double global_voxel(const GlobalParams& params, const PointCloud& target);
 // Aligns source onto target from any start. InvalidArgument for clouds without 3 finite points
 // or a voxel so small the grid overflows; GpuError when `gpu` cannot run. "Not found" is a
 // result (found = false, reason), not an exception.
+// With `progress`, PCL's SampleConsensusPrerejective runs its iterations a few milliseconds
+// worth at a time and keeps the best of the pieces as its own loop would (the first hypothesis
+// with the lowest error): the same draws of std::rand, the same result.
 GlobalResult register_global(const PointCloud& source, const PointCloud& target,
-                             const GlobalParams& params, GlobalMethod method);
+                             const GlobalParams& params, GlobalMethod method,
+                             const GlobalProgress& progress = {});
 
 // The stages of `cpu-mutual` and `gpu` on their own (keypoints in one frame, descriptors with
 // NaN rows allowed): what the tests compare between the two methods. `method` must be one of
 // those two.
 FeatureMatches match_features(const FeatureResult& source, const FeatureResult& target,
-                              GlobalMethod method);
+                              GlobalMethod method, const GlobalProgress& progress = {});
 CoarseFit estimate_coarse(const std::vector<Point3f>& source, const std::vector<Point3f>& target,
                           const FeatureMatches& matches, const GlobalParams& params,
-                          double inlier_distance, GlobalMethod method);
+                          double inlier_distance, GlobalMethod method,
+                          const GlobalProgress& progress = {});
 
 // Correspondences as CSV: source_index,target_index,sx,sy,sz,tx,ty,tz,inlier (world coordinates).
 void write_matches_csv(const std::string& path, const GlobalResult& r);
