@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <set>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -100,6 +101,59 @@ class TestObjects : public QObject {
     QVERIFY(r.objects.size() > 20);
     for (std::size_t i = 0; i < r.objects.size(); ++i)
       QCOMPARE(r.objects[i].points, clusters.sizes[i]);
+  }
+
+  // A followed chain reports in thousandths of its stages, moving within PCL's clustering, and
+  // gives the result it gives unfollowed.
+  void followedChainReportsAndGivesTheSameResult() {
+    const PointCloud street = load_cloud((test::sampleDir() + "/street_scene.pcd").toStdString());
+    PipelineParams p = lidar_chain();
+    p.statistical = StatisticalOutlierParams{8, 1.0, false};
+    std::vector<std::size_t> told;
+    std::set<std::size_t> totals;
+    const PipelineProgress follow = [&](std::size_t done, std::size_t total) {
+      told.push_back(done);
+      totals.insert(total);
+      return true;
+    };
+    const PipelineResult followed = run_pipeline(street, p, "cpu", nullptr, follow);
+    const PipelineResult plain = run_pipeline(street, p, "cpu");
+    QCOMPARE(followed.stages.size(), std::size_t(5));  // voxels, outliers, ground, clusters, boxes
+    QCOMPARE(followed.filtered.size(), plain.filtered.size());
+    QCOMPARE(followed.ground, plain.ground);
+    QCOMPARE(followed.labels, plain.labels);
+    QCOMPARE(followed.objects.size(), plain.objects.size());
+    QVERIFY(totals == std::set<std::size_t>{4000});
+    QVERIFY(std::is_sorted(told.begin(), told.end()));
+    QCOMPARE(told.front(), std::size_t(0));
+    QCOMPARE(told.back(), std::size_t(4000));
+    // Each stage's start, and the clustering's searches within the fourth.
+    for (const std::size_t start : {0, 1000, 2000, 3000})
+      QVERIFY(std::count(told.begin(), told.end(), start) >= 1);
+    QVERIFY(std::count_if(told.begin(), told.end(),
+                          [](std::size_t d) { return d > 3000 && d < 4000; }) >= 1);
+  }
+
+  // Told to stop, the chain ends with Cancelled: before its first stage, or within clustering.
+  void chainStopsWhenTold() {
+    const PointCloud street = load_cloud((test::sampleDir() + "/street_scene.pcd").toStdString());
+    const PipelineParams p = lidar_chain();
+    std::size_t last = 0, asked = 0;
+    QVERIFY_THROWS_EXCEPTION(
+        Cancelled, run_pipeline(street, p, "cpu", nullptr, [&](std::size_t done, std::size_t) {
+          ++asked;
+          last = done;
+          return false;
+        }));
+    QCOMPARE(asked, std::size_t(1));
+    QCOMPARE(last, std::size_t(0));
+    // Clustering is the third of three stages: stopped in it, nothing reaches its end.
+    QVERIFY_THROWS_EXCEPTION(
+        Cancelled, run_pipeline(street, p, "cpu", nullptr, [&](std::size_t done, std::size_t) {
+          last = done;
+          return done <= 2000;
+        }));
+    QVERIFY2(last > 2000 && last < 3000, qPrintable(QString::number(last)));
   }
 
   // The deterministic stages keep PCL's points; the ground plane may differ within its noise.

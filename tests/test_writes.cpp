@@ -263,28 +263,11 @@ class TestWrites : public QObject {
 
   // Ctrl-C during a long CPU clustering: the run stops between two searches, the command says so
   // and exits with 130, and its --out file is never written.
-  void ctrlCStopsALongRunAndWritesNothing() {
-    const QString in = test::sampleDir() + "/street_scene.pcd";
-    const Bounds b = load_cloud(in.toStdString()).local_bounds();
-    // A third of the street's diagonal: every search returns a large part of the cloud, so the
-    // run takes far longer than the second the test waits.
-    const double third = std::hypot(b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z) / 3;
-    QTemporaryDir dir;
-    const QString out = dir.path() + "/labels.pcd";
-    QProcess cli;
-    cli.start(CUMULUS_CLI_BINARY, {"cluster", in, "--method", "cpu", "--tolerance",
-                                   QString::number(third), "--out", out});
-    QVERIFY(cli.waitForStarted());
-    QTest::qWait(1000);
-    QCOMPARE(cli.state(), QProcess::Running);
-    ::kill(pid_t(cli.processId()), SIGINT);
-    QVERIFY(cli.waitForFinished(20000));
-    const QString err = QString::fromUtf8(cli.readAllStandardError());
-    QCOMPARE(cli.exitStatus(), QProcess::NormalExit);
-    QCOMPARE(cli.exitCode(), 130);
-    QVERIFY2(err.contains("interrupted"), qPrintable(err));
-    QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).isEmpty());
-  }
+  void ctrlCStopsALongRunAndWritesNothing() { interruptStreetAtAThird("cluster", "labels.pcd"); }
+
+  // The same for the pipeline, whose CPU chain stops between two stages or within clustering:
+  // here the clustering of what lies off the ground.
+  void ctrlCStopsALongPipelineAndWritesNothing() { interruptStreetAtAThird("pipeline", "objects"); }
 
   // On a terminal (a pseudo-terminal from script(1)) the same long run shows its progress, and
   // Ctrl-C typed on that terminal stops it. The ^C is sent only once the progress is on screen:
@@ -367,6 +350,33 @@ class TestWrites : public QObject {
       f.write("half a file");
     }  // no commit: as when an exception leaves a writer
     QVERIFY(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).isEmpty());
+  }
+
+ private:
+  // Runs `command` on the sample street with the CPU method and a tolerance of a third of the
+  // street's diagonal (every search returns a large part of the cloud, so the run takes far
+  // longer than the test waits), sends SIGINT, and checks the exit, the message and that
+  // nothing was written.
+  void interruptStreetAtAThird(const QString& command, const QString& out_name) {
+    const QString in = test::sampleDir() + "/street_scene.pcd";
+    const Bounds b = load_cloud(in.toStdString()).local_bounds();
+    const double third = std::hypot(b.max.x - b.min.x, b.max.y - b.min.y, b.max.z - b.min.z) / 3;
+    QTemporaryDir dir;
+    QProcess cli;
+    cli.start(CUMULUS_CLI_BINARY, {command, in, "--method", "cpu", "--tolerance",
+                                   QString::number(third), "--out", dir.path() + "/" + out_name});
+    QVERIFY(cli.waitForStarted());
+    QTest::qWait(1500);
+    QCOMPARE(cli.state(), QProcess::Running);
+    ::kill(pid_t(cli.processId()), SIGINT);
+    QVERIFY(cli.waitForFinished(20000));
+    const QString err = QString::fromUtf8(cli.readAllStandardError());
+    QCOMPARE(cli.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(cli.exitCode(), 130);
+    QVERIFY2(err.contains("interrupted"), qPrintable(err));
+    QVERIFY(QDir(dir.path())
+                .entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden)
+                .isEmpty());
   }
 };
 

@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <set>
 
 #include "args.h"
 #include "commands.h"
 #include "filter_args.h"
+#include "interrupt.h"
 #include "io/io.h"
 #include "json.h"
 #include "objects/objects_export.h"
@@ -167,7 +169,8 @@ int run_pipeline(const std::vector<std::string>& argv, std::ostream& out) {
   const PipelineParams p = pipeline_params(a);
   const std::string path = a.positionals()[0];
   const PointCloud cloud = load_cloud(path);
-  const PipelineResult r = run_pipeline(cloud, p, method);
+  RunProgress progress("pipeline (" + method + ")");
+  const PipelineResult r = run_pipeline(cloud, p, method, nullptr, std::ref(progress));
   if (a.has("out")) write_objects(a.get("out"), r, a);
   if (a.flag("json")) {
     QJsonArray stages, objects;

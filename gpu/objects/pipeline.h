@@ -5,6 +5,7 @@
 // library's own call, so every stage's result is what that call gives on the previous stage's
 // output.
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,12 +65,20 @@ PipelineParams lidar_chain();
 // filters and the range-image ground go stage by stage.
 bool device_chain_takes(const PipelineParams& params);
 
+// Told how far a chain is: (done, total) in thousandths of its stages, the clustering's share
+// moving with its searches (PCL's) or slabs, every other stage's at its end. Returning false
+// stops the chain with Cancelled before its next stage, or within clustering. PCL's filters and
+// ground RANSAC keep their kd-tree to themselves and have no progress: they run to their end
+// first, as do the GPU's stages (milliseconds).
+using PipelineProgress = std::function<bool(std::size_t done, std::size_t total)>;
+
 // "cpu" or "gpu": every stage with its method of that name. Error naming the stage when a
 // stage leaves no point for the next (everything cropped, every point an outlier, ...).
 // `page_locked`, when given, holds the cloud's points (the same values) in page-locked memory,
 // which the device-resident chain uploads by DMA (sequences' readers fill such buffers); the
 // other methods read the cloud itself.
 PipelineResult run_pipeline(const PointCloud& cloud, const PipelineParams& params,
-                            const std::string& method, const Point3f* page_locked = nullptr);
+                            const std::string& method, const Point3f* page_locked = nullptr,
+                            const PipelineProgress& progress = {});
 
 }  // namespace cumulus

@@ -52,6 +52,8 @@ struct GlobalParams {
   // The share of source keypoints that must lie within the inlier distance of a target keypoint
   // after the coarse alignment (PCL's inlier fraction).
   double min_overlap = 0.25;
+  // The hypotheses' random stream: ours draw from a counter-based stream started here; PCL's
+  // from std::rand, which the `cpu` method seeds with it before drawing.
   std::uint64_t seed = 1;
   // ICP on the full clouds after the coarse alignment; its max correspondence distance 0 means
   // the inlier distance. Its method follows the global one (cpu: PCL's, else ours on the GPU).
@@ -139,7 +141,8 @@ double global_voxel(const GlobalParams& params, const PointCloud& target);
 // result (found = false, reason), not an exception.
 // With `progress`, PCL's SampleConsensusPrerejective runs its iterations a few milliseconds
 // worth at a time and keeps the best of the pieces as its own loop would (the first hypothesis
-// with the lowest error): the same draws of std::rand, the same result.
+// with the lowest error): the same draws of std::rand, the same result. PCL's draws start from
+// `seed` on every call, so a run gives the same result whenever it is repeated.
 GlobalResult register_global(const PointCloud& source, const PointCloud& target,
                              const GlobalParams& params, GlobalMethod method,
                              const GlobalProgress& progress = {});

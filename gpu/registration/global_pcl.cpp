@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/timing.h"
 #include "registration/global_impl.h"
@@ -90,6 +91,11 @@ CoarseFit coarse_pcl(const std::vector<Point3f>& source, const std::vector<Point
   align.setSimilarityThreshold(float(params.similarity));
   align.setMaxCorrespondenceDistance(inlier_distance);
   align.setInlierFraction(float(params.min_overlap));
+  // PCL draws from the process's std::rand, which nothing else here seeds: started from the
+  // caller's seed, the same parameters give the same run in any process and at any point of it
+  // (glibc's unseeded start is seed 1, our default). Two such runs at once in one process share
+  // the stream and so draw other hypotheses.
+  std::srand(static_cast<unsigned>(params.seed ^ (params.seed >> 32)));
   // Without a caller to tell, one call of every iteration (what the benchmarks time).
   const int total = params.pcl_iterations;
   int piece = progress ? 16 : total;
