@@ -43,17 +43,14 @@ class ChainReport {
       : progress_(progress), total_(1000 * std::max<std::size_t>(stages, 1)) {}
 
   // Before the next stage: throws Cancelled when told to stop.
-  void next() {
-    at_ += started_ ? 1000 : 0;
-    started_ = true;
-    tell(at_);
-  }
+  void next() { tell(1000 * begun_++); }
   void end() { tell(total_); }
   // What a stage that reports within itself is given.
   std::function<bool(std::size_t, std::size_t)> within() const {
     if (!progress_) return {};
     return [this](std::size_t done, std::size_t total) {
-      return progress_(at_ + (total ? std::min<std::size_t>(999, done * 1000 / total) : 0), total_);
+      const std::size_t at = 1000 * (begun_ - 1);  // the stage under way
+      return progress_(at + (total ? std::min<std::size_t>(999, done * 1000 / total) : 0), total_);
     };
   }
 
@@ -64,8 +61,7 @@ class ChainReport {
 
   const PipelineProgress& progress_;
   std::size_t total_;
-  std::size_t at_ = 0;
-  bool started_ = false;
+  std::size_t begun_ = 0;  // stages begun
 };
 
 }  // namespace
