@@ -4,8 +4,11 @@
 // presets round-trip between the panel and cumulus-cli pipeline.
 #include <QComboBox>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QSignalSpy>
+#include <QStatusBar>
 
 #include <sstream>
 
@@ -107,6 +110,39 @@ class TestObjectsPanel : public QObject {
     QCOMPARE(parse.error, QJsonParseError::NoError);
     QCOMPARE(doc.array().size(), int(r->objects.size()));
     QCOMPARE(doc.array().at(0).toObject().value("box_corners").toArray().size(), 8);
+  }
+
+  // A slow chain (PCL's clustering of the whole street at 10 m) shows its share done and gives
+  // way to the next request between two of its searches.
+  void aSlowChainGivesWayToTheNext() {
+    app::MainWindow w;
+    QSignalSpy done(w.pipeline(), &app::PipelineController::finished);
+    open_street(w, done);
+    PipelineParams slow = lidar_chain();
+    slow.voxel.reset();
+    slow.cluster->tolerance = 10;
+    w.pipelinePanel()->setParams(slow);
+    w.pipeline()->run();
+    // The status bar says how far: with the ground and the clustering as the chain's two stages,
+    // past one half is within the clustering, a share only its searches report.
+    const auto share = [&w] {
+      static const QRegularExpression done_share("^Objects: (\\d+) % done");
+      const auto m = done_share.match(w.statusBar()->currentMessage());
+      return m.hasMatch() ? m.captured(1).toInt() : -1;
+    };
+    QTRY_VERIFY_WITH_TIMEOUT(share() > 50, 60000);
+    QVERIFY(w.pipeline()->busy());
+    const auto runs = done.count();
+    w.pipelinePanel()->setParams(lidar_chain());
+    QElapsedTimer clock;
+    clock.start();
+    w.pipeline()->run();
+    QTRY_VERIFY_WITH_TIMEOUT(done.count() > runs && !w.pipeline()->busy(), 60000);
+    QVERIFY2(clock.elapsed() < 20000, qPrintable(QString("%1 ms").arg(clock.elapsed())));
+    QVERIFY(done.last().at(0).toBool());
+    const PipelineResult direct = run_pipeline(*w.document()->at(0).cloud, lidar_chain(), "cpu");
+    QCOMPARE(w.pipeline()->result()->objects.size(), direct.objects.size());
+    QCOMPARE(w.pipeline()->result()->stages[0].name, std::string("voxel grid"));
   }
 
   // A preset saved by the panel loads back into it and runs in the CLI with the same objects.

@@ -593,6 +593,33 @@ class TestWindows : public QObject {
     QVERIFY(!finished.at(1).at(0).toBool());
   }
 
+  // Cancel ends the run in progress, not only the runs after it: PCL's clustering of the sample
+  // street at 10 m (each search finds a large part of the street) stops at its next search.
+  void compareCancelStopsTheRunInProgress() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    setLive(w.clusterPanel(), false);
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    w.clusterPanel()->setParams({10.0f, 1, 1000000});
+    std::unique_ptr<app::CompareWindow> cmp(w.openCompare());
+    QVERIFY(cmp);
+    cmp->setMethods(std::vector<ClusterMethod>{ClusterMethod::Cpu});
+    cmp->setRepeats(1);
+    cmp->show();
+    QSignalSpy finished(cmp.get(), &app::CompareWindow::finished);
+    cmp->run();
+    QTest::qWait(3000);  // well into the run
+    QVERIFY(cmp->busy() && finished.isEmpty());
+    QElapsedTimer clock;
+    clock.start();
+    cmp->cancel();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    QVERIFY2(clock.elapsed() < 10000, qPrintable(QString("%1 ms").arg(clock.elapsed())));
+    QVERIFY(!finished.at(0).at(0).toBool());
+    QVERIFY(cmp->outcomes().empty());
+  }
+
   void segmentCompareListsDifferingColumns() {
     app::MainWindow w;
     w.setProperty("scripted", true);

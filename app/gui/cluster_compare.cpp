@@ -23,8 +23,8 @@ CompareSubject cluster_compare(std::shared_ptr<const PointCloud> cloud, const QS
   set_input_and_methods(s, "cluster", name, cloud->size(), ClusterMethod::Cpu,
                         cpu_and_gpu<ClusterMethod>);
   s.difference_toggle = QObject::tr("Highlight differences");
-  s.run_one = [cloud, params](int m) {
-    return compare_run(euclidean_cluster(*cloud, params, ClusterMethod(m)));
+  s.run_one = [cloud, params](int m, const CompareStop& stop) {
+    return compare_run(euclidean_cluster(*cloud, params, ClusterMethod(m), stop.progress()));
   };
   auto agreements = std::make_shared<std::vector<ClusterAgreement>>();
   s.judge = judge_keeping<ClusterResult>(agreements, compare_clusters);

@@ -6,17 +6,17 @@ namespace cumulus::app {
 
 std::vector<CompareOutcome> run_methods(const std::vector<std::pair<int, QString>>& methods,
                                         int repeats, int warmup, const std::atomic<bool>& cancelled,
-                                        std::atomic<int>& done,
-                                        const std::function<CompareRun(int)>& run,
+                                        std::atomic<int>& done, const CompareRunOne& run,
                                         const JobControl& control) {
+  const CompareStop stop(cancelled);
   std::vector<CompareOutcome> out;
   for (const auto& [m, name] : methods) {
     CompareOutcome o{m, name, {}, {}, nullptr, {}};
     try {
       for (int w = 0; w < warmup && !cancelled; ++w)
-        run(m);
+        run(m, stop);
       for (int r = 0; r < repeats && !cancelled; ++r) {
-        CompareRun one = run(m);
+        CompareRun one = run(m, stop);
         o.totals.push_back(one.total_ms);
         o.stages.push_back(std::move(one.stages));
         o.result = std::move(one.result);
@@ -47,7 +47,7 @@ void CompareRunner::cancel() {
 }
 
 void CompareRunner::start(std::vector<std::pair<int, QString>> methods, int repeats, int warmup,
-                          std::function<CompareRun(int)> run_one,
+                          CompareRunOne run_one,
                           std::function<void(std::vector<CompareOutcome>, bool)> finished) {
   cancelled_ = std::make_shared<std::atomic<bool>>(false);
   progress_->setRange(0, int(methods.size()) * repeats);

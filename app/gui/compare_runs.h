@@ -34,6 +34,25 @@ CompareRun compare_run(Result r) {
   return {std::move(p), total, std::move(stages)};
 }
 
+// What a run asks to hear Cancel while it runs: a progress callback for any algorithm (any
+// arguments, how far is ignored) that says stop once the job is cancelled, so that a long run
+// (PCL's on a large cloud) ends at its next report and not only between runs. It reads one flag,
+// and the algorithms' reports are as cheap as without a callback (docs/architecture.md).
+class CompareStop {
+ public:
+  explicit CompareStop(const std::atomic<bool>& cancelled) : cancelled_(&cancelled) {}
+  bool requested() const { return cancelled_->load(std::memory_order_relaxed); }
+  auto progress() const {
+    return [c = cancelled_](auto&&...) { return !c->load(std::memory_order_relaxed); };
+  }
+
+ private:
+  const std::atomic<bool>* cancelled_;
+};
+
+// Runs one method once (its enum as an int), listening to `stop`; runs on a worker thread.
+using CompareRunOne = std::function<CompareRun(int method, const CompareStop& stop)>;
+
 struct CompareOutcome {
   int method = 0;  // the algorithm's method enum, as an int
   QString name;
@@ -48,17 +67,17 @@ struct CompareOutcome {
   }
 };
 
-// Runs each method `repeats` times after `warmup` unmeasured runs, stopping between runs when
-// `cancelled` is set; `done` counts measured runs.
+// Runs each method `repeats` times after `warmup` unmeasured runs; once `cancelled` is set the
+// run in progress ends at its next report (its outcome dropped) and no other starts. `done`
+// counts measured runs.
 std::vector<CompareOutcome> run_methods(const std::vector<std::pair<int, QString>>& methods,
                                         int repeats, int warmup, const std::atomic<bool>& cancelled,
-                                        std::atomic<int>& done,
-                                        const std::function<CompareRun(int)>& run,
+                                        std::atomic<int>& done, const CompareRunOne& run,
                                         const JobControl& control);
 
 // The compare window's background side: the chosen methods run on a JobRunner, progress counts
-// measured runs, Cancel stops between runs (the runs done so far are still shown), and the Run
-// and Cancel buttons follow the job.
+// measured runs, Cancel stops the run in progress at its next report (the runs done so far are
+// still shown), and the Run and Cancel buttons follow the job.
 class CompareRunner {
  public:
   CompareRunner(QWidget* owner, QPushButton* run, QPushButton* cancel, QProgressBar* progress);
@@ -68,10 +87,10 @@ class CompareRunner {
 
   bool busy() const { return runner_->busy(); }
   void cancel();
-  // run_one(method) runs on a worker thread, so it captures its input by value.
+  // run_one runs on a worker thread, so it captures its input by value.
   // finished(outcomes, completed) runs on the UI thread when the job ends.
   void start(std::vector<std::pair<int, QString>> methods, int repeats, int warmup,
-             std::function<CompareRun(int)> run_one,
+             CompareRunOne run_one,
              std::function<void(std::vector<CompareOutcome>, bool)> finished);
 
  private:

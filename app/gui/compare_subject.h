@@ -50,8 +50,8 @@ struct CompareSubject {
   int repeats = 3;
   int warmup = 0;
   QString difference_toggle;  // "Highlight differences"
-  // Runs one method once on a worker thread; captures its input by value.
-  std::function<CompareRun(int)> run_one;
+  // Runs one method once on a worker thread, stopping when told; captures its input by value.
+  CompareRunOne run_one;
   // Judges outcome number k against the reference, keeping what `show` needs to highlight.
   std::function<CompareJudgement(const CompareOutcome& reference, const CompareOutcome& other,
                                  std::size_t k)>

@@ -6,6 +6,7 @@
 
 #include "colormap.h"
 #include "compare_subject.h"
+#include "tiles/tiles.h"
 #include "vtk_cloud_view.h"
 
 namespace cumulus::app {
@@ -68,8 +69,11 @@ CompareSubject features_compare(std::shared_ptr<const PointCloud> cloud, const Q
   set_input_and_methods(s, "features", name, cloud->size(), FeatureMethod::Cpu,
                         cpu_and_gpu<FeatureMethod>);
   s.difference_toggle = QObject::tr("Mark differing histograms");
-  s.run_one = [cloud, params](int m) {
-    return compare_run(compute_features(*cloud, params, FeatureMethod(m)));
+  s.run_one = [cloud, params](int m, const CompareStop& stop) {
+    // As compute_features runs it (one call, or tiles beyond one GPU call), listening to Cancel.
+    TileOptions tiles;
+    tiles.progress = stop.progress();
+    return compare_run(compute_features_tiled(*cloud, params, FeatureMethod(m), nullptr, tiles));
   };
   auto differs = std::make_shared<std::vector<std::vector<bool>>>();
   s.judge = [differs, pcl = params.normals.pcl_compatible](

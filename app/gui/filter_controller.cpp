@@ -18,12 +18,36 @@ struct FilterOutcome {
   std::string method;
 };
 
+// The stages a filter job names with its progress (JobControl's stage).
+enum class FilterStage { Crop, Voxel, Statistical, Radius, Ground };
+
+QString stage_name(FilterStage stage) {
+  switch (stage) {
+    case FilterStage::Crop:
+      return FilterController::tr("crop box");
+    case FilterStage::Voxel:
+      return FilterController::tr("voxel grid");
+    case FilterStage::Statistical:
+      return FilterController::tr("statistical outliers");
+    case FilterStage::Radius:
+      return FilterController::tr("radius outliers");
+    case FilterStage::Ground:
+      break;
+  }
+  return FilterController::tr("ground plane");
+}
+
 // The crop box, the voxel grid, the outlier filters, then the ground plane's removal, each
-// where it is switched on; a stage that keeps nothing ends the chain.
-FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, FilterMethod method) {
+// where it is switched on; a stage that keeps nothing ends the chain. Told to stop, the job ends
+// before its next stage (PCL's filters have no progress of their own to stop within).
+FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, FilterMethod method,
+                         const JobControl& control) {
   FilterOutcome out;
   PointCloud cloud = in;
   out.method = method_name(method);
+  const auto starting = [&](FilterStage stage) {
+    if (!control.progress(0, 0, int(stage))) throw Cancelled("filtering cancelled");
+  };
   const auto take = [&](FilterResult r, const char* stage, const QString& label) {
     out.total_ms += r.total_ms;
     for (auto& [name, ms] : r.stages)
@@ -31,16 +55,26 @@ FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, Filt
     cloud = std::move(r.cloud);
     out.counts.emplace_back(label, cloud.size());
   };
-  if (s.crop) take(crop_box(cloud, *s.crop, method), "crop", FilterController::tr("crop box"));
-  if (s.voxel && !cloud.empty())
-    take(voxel_grid(cloud, *s.voxel, method), "voxel", FilterController::tr("voxel grid"));
-  if (s.statistical && !cloud.empty())
+  if (s.crop) {
+    starting(FilterStage::Crop);
+    take(crop_box(cloud, *s.crop, method), "crop", stage_name(FilterStage::Crop));
+  }
+  if (s.voxel && !cloud.empty()) {
+    starting(FilterStage::Voxel);
+    take(voxel_grid(cloud, *s.voxel, method), "voxel", stage_name(FilterStage::Voxel));
+  }
+  if (s.statistical && !cloud.empty()) {
+    starting(FilterStage::Statistical);
     take(remove_statistical_outliers(cloud, *s.statistical, method), "statistical outliers",
-         FilterController::tr("statistical outliers"));
-  if (s.radius && !cloud.empty())
+         stage_name(FilterStage::Statistical));
+  }
+  if (s.radius && !cloud.empty()) {
+    starting(FilterStage::Radius);
     take(remove_radius_outliers(cloud, *s.radius, method), "radius outliers",
-         FilterController::tr("radius outliers"));
+         stage_name(FilterStage::Radius));
+  }
   if (s.ground && !cloud.empty()) {
+    starting(FilterStage::Ground);
     // The ground methods carry the filters' names (cpu: PCL, gpu: ours).
     const GroundMethod ground_method =
         parse_method<GroundMethod>(method_name(method)).value_or(GroundMethod::Cpu);
@@ -63,6 +97,12 @@ FilterController::FilterController(const Workbench& bench, ui::FilterPanel* pane
       panel_, runner_, 150, [this] { run(); }, this);
   connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::FilterPanel::addAsDatasetRequested, this, &FilterController::addAsDataset);
+  connect(runner_, &JobRunner::progress, this, [this](qint64, qint64, int stage) {
+    bench_.status->showMessage(tr("Filtering: %1 (stage %2 of the chain)")
+                                   .arg(stage_name(FilterStage(stage)))
+                                   .arg(stage + 1),
+                               3000);
+  });
 }
 
 void FilterController::datasetShown(int row) {
@@ -87,8 +127,8 @@ void FilterController::run() {
     return panel_->setError(tr("Switch on at least one filter."));
   panel_->setBusy(true);
   runner_->start(
-      [cloud, settings, method = panel_->method()](const JobControl&) {
-        return filter_job(*cloud, settings, method);
+      [cloud, settings, method = panel_->method()](const JobControl& control) {
+        return filter_job(*cloud, settings, method, control);
       },
       [this, cloud](FilterOutcome r) {
         const int at = bench_.document->findCloud(cloud.get());

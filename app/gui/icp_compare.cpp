@@ -69,7 +69,8 @@ CompareSubject icp_compare(std::shared_ptr<const PointCloud> source,
     std::shared_ptr<const PointCloud> target;
   };
   auto normals = std::make_shared<Normals>();
-  s.run_one = [moved, target, params, normals](int m) {
+  s.run_one = [moved, target, params, normals](int m, const CompareStop& stop) {
+    // A stop while the normals are estimated leaves the flag unset: the next run estimates them.
     std::call_once(normals->once, [&] {
       if (params.metric != IcpMetric::PointToPlane || target->has_normals()) {
         normals->target = target;
@@ -78,10 +79,11 @@ CompareSubject icp_compare(std::shared_ptr<const PointCloud> source,
       auto with = std::make_shared<PointCloud>(*target);
       NormalParams np;
       np.neighbourhood = Neighbourhood::nearest(params.normals_k);
-      with->normals = estimate_normals(*target, np, FeatureMethod::Cpu).normals;
+      with->normals =
+          estimate_normals_call(*target, np, FeatureMethod::Cpu, stop.progress()).normals;
       normals->target = with;
     });
-    return compare_run(icp(*moved, *normals->target, params, IcpMethod(m)));
+    return compare_run(icp(*moved, *normals->target, params, IcpMethod(m), stop.progress()));
   };
   auto apart = std::make_shared<std::vector<std::vector<bool>>>();
   s.judge = [moved, apart](const CompareOutcome& ref, const CompareOutcome& other, std::size_t k) {

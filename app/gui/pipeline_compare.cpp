@@ -47,9 +47,9 @@ CompareSubject pipeline_compare(std::shared_ptr<const PointCloud> cloud, const Q
   set_input_and_methods(s, "pipeline", name, cloud->size(), PipelineMethod::Cpu,
                         cpu_and_gpu<PipelineMethod>);
   s.difference_toggle = QObject::tr("Mark points whose role differs");
-  s.run_one = [cloud, params](int m) {
+  s.run_one = [cloud, params](int m, const CompareStop& stop) {
     auto r = std::make_shared<const PipelineResult>(
-        run_pipeline(*cloud, params, method_name(PipelineMethod(m))));
+        run_pipeline(*cloud, params, method_name(PipelineMethod(m)), nullptr, stop.progress()));
     StageTimes stages;  // the chart's bar: one segment per pipeline stage
     for (const auto& st : r->stages)
       stages.emplace_back(st.name, st.ms);

@@ -50,6 +50,11 @@ PipelineController::PipelineController(const Workbench& bench, ui::PipelinePanel
   connect(panel_, &ui::PipelinePanel::exportJsonRequested, this, [this] { exportObjects(true); });
   connect(panel_, &ui::PipelinePanel::savePresetRequested, this, &PipelineController::savePreset);
   connect(panel_, &ui::PipelinePanel::loadPresetRequested, this, &PipelineController::loadPreset);
+  connect(runner_, &JobRunner::progress, this, [this](qint64 done, qint64 total) {
+    if (total > 0)
+      bench_.status->showMessage(
+          tr("Objects: %1 % done").arg(std::min<qint64>(100, done * 100 / total)), 3000);
+  });
 }
 
 void PipelineController::run() {
@@ -62,9 +67,11 @@ void PipelineController::run() {
   panel_->setBusy(true);
   auto cloud = bench_.document->at(row).cloud;
   runner_->start(
-      [cloud, params = panel_->params(), method = panel_->method()](const JobControl&) {
+      [cloud, params = panel_->params(), method = panel_->method()](const JobControl& control) {
+        // A slow chain (PCL's on a large scan) gives way to the next request between its
+        // stages and within its clustering (PCL's outlier filters keep their searches private).
         return std::make_shared<const PipelineResult>(
-            run_pipeline(*cloud, params, method_name(method)));
+            run_pipeline(*cloud, params, method_name(method), nullptr, control.callback()));
       },
       [this, cloud](std::shared_ptr<const PipelineResult> r) {
         RunHistory::instance().add(

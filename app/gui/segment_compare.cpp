@@ -22,7 +22,8 @@ CompareSubject segment_compare(std::shared_ptr<const DepthImage> image, const QS
   s.repeats = 5;
   s.warmup = 1;  // thread start, GPU context and buffers before the measured runs
   s.difference_toggle = QObject::tr("Mark differing columns");
-  s.run_one = [image, params](int m) {
+  // RDP over one image takes milliseconds on every method: a stop waits for the run to end.
+  s.run_one = [image, params](int m, const CompareStop&) {
     return compare_run(segment_columns(*image, params, SegmentMethod(m)));
   };
   auto agreements = std::make_shared<std::vector<SegmentAgreement>>();
