@@ -41,7 +41,6 @@ CompareRun compare_run(Result r) {
 class CompareStop {
  public:
   explicit CompareStop(const std::atomic<bool>& cancelled) : cancelled_(&cancelled) {}
-  bool requested() const { return cancelled_->load(std::memory_order_relaxed); }
   auto progress() const {
     return [c = cancelled_](auto&&...) { return !c->load(std::memory_order_relaxed); };
   }

@@ -48,31 +48,25 @@ FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, Filt
   const auto starting = [&](FilterStage stage) {
     if (!control.progress(0, 0, int(stage))) throw Cancelled("filtering cancelled");
   };
-  const auto take = [&](FilterResult r, const char* stage, const QString& label) {
+  // One filter stage: announced (where a stop is heard), run, and its times and count kept.
+  const auto filter = [&](FilterStage stage, const char* key, auto&& run) {
+    starting(stage);
+    FilterResult r = run();
     out.total_ms += r.total_ms;
     for (auto& [name, ms] : r.stages)
-      out.stages.emplace_back(std::string(stage) + ": " + name, ms);
+      out.stages.emplace_back(std::string(key) + ": " + name, ms);
     cloud = std::move(r.cloud);
-    out.counts.emplace_back(label, cloud.size());
+    out.counts.emplace_back(stage_name(stage), cloud.size());
   };
-  if (s.crop) {
-    starting(FilterStage::Crop);
-    take(crop_box(cloud, *s.crop, method), "crop", stage_name(FilterStage::Crop));
-  }
-  if (s.voxel && !cloud.empty()) {
-    starting(FilterStage::Voxel);
-    take(voxel_grid(cloud, *s.voxel, method), "voxel", stage_name(FilterStage::Voxel));
-  }
-  if (s.statistical && !cloud.empty()) {
-    starting(FilterStage::Statistical);
-    take(remove_statistical_outliers(cloud, *s.statistical, method), "statistical outliers",
-         stage_name(FilterStage::Statistical));
-  }
-  if (s.radius && !cloud.empty()) {
-    starting(FilterStage::Radius);
-    take(remove_radius_outliers(cloud, *s.radius, method), "radius outliers",
-         stage_name(FilterStage::Radius));
-  }
+  if (s.crop) filter(FilterStage::Crop, "crop", [&] { return crop_box(cloud, *s.crop, method); });
+  if (s.voxel && !cloud.empty())
+    filter(FilterStage::Voxel, "voxel", [&] { return voxel_grid(cloud, *s.voxel, method); });
+  if (s.statistical && !cloud.empty())
+    filter(FilterStage::Statistical, "statistical outliers",
+           [&] { return remove_statistical_outliers(cloud, *s.statistical, method); });
+  if (s.radius && !cloud.empty())
+    filter(FilterStage::Radius, "radius outliers",
+           [&] { return remove_radius_outliers(cloud, *s.radius, method); });
   if (s.ground && !cloud.empty()) {
     starting(FilterStage::Ground);
     // The ground methods carry the filters' names (cpu: PCL, gpu: ours).
