@@ -3,7 +3,9 @@
 // plane out first, so a street's cars are not one ground cluster.
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QStatusBar>
 
 #include "cluster/cluster.h"
 #include "cluster_panel.h"
@@ -90,6 +92,38 @@ class TestScanToObjects : public QObject {
     QCOMPARE(w.document()->at(1).cloud->size(), w.filters()->filtered()->size());
     QVERIFY(w.document()->at(1).name.contains("filtered"));
     QCOMPARE(w.document()->at(0).cloud->size(), source->size());  // the input is untouched
+  }
+
+  // Cancel pressed while PCL's statistical filter runs (which cannot stop within) ends the
+  // chain before its next stage: the radius filter at 5 m with no cap on the neighbours, which
+  // would list every point's neighbours (more than 100 s here), never starts, and nothing is
+  // shown.
+  void filtersPanelStopsBetweenStages() {
+    app::MainWindow w;
+    w.setProperty("scripted", true);
+    w.show();
+    QVERIFY(w.openFilesNow({sample("street_scene.pcd")}).isEmpty());
+    w.findChild<QDockWidget*>("filters")->raise();
+    QSignalSpy done(w.filters(), &app::FilterController::finished);
+    w.filterPanel()->setMethod(FilterMethod::Cpu);
+    ui::FilterSettings s = w.filterPanel()->settings();
+    s.voxel.reset();
+    s.statistical = StatisticalOutlierParams{kMaxOutlierMeanK, 1.0, false};
+    s.radius = RadiusOutlierParams{5.0, 1000000, false};
+    w.filterPanel()->setSettings(s);
+    w.filters()->run();
+    QTRY_VERIFY_WITH_TIMEOUT(w.statusBar()->currentMessage().startsWith(
+                                 "Filtering: statistical outliers (stage 1 of 2)"),
+                             30000);
+    QVERIFY(w.filters()->busy());
+    QElapsedTimer clock;
+    clock.start();
+    emit w.filterPanel()->cancelRequested();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.filters()->busy(), 90000);
+    QVERIFY2(clock.elapsed() < 60000, qPrintable(QString("%1 ms").arg(clock.elapsed())));
+    QCOMPARE(done.count(), 1);
+    QVERIFY(!done.at(0).at(0).toBool());
+    QVERIFY(!w.filters()->filtered());
   }
 
   // With the ground removed first, the street's road is no cluster: its points are unlabelled

@@ -45,8 +45,12 @@ FilterOutcome filter_job(const PointCloud& in, const ui::FilterSettings& s, Filt
   FilterOutcome out;
   PointCloud cloud = in;
   out.method = method_name(method);
+  // The status bar counts the stages switched on, not the chain's five places.
+  const std::size_t chain = std::size_t(s.crop.has_value()) + s.voxel.has_value() +
+                            s.statistical.has_value() + s.radius.has_value() + s.ground.has_value();
+  std::size_t begun = 0;
   const auto starting = [&](FilterStage stage) {
-    if (!control.progress(0, 0, int(stage))) throw Cancelled("filtering cancelled");
+    if (!control.progress(++begun, chain, int(stage))) throw Cancelled("filtering cancelled");
   };
   // One filter stage: announced (where a stop is heard), run, and its times and count kept.
   const auto filter = [&](FilterStage stage, const char* key, auto&& run) {
@@ -91,10 +95,11 @@ FilterController::FilterController(const Workbench& bench, ui::FilterPanel* pane
       panel_, runner_, 150, [this] { run(); }, this);
   connect(jobs_, &PanelJobs::dropped, this, [this] { emit finished(false); });
   connect(panel_, &ui::FilterPanel::addAsDatasetRequested, this, &FilterController::addAsDataset);
-  connect(runner_, &JobRunner::progress, this, [this](qint64, qint64, int stage) {
-    bench_.status->showMessage(tr("Filtering: %1 (stage %2 of the chain)")
+  connect(runner_, &JobRunner::progress, this, [this](qint64 begun, qint64 chain, int stage) {
+    bench_.status->showMessage(tr("Filtering: %1 (stage %2 of %3)")
                                    .arg(stage_name(FilterStage(stage)))
-                                   .arg(stage + 1),
+                                   .arg(begun)
+                                   .arg(chain),
                                3000);
   });
 }
