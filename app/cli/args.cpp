@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
+#include <sstream>
 
 namespace cumulus::cli {
 
@@ -41,6 +43,16 @@ double Args::get_double(const std::string& name, double fallback) const {
   return has(name) ? parse_double("--" + name, get(name)) : fallback;
 }
 
+float Args::get_float(const std::string& name, float fallback) const {
+  return has(name) ? parse_float("--" + name, get(name)) : fallback;
+}
+
+float Args::required_float(const std::string& name, const std::string& command,
+                           const std::string& unit) const {
+  required_double(name, command, unit);
+  return parse_float("--" + name, get(name));
+}
+
 double Args::required_double(const std::string& name, const std::string& command,
                              const std::string& unit) const {
   if (!has(name)) throw UsageError(command + " needs --" + name + " (" + unit + ")");
@@ -61,6 +73,17 @@ double parse_double(const std::string& what, const std::string& text) {
   if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v))
     throw UsageError(what + " expects a number, got '" + text + "'");
   return v;
+}
+
+float parse_float(const std::string& what, const std::string& text) {
+  return narrow_to_float(what, parse_double(what, text));
+}
+
+float narrow_to_float(const std::string& what, double v) {
+  if (std::abs(v) > double(std::numeric_limits<float>::max()))
+    throw UsageError(what + " takes numbers up to about 3.4e38 in size, got " +
+                     (std::ostringstream() << v).str());
+  return float(v);
 }
 
 long long parse_int(const std::string& what, const std::string& text) {

@@ -29,10 +29,15 @@ class Args {
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::string get(const std::string& name, const std::string& fallback = "") const;
   double get_double(const std::string& name, double fallback) const;
+  // For parameters held as float: a number beyond a float's range is a UsageError, not a cast
+  // that C++ leaves undefined.
+  float get_float(const std::string& name, float fallback) const;
   // The value of an option the command cannot run without; UsageError "`command` needs --NAME
   // (`unit`)" where it is missing.
   double required_double(const std::string& name, const std::string& command,
                          const std::string& unit) const;
+  float required_float(const std::string& name, const std::string& command,
+                       const std::string& unit) const;
   long long get_int(const std::string& name, long long fallback) const;
   // Throws UsageError unless there are between min and max positionals.
   void expect_positionals(std::size_t min, std::size_t max, const std::string& usage) const;
@@ -59,6 +64,8 @@ std::string method_help(Method any) {
 }
 
 double parse_double(const std::string& what, const std::string& text);
+float parse_float(const std::string& what, const std::string& text);
+float narrow_to_float(const std::string& what, double v);
 long long parse_int(const std::string& what, const std::string& text);
 
 // "  time: 12.345 ms (upload 0.1, search 2.3)" and a new line: a run's time and its stages.

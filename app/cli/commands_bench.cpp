@@ -195,8 +195,7 @@ int run_bench_cluster(const Args& a, std::ostream& out, const std::string& comma
   std::vector<Case> cases;
   const std::string sweeps = a.get("sweeps", "size,clusters,degree,distance,real");
   if (sweeps.find("real") != std::string::npos) {
-    auto real =
-        real_cases(a.get("data", ""), a.get("sample", ""), float(a.get_double("tolerance", 0.5)));
+    auto real = real_cases(a.get("data", ""), a.get("sample", ""), a.get_float("tolerance", 0.5));
     for (auto& c : real)
       cases.push_back(std::move(c));
   }

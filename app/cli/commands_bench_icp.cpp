@@ -271,10 +271,8 @@ int run_bench_icp(const Args& a, std::ostream& out, const std::string& command_l
   IcpGpuTuning tuning;
   tuning.lanes = int(a.get_int("icp-lanes", tuning.lanes));
   if (a.has("grid-points-per-cell"))
-    tuning.grid_points_per_cell = tuning.grid_within_reach =
-        float(a.get_double("grid-points-per-cell", 0));
-  tuning.fine_points_per_cell =
-      float(a.get_double("fine-points-per-cell", tuning.fine_points_per_cell));
+    tuning.grid_points_per_cell = tuning.grid_within_reach = a.get_float("grid-points-per-cell", 0);
+  tuning.fine_points_per_cell = a.get_float("fine-points-per-cell", tuning.fine_points_per_cell);
   for (auto& c : cases)
     c.params.gpu = tuning;
   if (a.has("cases")) {

@@ -17,7 +17,7 @@ namespace {
 
 ClusterParams params_from(const Args& a) {
   ClusterParams p;
-  p.tolerance = float(a.required_double("tolerance", "cluster", "metres"));
+  p.tolerance = a.required_float("tolerance", "cluster", "metres");
   const long long mn = a.get_int("min", 1),
                   mx = a.get_int("max", std::numeric_limits<std::int32_t>::max());
   if (mn < 0 || mx < 0) throw UsageError("--min and --max must not be negative");

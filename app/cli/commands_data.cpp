@@ -293,7 +293,7 @@ int run_generate(const std::vector<std::string>& argv, std::ostream& out) {
     p.clusters = std::size_t(a.get_int("clusters", (long long)(p.clusters)));
     p.degree = std::size_t(a.get_int("degree", (long long)(p.degree)));
     p.point_distance = std::size_t(a.get_int("distance", (long long)(p.point_distance)));
-    p.tolerance = float(a.get_double("tolerance", p.tolerance));
+    p.tolerance = a.get_float("tolerance", p.tolerance);
     const PointCloud c = generate_cluster_cloud(p);
     save_cloud(dst, c);
     out << "wrote " << dst << ": " << c.size() << " points in " << p.clusters << " clusters\n";

@@ -28,7 +28,7 @@ Neighbourhood neighbourhood_from(const Args& a, const std::string& k, const std:
                                  std::optional<Neighbourhood> fallback) {
   if (a.has(k) && a.has(r)) throw UsageError("give --" + k + " or --" + r + ", not both");
   if (a.has(k)) return Neighbourhood::nearest(int(a.get_int(k, 0)));
-  if (a.has(r)) return Neighbourhood::within(float(a.get_double(r, 0)));
+  if (a.has(r)) return Neighbourhood::within(a.get_float(r, 0));
   if (fallback) return *fallback;
   throw UsageError("features: give the neighbourhood as --k K or --radius R");
 }

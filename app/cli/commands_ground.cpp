@@ -53,7 +53,7 @@ RangeGroundParams range_ground_params(const Args& a, const std::string& threshol
     p.fov_up_deg = v[0];
     p.fov_down_deg = v[1];
   }
-  p.epsilon = float(a.get_double("epsilon", p.epsilon));
+  p.epsilon = a.get_float("epsilon", p.epsilon);
   p.max_slope_deg = a.get_double("max-slope", p.max_slope_deg);
   p.max_step = a.get_double("max-step", p.max_step);
   p.sensor_height = a.get_double("sensor-height", p.sensor_height);

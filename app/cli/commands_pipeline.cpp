@@ -118,7 +118,7 @@ PipelineParams pipeline_params(const Args& a) {
     throw UsageError("unknown ground method '" + ground + "' (none, ransac-plane, range-rdp)");
   }
   ClusterParams c;
-  c.tolerance = float(a.get_double("tolerance", 0.5));
+  c.tolerance = a.get_float("tolerance", 0.5);
   const long long lo = a.get_int("min", 10), hi = a.get_int("max", c.max_size);
   if (lo < 1 || hi < lo) throw UsageError("--min must be at least 1 and at most --max");
   c.min_size = std::size_t(lo);

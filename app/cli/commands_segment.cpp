@@ -16,7 +16,7 @@ namespace {
 
 SegmentParams segment_params_from(const Args& a) {
   SegmentParams p;
-  p.epsilon = float(a.required_double("epsilon", "segment", "metres"));
+  p.epsilon = a.required_float("epsilon", "segment", "metres");
   const std::string d = a.get("distance", "vertical");
   if (d == "vertical")
     p.distance = SegmentDistance::Vertical;
@@ -24,7 +24,7 @@ SegmentParams segment_params_from(const Args& a) {
     p.distance = SegmentDistance::Perpendicular;
   else
     throw UsageError("--distance must be vertical or perpendicular");
-  p.row_pitch = float(a.get_double("row-pitch", p.row_pitch));
+  p.row_pitch = a.get_float("row-pitch", p.row_pitch);
   p.median = int(a.get_int("median", 0));
   return p;
 }

@@ -58,8 +58,8 @@ std::string frame_text(const QJsonObject& line, const std::string& task) {
 
 OdometryParams odometry_params(const Args& a) {
   OdometryParams p;
-  p.voxel = float(a.get_double("voxel", p.voxel));
-  p.map_voxel = float(a.get_double("map-voxel", p.map_voxel));
+  p.voxel = a.get_float("voxel", p.voxel);
+  p.map_voxel = a.get_float("map-voxel", p.map_voxel);
   p.max_correspondence_distance = a.get_double("max-distance", p.max_correspondence_distance);
   p.max_iterations = int(a.get_int("max-iterations", p.max_iterations));
   p.map_scans = int(a.get_int("map-scans", p.map_scans));
@@ -199,7 +199,7 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
     if (!segment_method)
       throw UsageError("unknown method '" + a.get("method") + "' (" +
                        method_table(SegmentMethod{}).names() + ")");
-    segment.epsilon = float(a.required_double("epsilon", "sequence --task segment", "metres"));
+    segment.epsilon = a.required_float("epsilon", "sequence --task segment", "metres");
     const std::string d = a.get("distance", "vertical");
     if (d != "vertical" && d != "perpendicular")
       throw UsageError("--distance must be vertical or perpendicular");
@@ -223,7 +223,7 @@ int run_sequence(const std::vector<std::string>& argv, std::ostream& out) {
                      ")");
   }
   ClusterParams cluster;
-  cluster.tolerance = float(a.get_double("tolerance", 0.5));
+  cluster.tolerance = a.get_float("tolerance", 0.5);
   cluster.min_size = std::size_t(std::max<long long>(1, a.get_int("min", 1)));
   if (a.has("max")) cluster.max_size = std::size_t(std::max<long long>(1, a.get_int("max", 1)));
   validate(cluster);

@@ -29,7 +29,8 @@ std::optional<VoxelGridParams> voxel_arg(const Args& a) {
                      ? std::vector<double>(3, numbers(a, "voxel", 1)[0])
                      : numbers(a, "voxel", 3);
   if (a.get_int("min-points", 0) < 0) throw UsageError("--min-points must not be negative");
-  return VoxelGridParams{{float(v[0]), float(v[1]), float(v[2])},
+  return VoxelGridParams{{narrow_to_float("--voxel", v[0]), narrow_to_float("--voxel", v[1]),
+                          narrow_to_float("--voxel", v[2])},
                          std::size_t(a.get_int("min-points", 0))};
 }
 
