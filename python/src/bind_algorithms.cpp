@@ -23,7 +23,7 @@ py::array_t<std::int32_t> cluster(py::handle points, double tolerance, std::size
                                   const std::optional<std::string>& method) {
   PointsArg p(points, "points");
   ClusterParams params;
-  params.tolerance = float(finite_arg(tolerance, "tolerance", true));
+  params.tolerance = float_arg(tolerance, "tolerance", true);
   params.min_size = min_size;
   if (max_size) params.max_size = *max_size;
   const auto m = method_arg<ClusterMethod>(method, "clustering");
@@ -63,7 +63,11 @@ class SearchInput {
 py::tuple knn(py::handle targets, const py::object& queries, int k, double max_distance,
               const std::optional<std::string>& method) {
   const auto m = method_arg<NnsMethod>(method, "neighbour search");
-  validate_knn(k, m, float(max_distance));
+  // Any distance beyond a float's range limits nothing: it is the default's "no limit".
+  const double limit = std::numeric_limits<float>::max();
+  const float max_d = std::abs(max_distance) > limit ? (max_distance > 0 ? INFINITY : -INFINITY)
+                                                     : float(max_distance);
+  validate_knn(k, m, max_d);
   SearchInput in(targets, queries);
   const auto tv = in.targets();
   const auto qv = in.queries();
@@ -71,7 +75,7 @@ py::tuple knn(py::handle targets, const py::object& queries, int k, double max_d
   WallTimer call;
   {
     py::gil_scoped_release release;
-    r = knn_search(tv, qv, k, m, float(max_distance));
+    r = knn_search(tv, qv, k, m, max_d);
   }
   record_timings(r.method, r.stages, r.total_ms, call.ms());
   const auto rows = py::ssize_t(qv.size());
@@ -82,7 +86,8 @@ py::tuple knn(py::handle targets, const py::object& queries, int k, double max_d
 py::tuple radius(py::handle targets, const py::object& queries, double radius,
                  std::size_t max_neighbours, const std::optional<std::string>& method) {
   const auto m = method_arg<NnsMethod>(method, "neighbour search");
-  validate_radius(float(radius));
+  const float within = float_arg(radius, "radius", true);
+  validate_radius(within);
   SearchInput in(targets, queries);
   const auto tv = in.targets();
   const auto qv = in.queries();
@@ -90,7 +95,7 @@ py::tuple radius(py::handle targets, const py::object& queries, double radius,
   WallTimer call;
   {
     py::gil_scoped_release release;
-    r = radius_search(tv, qv, float(radius), m, max_neighbours);
+    r = radius_search(tv, qv, within, m, max_neighbours);
   }
   record_timings(r.method, r.stages, r.total_ms, call.ms());
   return py::make_tuple(to_array(std::move(r.offsets)), to_array(std::move(r.indices)),
@@ -141,7 +146,7 @@ IcpResult register_clouds(py::handle source, py::handle target, double max_corre
 Neighbourhood neighbourhood_arg(std::optional<int> k, std::optional<double> radius, int default_k,
                                 const char* what) {
   if (k && radius) throw InvalidArgument(std::string(what) + ": give k or radius, not both");
-  if (radius) return Neighbourhood::within(float(finite_arg(*radius, "radius", true)));
+  if (radius) return Neighbourhood::within(float_arg(*radius, "radius", true));
   const int kk = k.value_or(default_k);
   if (kk < 1) throw InvalidArgument(std::string(what) + ": k must be at least 1");
   return Neighbourhood::nearest(kk);
@@ -204,12 +209,12 @@ py::array_t<float> histograms(Descriptor descriptor, py::handle points, std::opt
 SegmentParams segment_params(double epsilon, const std::string& distance, double row_pitch,
                              int median) {
   SegmentParams params;
-  params.epsilon = float(finite_arg(epsilon, "epsilon", true));
+  params.epsilon = float_arg(epsilon, "epsilon", true);
   if (distance == "perpendicular")
     params.distance = SegmentDistance::Perpendicular;
   else if (distance != "vertical")
     throw InvalidArgument("unknown distance '" + distance + "'; valid: vertical, perpendicular");
-  params.row_pitch = float(row_pitch);
+  params.row_pitch = float_arg(row_pitch, "row_pitch");
   params.median = median;
   validate(params);
   return params;

@@ -35,10 +35,11 @@ std::shared_ptr<PointCloud> filter(py::handle points, const Params& params,
 
 std::array<float, 3> leaf_arg(const py::object& leaf) {
   if (py::isinstance<py::float_>(leaf) || py::isinstance<py::int_>(leaf)) {
-    const auto v = float(leaf.cast<double>());
+    const auto v = float_arg(leaf.cast<double>(), "leaf");
     return {v, v, v};
   }
-  return leaf.cast<std::array<float, 3>>();
+  const auto v = leaf.cast<std::array<double, 3>>();
+  return {float_arg(v[0], "leaf"), float_arg(v[1], "leaf"), float_arg(v[2], "leaf")};
 }
 
 py::dict object_dict(const DetectedObject& o) {
@@ -139,8 +140,7 @@ PipelineOutput pipeline(py::handle points, const std::string& method,
                           "'; valid: none, ransac-plane, range-rdp");
   }
   if (tolerance)
-    params.cluster =
-        ClusterParams{float(finite_arg(*tolerance, "tolerance", true)), min_size, max_size};
+    params.cluster = ClusterParams{float_arg(*tolerance, "tolerance", true), min_size, max_size};
   const PointCloud& c = p.cloud();
   PipelineResult r;
   WallTimer call;

@@ -55,7 +55,7 @@ class PyOdometry {
       throw InvalidArgument("metric is point-to-plane, point-to-point or gicp, not '" + metric +
                             "'");
     p.metric = *chosen;
-    p.voxel = float(finite_arg(voxel, "voxel", true));
+    p.voxel = float_arg(voxel, "voxel", true);
     p.max_correspondence_distance =
         finite_arg(max_correspondence_distance, "max_correspondence_distance", true);
     p.max_iterations = max_iterations;
@@ -64,7 +64,7 @@ class PyOdometry {
       throw InvalidArgument("target is scan-to-map or scan-to-scan, not '" + target + "'");
     p.target = *parsed;
     p.map_scans = map_scans;
-    p.map_voxel = float(finite_arg(map_voxel, "map_voxel", true));
+    p.map_voxel = float_arg(map_voxel, "map_voxel", true);
     p.motion_prior = motion_prior;
     const auto scan_ground = parse_scan_ground(ground);
     if (!scan_ground) throw InvalidArgument("ground is auto, keep or remove, not '" + ground + "'");

@@ -75,7 +75,7 @@ void bind_tiles(py::module_& m) {
           [](ClusterTileMerge& self, double tolerance, std::size_t min_size,
              std::optional<std::size_t> max_size) {
             ClusterParams params;
-            params.tolerance = float(tolerance);
+            params.tolerance = float_arg(tolerance, "tolerance", true);
             params.min_size = min_size;
             if (max_size) params.max_size = *max_size;
             ClusterResult r;

@@ -1,6 +1,8 @@
 #include "convert.h"
 
 #include <cmath>
+#include <limits>
+#include <sstream>
 
 #include "core/device.h"
 #include "io/io.h"
@@ -90,12 +92,23 @@ void PointsArg::from_array(py::handle object, const char* name, bool allow_empty
   owned_.resize(size_);
   double worst = 0;  // how far float32 moves a point: refused beyond what a file write allows
   for (py::ssize_t i = 0; i < r.shape(0); ++i) {
-    Point3f& q = owned_[std::size_t(i)];
-    q = {float(r(i, 0) - origin_[0]), float(r(i, 1) - origin_[1]), float(r(i, 2) - origin_[2])};
+    float local[3];
     for (int a = 0; a < 3; ++a) {
-      const float v = a == 0 ? q.x : a == 1 ? q.y : q.z;
-      if (std::isfinite(v)) worst = std::max(worst, std::abs(double(v) + origin_[a] - r(i, a)));
+      const double v = r(i, a) - origin_[a];
+      // A finite coordinate that float32 cannot hold would become infinite, and so be left out
+      // like a NaN, without a word: refused by name instead.
+      if (std::isfinite(v) && std::abs(v) > double(std::numeric_limits<float>::max())) {
+        std::ostringstream text;
+        text << name << " spans too far for float32 coordinates: point " << i << " lies "
+             << std::abs(v) << " m from the origin chosen for the cloud, beyond what float32 "
+             << "holds (about 3.4e38)";
+        throw InvalidArgument(text.str());
+      }
+      local[a] = float(v);
+      if (std::isfinite(v))
+        worst = std::max(worst, std::abs(double(local[a]) + origin_[a] - r(i, a)));
     }
+    owned_[std::size_t(i)] = {local[0], local[1], local[2]};
   }
   if (worst > kMaxSilentRoundingM)
     throw InvalidArgument(std::string(name) +
@@ -145,6 +158,17 @@ double finite_arg(double value, const char* name, bool positive) {
     throw InvalidArgument(std::string(name) + " must be a " + (positive ? "positive " : "") +
                           "finite number; got " + std::to_string(value));
   return value;
+}
+
+float float_arg(double value, const char* name, bool positive) {
+  finite_arg(value, name, positive);
+  if (std::abs(value) > double(std::numeric_limits<float>::max())) {
+    std::ostringstream text;
+    text << name << " must be at most about 3.4e38 in size (it is held as a 32-bit float); got "
+         << value;
+    throw InvalidArgument(text.str());
+  }
+  return float(value);
 }
 
 namespace {

@@ -93,6 +93,9 @@ Method method_arg(const std::optional<std::string>& name, const char* algorithm)
 
 // A parameter that must be a finite number (and positive, when asked): InvalidArgument naming it.
 double finite_arg(double value, const char* name, bool positive = false);
+// finite_arg for a parameter held as float: a number beyond a float's range is InvalidArgument,
+// not a narrowing that C++ leaves undefined.
+float float_arg(double value, const char* name, bool positive = false);
 
 // What the last call on this thread took, for last_timings(): method, stage times, the
 // backend's own total, and `call_ms`, the wall time of the C++ call as the binding made it

@@ -61,6 +61,34 @@ def test_bad_tolerances_raise_invalid_argument(tolerance):
         cumulus.cluster(np.zeros((3, 3), dtype=np.float32), tolerance)
 
 
+@pytest.mark.parametrize("call", [
+    lambda pts: cumulus.cluster(pts, 1e300),
+    lambda pts: cumulus.voxel_grid(pts, 1e39),
+    lambda pts: cumulus.voxel_grid(pts, [0.1, -1e39, 0.1]),
+    lambda pts: cumulus.radius_search(pts, pts, 1e300),
+    lambda pts: cumulus.normals(pts, radius=1e300),
+])
+def test_numbers_beyond_a_float_raise_invalid_argument(call):
+    # Parameters held as float32: refused by name rather than narrowed (undefined in C++).
+    with pytest.raises(cumulus.InvalidArgument, match="about 3.4e38"):
+        call(np.zeros((3, 3), dtype=np.float32))
+
+
+def test_a_distance_beyond_a_float_limits_nothing():
+    pts = np.array([[0, 0, 0], [3, 0, 0]], dtype=np.float32)
+    far = cumulus.knn(pts, pts[:1] + 1, 2, max_distance=1e300, method="cpu")
+    none = cumulus.knn(pts, pts[:1] + 1, 2, method="cpu")
+    assert np.array_equal(far[0], none[0]) and far[0].tolist() == [[0, 1]]
+
+
+def test_float64_points_float32_cannot_hold_are_refused():
+    with pytest.raises(cumulus.InvalidArgument, match="beyond what float32 holds"):
+        cumulus.cluster(np.array([[0.0, 0.0, 0.0], [1e300, 0.0, 0.0]]), 0.5)
+    # Infinite ones are left out, as NaNs are.
+    labels = cumulus.cluster(np.array([[0.0, 0, 0], [np.inf, 0, 0], [0.1, 0, 0]]), 0.5, method="cpu")
+    assert labels.tolist() == [0, -1, 0]
+
+
 def test_unknown_methods_list_the_valid_ones():
     with pytest.raises(cumulus.InvalidArgument, match="gpu-edge-rs"):
         cumulus.cluster(np.zeros((3, 3), dtype=np.float32), 0.5, method="fast")
